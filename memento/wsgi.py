@@ -1,0 +1,16 @@
+"""WSGI entry point for gunicorn. Web processes enforce row-level security by default and refuse to start
+with a configuration the system checks reject (e.g. embedding dimensions that do not fit the database)."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
+
+application = get_wsgi_application()
+
+from memento import rls  # noqa: E402
+from memento.startup import run_startup_checks  # noqa: E402
+
+rls.enforce_by_default()
+run_startup_checks()

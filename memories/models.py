@@ -1,0 +1,248 @@
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Cast, Now
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
+from simple_history.models import HistoricalRecords
+
+EMBEDDING_DIMENSIONS = 384
+
+
+def default_namespace() -> list[str]:
+    return ["memories"]
+
+
+def halfvec(field: str = "embedding"):
+    """The expression the HNSW indexes are built on (half precision: same recall, 43% smaller)."""
+    return Cast(field, HalfVectorField(dimensions=EMBEDDING_DIMENSIONS))
+
+
+def hnsw_index(name: str) -> HnswIndex:
+    """HNSW on the half-precision cast; queries must order by the same expression (`nearest()`)."""
+    return HnswIndex(OpClass(halfvec(), name="halfvec_cosine_ops"), name=name, m=16, ef_construction=64)
+
+
+class HistoryAction(models.Model):
+    """Fields every memory history row carries besides the snapshot."""
+
+    class Action(models.TextChoices):
+        CREATE = "CREATE", "Create"
+        UPDATE = "UPDATE", "Update"
+        DELETE = "DELETE", "Soft delete"
+        RESTORE = "RESTORE", "Restore"
+        REVERT = "REVERT", "Revert"
+        SUPERSEDE = "SUPERSEDE", "Superseded"
+        EMBED = "EMBED", "Embedding (re)computed"
+
+    history_action = models.CharField(
+        max_length=20, choices=Action.choices, blank=True, help_text="What happened to the memory."
+    )
+
+    class Meta:
+        abstract = True
+
+
+class Project(models.Model):
+    """A piece of work a user keeps memories for. Memories with a project are project-scoped; without one they
+    are user-scoped and apply everywhere (seed 004)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects", help_text="Who owns it."
+    )
+    name = models.CharField(max_length=200, help_text="Human-readable name, unique per owner.")
+    description = models.TextField(blank=True, help_text="What the project is about.")
+    created_at = models.DateTimeField(auto_now_add=True, help_text="When it was created.")
+    updated_at = models.DateTimeField(auto_now=True, help_text="When it last changed.")
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="project_unique_name_per_owner")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MemoryQuerySet(models.QuerySet):
+    def owned_by(self, user) -> "MemoryQuerySet":
+        return self.filter(owner=user)
+
+    def active(self) -> "MemoryQuerySet":
+        """Live memories: not soft-deleted, not superseded, not expired."""
+        return self.filter(is_active=True, superseded_by__isnull=True).unexpired()
+
+    def unexpired(self) -> "MemoryQuerySet":
+        return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+
+    def in_scope(self, project) -> "MemoryQuerySet":
+        """Seed 004's scope rule: no project -> user-scoped memories only; a project -> those plus its own."""
+        if project is None:
+            return self.filter(project__isnull=True)
+        return self.filter(Q(project__isnull=True) | Q(project=project))
+
+    def in_namespace(self, prefix: list[str]) -> "MemoryQuerySet":
+        """Memories whose namespace starts with `prefix`."""
+        if not prefix:
+            return self
+        return self.filter(**{f"namespace__0_{len(prefix)}": prefix})
+
+    def nearest(self, vector) -> "MemoryQuerySet":
+        """Order by cosine distance to `vector`, through the half-precision HNSW index."""
+        from pgvector.django import CosineDistance, HalfVector
+
+        return (
+            self.filter(embedding__isnull=False)
+            .annotate(distance=CosineDistance(halfvec(), HalfVector(vector)))
+            .order_by("distance")
+        )
+
+
+class Memory(models.Model):
+    """One durable piece of knowledge about a user: a fact, preference, event or instruction an agent should
+    remember across conversations. Memories are versioned (every change is in `history`), can be superseded by a
+    newer memory, are soft-deleted, and are scoped to one owner and optionally one project and agent."""
+
+    class Source(models.TextChoices):
+        EXPLICIT = "explicit", "Explicit (the user asked to remember it)"
+        EXTRACTED = "extracted", "Extracted from a conversation"
+        INFERRED = "inferred", "Inferred from context"
+        UPDATED = "updated", "An updated version of another memory"
+        SYSTEM = "system", "System generated"
+        DOCUMENT = "document", "Derived from a document"
+        IMPORT = "import", "Imported"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False, help_text="Stable identifier.")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories",
+        help_text="The user this memory belongs to; nobody else can see it.",
+    )
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories",
+        help_text="Empty: user-scoped (applies everywhere). Set: project-scoped.",
+    )
+    agent_id = models.CharField(max_length=200, blank=True, help_text="The agent that owns it, if any (seed 003).")
+    namespace = ArrayField(
+        models.CharField(max_length=200), default=default_namespace,
+        help_text='Organisational path, e.g. ["memories", "preferences"]; non-empty strings.',
+    )
+    key = models.CharField(
+        max_length=255, help_text="Unique per owner and namespace among live memories; a UUID when not given."
+    )
+    content = models.TextField(help_text="The memory itself, at most MEMORY_MAX_TOKENS word pieces.")
+    embedding = VectorField(
+        dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True,
+        help_text="Unit vector of the content; empty while embedding is pending.",
+    )
+    embedding_model = models.CharField(
+        max_length=200, blank=True, help_text="Model that made the embedding; empty while pending."
+    )
+    search_vector = models.GeneratedField(
+        expression=SearchVector("subject", weight="A", config="english")
+        + SearchVector("content", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+        help_text="Full-text vector of subject and content, kept in sync by PostgreSQL.",
+    )
+    metadata = models.JSONField(default=dict, blank=True, help_text="Free-form JSON object from the client.")
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True, help_text="Short labels.")
+    entities = models.JSONField(
+        default=dict, blank=True, help_text='Named things mentioned, e.g. {"people": ["Emma"], "places": []}.'
+    )
+    category = models.CharField(max_length=100, blank=True, help_text="Free-text kind, e.g. preference, fact.")
+    subject = models.CharField(max_length=200, blank=True, help_text="Who or what it is about, e.g. 'Emma'.")
+    importance = models.FloatField(default=0.5, help_text="0..1, how much it matters when ranking.")
+    confidence = models.FloatField(default=1.0, help_text="0..1, how sure we are it is true.")
+    source = models.CharField(
+        max_length=20, choices=Source.choices, default=Source.EXPLICIT, help_text="How the memory came to be."
+    )
+    source_ref = models.JSONField(
+        default=dict, blank=True, help_text="Where it came from, e.g. conversation, message, document, chunk ids."
+    )
+    links = models.JSONField(default=dict, blank=True, help_text="Related URLs, files and memories (seed 003).")
+    version = models.PositiveIntegerField(default=1, help_text="1 on creation, +1 on every change.")
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The older memory this one replaces.",
+    )
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The newer memory that replaces this one; superseded memories leave search by default.",
+    )
+    is_active = models.BooleanField(default=True, help_text="False when soft-deleted.")
+    created_at = models.DateTimeField(auto_now_add=True, help_text="When it was first stored.")
+    updated_at = models.DateTimeField(auto_now=True, help_text="When it last changed.")
+    accessed_at = models.DateTimeField(null=True, blank=True, help_text="When a read or search last returned it.")
+    happened_at = models.DateTimeField(null=True, blank=True, help_text="When the described event happened.")
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="After this it leaves search and lists.")
+    conversation = models.ForeignKey(
+        "conversations.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories",
+        help_text="The conversation it was extracted from.",
+    )
+    message = models.ForeignKey(
+        "conversations.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories",
+        help_text="The message it was extracted from.",
+    )
+
+    history = HistoricalRecords(
+        custom_model_name="MemoryHistory",
+        excluded_fields=["embedding", "search_vector"],
+        bases=[HistoryAction],
+        user_related_name="+",
+    )
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "namespace", "key"], condition=Q(is_active=True), name="memory_unique_live_key"
+            ),
+            models.CheckConstraint(
+                condition=Q(importance__gte=0) & Q(importance__lte=1), name="memory_importance_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"
+            ),
+            models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_blank"),
+            models.CheckConstraint(condition=~Q(supersedes=models.F("id")), name="memory_not_self_superseding"),
+        ]
+        indexes = [
+            hnsw_index("memory_embedding_hnsw"),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
+            models.Index(fields=["owner", "project"], name="memory_owner_project"),
+            models.Index(fields=["owner", "agent_id"], name="memory_owner_agent"),
+            models.Index(fields=["owner", "happened_at"], name="memory_owner_happened"),
+            models.Index(fields=["owner", "category"], name="memory_owner_category"),
+            models.Index(fields=["owner", "subject"], name="memory_owner_subject"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+
+class MemoryEvent(models.Model):
+    """A read or a search that returned a memory (seed 003's READ / SEARCH actions). Kept apart from the
+    versioned history so that recording it costs one multi-row INSERT; MEMORY_LOG_READS=false turns it off."""
+
+    class Action(models.TextChoices):
+        READ = "READ", "Read"
+        SEARCH = "SEARCH", "Search"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", help_text="Owner of the memory."
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="events", help_text="What was seen.")
+    action = models.CharField(max_length=10, choices=Action.choices, help_text="READ or SEARCH.")
+    query = models.TextField(blank=True, help_text="The search text, for SEARCH events.")
+    at = models.DateTimeField(auto_now_add=True, help_text="When it happened.")
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "-at"], name="memoryevent_memory_at")]

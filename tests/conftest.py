@@ -1,0 +1,33 @@
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def other_user(db):
+    return UserFactory()
+
+
+def _client_for(user) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def api(user) -> APIClient:
+    """An API client authenticated with `user`'s token."""
+    return _client_for(user)
+
+
+@pytest.fixture
+def other_api(other_user) -> APIClient:
+    return _client_for(other_user)

@@ -1,0 +1,51 @@
+"""Row-level security: the database itself hides other users' rows, whatever the ORM query says."""
+
+import pytest
+from django.db import connection
+
+from memento import rls
+from memories.models import Memory
+from tests.factories import MemoryFactory
+
+
+@pytest.fixture
+def two_owners(user, other_user):
+    mine = MemoryFactory(owner=user, content="my secret")
+    theirs = MemoryFactory(owner=other_user, content="their secret")
+    return mine, theirs
+
+
+def test_app_role_is_not_allowed_to_bypass_policies(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        assert cursor.fetchone() == (False, False)
+
+
+def test_unfiltered_orm_query_returns_only_the_current_users_rows(two_owners, user):
+    mine, theirs = two_owners
+    with rls.as_user(user.pk):
+        assert list(Memory.objects.all()) == [mine]
+        assert Memory.objects.filter(pk=theirs.pk).count() == 0
+        assert Memory.history.model.objects.filter(id=theirs.pk).count() == 0
+
+
+def test_no_user_means_no_rows(two_owners):
+    rls.activate(None)
+    try:
+        assert Memory.objects.count() == 0
+    finally:
+        rls.reset()
+
+
+def test_writing_a_row_for_another_user_is_refused(two_owners, user, other_user):
+    from django.db import DatabaseError, transaction
+
+    with rls.as_user(user.pk):
+        with pytest.raises(DatabaseError, match="row-level security"):
+            with transaction.atomic():
+                MemoryFactory(owner=other_user)
+
+
+def test_system_processes_bypass_and_see_everything(two_owners):
+    # Outside a request, workers and commands run as the system (scoping in code).
+    assert Memory.objects.count() == 2
