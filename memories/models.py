@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Cast, Now
@@ -154,8 +155,14 @@ class Memory(models.Model):
     )
     category = models.CharField(max_length=100, blank=True, help_text="Free-text kind, e.g. preference, fact.")
     subject = models.CharField(max_length=200, blank=True, help_text="Who or what it is about, e.g. 'Emma'.")
-    importance = models.FloatField(default=0.5, help_text="0..1, how much it matters when ranking.")
-    confidence = models.FloatField(default=1.0, help_text="0..1, how sure we are it is true.")
+    importance = models.FloatField(
+        default=0.5, validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="0..1, how much it matters when ranking.",
+    )
+    confidence = models.FloatField(
+        default=1.0, validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="0..1, how sure we are it is true.",
+    )
     source = models.CharField(
         max_length=20, choices=Source.choices, default=Source.EXPLICIT, help_text="How the memory came to be."
     )
@@ -189,7 +196,7 @@ class Memory(models.Model):
 
     history = HistoricalRecords(
         custom_model_name="MemoryHistory",
-        excluded_fields=["embedding", "search_vector"],
+        excluded_fields=["embedding", "search_vector", "accessed_at"],  # reads are not versions
         bases=[HistoryAction],
         user_related_name="+",
     )

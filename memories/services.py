@@ -1,18 +1,24 @@
-"""Writes to memories and projects. Each function is one transaction; embeddings are computed before it opens."""
+"""Writes to memories and projects. Each function is one transaction; embeddings are computed before it opens,
+so a slow embedding call never holds locks."""
 
 import logging
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from pgvector import HalfVector
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from integrations import embeddings
-from memories.models import HistoryAction, Memory, Project
+from memories.models import HistoryAction, Memory, MemoryEvent, Project
 
 logger = logging.getLogger(__name__)
+Action = HistoryAction.Action
 
 # Fields a client may set on a memory; everything else is managed here.
 WRITABLE_FIELDS = (
@@ -20,19 +26,33 @@ WRITABLE_FIELDS = (
     "importance", "confidence", "source", "source_ref", "links", "happened_at", "expires_at", "conversation",
     "message",
 )
+# What a revert copies back from a version.
+REVERTIBLE_FIELDS = tuple(f for f in WRITABLE_FIELDS if f not in ("conversation", "message")) + ("is_active",)
 
 
-def validate_content(content: str) -> None:
-    if not content or not content.strip():
-        raise ValidationError({"content": ["Content may not be blank."]})
+@dataclass(frozen=True)
+class MemoryWrite:
+    """What a create/upsert did: `created`, `updated` (same key: last write wins) or `duplicate` (nothing stored;
+    `memory` is the existing near-identical one)."""
+
+    memory: Memory
+    outcome: str
+
+
+# --- validation -----------------------------------------------------------------------------------------------
+
+
+def validate_content(content: Any, field: str = "content") -> None:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError({field: ["Content may not be blank."]})
     tokens = embeddings.count_tokens(content)
     if tokens > settings.MEMORY_MAX_TOKENS:
         raise ValidationError(
-            {"content": [f"Content is {tokens} tokens long; the limit is {settings.MEMORY_MAX_TOKENS}."]}
+            {field: [f"Content is {tokens} tokens long; the limit is {settings.MEMORY_MAX_TOKENS}."]}
         )
 
 
-def validate_namespace(namespace: list[str]) -> None:
+def validate_namespace(namespace: Any) -> None:
     if not isinstance(namespace, list) or not namespace or any(
         not isinstance(part, str) or not part.strip() for part in namespace
     ):
@@ -41,19 +61,61 @@ def validate_namespace(namespace: list[str]) -> None:
 
 def _check_ownership(memory: Memory) -> None:
     """Related objects must belong to the memory's owner: a user cannot attach to someone else's data."""
-    for field in ("project", "conversation", "message"):
-        related = getattr(memory, field)
+    for name in ("project", "conversation", "message"):
+        related = getattr(memory, name)
         if related is not None and related.owner_id != memory.owner_id:
-            raise ValidationError({field: [f"Unknown {field}."]})
+            raise ValidationError({name: [f"Unknown {name}."]})
 
 
-def _embed(content: str) -> tuple[list[float] | None, str]:
-    """The content's embedding and model name, or (None, '') when the provider is down: stored as pending."""
+# --- embedding ------------------------------------------------------------------------------------------------
+
+
+def _embed_many(texts: list[str]) -> tuple[list[list[float] | None], str]:
+    """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
+    later by `manage.py reembed` or the periodic task."""
     try:
-        return embeddings.embed_text(content), settings.EMBEDDING_MODEL
+        return embeddings.embed_texts(texts), settings.EMBEDDING_MODEL
     except embeddings.EmbeddingError:
-        logger.warning("embedding provider unavailable; memory stored with its embedding pending", exc_info=True)
-        return None, ""
+        logger.warning("embedding provider unavailable; %d memories stored with embedding pending", len(texts),
+                       exc_info=True)
+        return [None] * len(texts), ""
+
+
+def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
+    """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD.
+    One round trip for the whole batch (a LATERAL nearest-neighbour lookup per vector)."""
+    wanted = [(i, v) for i, v in enumerate(vectors) if v is not None]
+    found: list[Memory | None] = [None] * len(vectors)
+    if not wanted:
+        return found
+    max_distance = 1.0 - settings.MEMORY_DUPLICATE_THRESHOLD
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT q.idx, m.id
+            FROM unnest(%s::int[], %s::text[]::halfvec(384)[]) AS q(idx, v)
+            CROSS JOIN LATERAL (
+                SELECT id, (embedding::halfvec(384) <=> q.v) AS distance
+                FROM memories_memory
+                WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
+                  AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
+                  AND (expires_at IS NULL OR expires_at > now())
+                ORDER BY embedding::halfvec(384) <=> q.v
+                LIMIT 1
+            ) AS m
+            WHERE m.distance <= %s
+            """,
+            [[i for i, _ in wanted], [HalfVector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
+        )
+        hits = dict(cursor.fetchall())
+    if hits:
+        memories = Memory.objects.in_bulk(list(hits.values()))
+        for idx, memory_id in hits.items():
+            found[idx] = memories[memory_id]
+    return found
+
+
+# --- saving ---------------------------------------------------------------------------------------------------
 
 
 def _save(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
@@ -66,56 +128,183 @@ def _save(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
     return memory
 
 
-def project_create(*, owner, name: str, description: str = "") -> Project:
-    project = Project(owner=owner, name=name, description=description)
-    with transaction.atomic():
-        project.full_clean()
-        project.save()
-    return project
+def _resolve_supersedes(owner, target, new_id) -> Memory:
+    """The memory to supersede, locked; it must be the owner's, live, not already superseded, and not create a
+    cycle with the new memory."""
+    target_id = getattr(target, "pk", target)
+    old = Memory.objects.owned_by(owner).select_for_update().filter(pk=target_id).first()
+    if old is None:
+        raise ValidationError({"supersedes": ["Unknown memory."]})
+    if old.pk == new_id:
+        raise ValidationError({"supersedes": ["A memory cannot supersede itself."]})
+    if old.superseded_by_id and old.superseded_by_id != new_id:
+        raise ValidationError({"supersedes": [f"Memory {old.pk} is already superseded by {old.superseded_by_id}."]})
+    # walking back from `old` must never reach the new memory, or the chain would loop
+    cursor, seen = old, {old.pk}
+    while cursor.supersedes_id:
+        if cursor.supersedes_id == new_id:
+            raise ValidationError({"supersedes": ["That would make a supersession cycle."]})
+        if cursor.supersedes_id in seen:
+            break
+        seen.add(cursor.supersedes_id)
+        cursor = Memory.objects.filter(pk=cursor.supersedes_id).only("pk", "supersedes_id").first()
+        if cursor is None:
+            break
+    return old
 
 
-def project_update(*, project: Project, data: dict[str, Any]) -> Project:
-    for field in ("name", "description"):
-        if field in data:
-            setattr(project, field, data[field])
-    with transaction.atomic():
-        project.full_clean()
-        project.save()
-    return project
+def _link_supersession(new: Memory, old: Memory, *, actor) -> None:
+    old.superseded_by = new
+    old.version += 1
+    _save(old, action=Action.SUPERSEDE, reason=f"superseded by {new.pk}", actor=actor)
 
 
-def memory_create(*, owner, content: str, actor=None, reason: str = "created", **fields: Any) -> Memory:
-    """Store a new memory, or update the live one with the same (namespace, key): last write wins."""
-    validate_content(content)
-    namespace = fields.pop("namespace", None) or ["memories"]
-    validate_namespace(namespace)
-    key = fields.pop("key", None) or str(uuid.uuid4())
-    vector, model_name = _embed(content)
-    with transaction.atomic():
-        existing = (
-            Memory.objects.owned_by(owner).select_for_update()
-            .filter(namespace=namespace, key=key, is_active=True).first()
-        )
-        if existing is not None:
-            return _apply_update(existing, {"content": content, **fields}, vector, model_name, actor=actor,
-                                 reason=f"upsert of key {key!r}")
-        memory = Memory(owner=owner, namespace=namespace, key=key, content=content, embedding=vector,
-                        embedding_model=model_name, **fields)
-        _check_ownership(memory)
-        return _save(memory, action=HistoryAction.Action.CREATE, reason=reason, actor=actor)
+def _apply(memory: Memory, data: dict[str, Any]) -> None:
+    for name, value in data.items():
+        if name not in WRITABLE_FIELDS:
+            raise ValidationError({name: ["This field cannot be changed."]})
+        setattr(memory, name, value)
 
 
-def _apply_update(memory: Memory, data: dict[str, Any], vector, model_name: str, *, actor, reason: str) -> Memory:
-    for field, value in data.items():
-        if field not in WRITABLE_FIELDS:
-            raise ValidationError({field: ["This field cannot be changed."]})
-        setattr(memory, field, value)
-    if vector is not None or "content" in data:
-        memory.embedding = vector
-        memory.embedding_model = model_name
-    memory.version += 1
+def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate: Memory | None, actor,
+               reason: str) -> MemoryWrite:
+    """Create or upsert one prepared item inside the caller's transaction."""
+    item = dict(item)
+    supersedes = item.pop("supersedes", None)
+    item.pop("allow_duplicate", None)
+    existing = (
+        Memory.objects.owned_by(owner).select_for_update()
+        .filter(namespace=item["namespace"], key=item["key"], is_active=True).first()
+    )
+    if existing is not None:
+        content_changed = item["content"] != existing.content
+        _apply(existing, item)
+        if content_changed:
+            existing.embedding, existing.embedding_model = vector, model_name
+        existing.version += 1
+        _check_ownership(existing)
+        if supersedes is not None:
+            old = _resolve_supersedes(owner, supersedes, existing.pk)
+            existing.supersedes = old
+        _save(existing, action=Action.UPDATE, reason=f"{reason}: upsert of key {existing.key!r}", actor=actor)
+        if supersedes is not None:
+            _link_supersession(existing, old, actor=actor)
+        return MemoryWrite(existing, "updated")
+    if duplicate is not None and supersedes is None:
+        return MemoryWrite(duplicate, "duplicate")
+    memory = Memory(owner=owner, embedding=vector, embedding_model=model_name, **item)
     _check_ownership(memory)
-    return _save(memory, action=HistoryAction.Action.UPDATE, reason=reason, actor=actor)
+    old = _resolve_supersedes(owner, supersedes, memory.pk) if supersedes is not None else None
+    memory.supersedes = old
+    if old is not None and memory.source == Memory.Source.EXPLICIT and "source" not in item:
+        memory.source = Memory.Source.UPDATED
+    _save(memory, action=Action.CREATE, reason=reason if old is None else f"{reason}; supersedes {old.pk}",
+          actor=actor)
+    if old is not None:
+        _link_supersession(memory, old, actor=actor)
+    return MemoryWrite(memory, "created")
+
+
+def _prepare(item: dict[str, Any]) -> dict[str, Any]:
+    item = dict(item)
+    validate_content(item.get("content"))
+    for name in ("importance", "confidence"):
+        value = item.get(name)
+        if value is not None and not 0 <= value <= 1:
+            raise ValidationError({name: ["Must be between 0 and 1."]})
+    item["namespace"] = item.get("namespace") or ["memories"]
+    validate_namespace(item["namespace"])
+    item["key"] = item.get("key") or str(uuid.uuid4())
+    return item
+
+
+def memory_create(*, owner, content: str, actor=None, reason: str = "created", allow_duplicate: bool = False,
+                  **fields: Any) -> MemoryWrite:
+    """Store a memory. Same (namespace, key) as a live memory: that memory is updated (last write wins).
+    `supersedes=<id>`: the new memory replaces that one, linked both ways. A near-identical live memory in the
+    same scope (cosine >= MEMORY_DUPLICATE_THRESHOLD): nothing is stored unless `allow_duplicate`."""
+    return memory_batch_create(
+        owner=owner, items=[{"content": content, "allow_duplicate": allow_duplicate, **fields}], actor=actor,
+        reason=reason,
+    )[0]
+
+
+def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None,
+                        reason: str = "created") -> list[MemoryWrite]:
+    """Create or upsert up to MEMORY_BATCH_MAX memories, all or nothing, with one embedding call for all."""
+    if len(items) > settings.MEMORY_BATCH_MAX:
+        raise ValidationError({"items": [f"At most {settings.MEMORY_BATCH_MAX} items per batch, got {len(items)}."]})
+    if not items:
+        raise ValidationError({"items": ["Send at least one item."]})
+    prepared, errors = [], []
+    for index, item in enumerate(items):
+        try:
+            prepared.append(_prepare(item))
+        except ValidationError as exc:
+            if len(items) == 1:
+                raise
+            errors += [f"item {index}: {field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items()]
+    if errors:
+        raise ValidationError({"items": errors})
+    vectors, model_name = _embed_many([item["content"] for item in prepared])
+    try:
+        with transaction.atomic():
+            return _write_batch(owner, prepared, vectors, model_name, actor=actor, reason=reason)
+    except IntegrityError as exc:
+        raise ValidationError({"items": [f"The batch conflicts with stored memories: {exc}"]}) from exc
+
+
+def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list[MemoryWrite]:
+    """Plain new memories go in with one bulk INSERT (plus one for their history rows); upserts, supersessions
+    and keys repeated within the batch take the one-by-one path afterwards, in order."""
+    live = {
+        (tuple(m.namespace), m.key)
+        for m in Memory.objects.owned_by(owner).filter(is_active=True, key__in=[i["key"] for i in prepared])
+        .only("namespace", "key")
+    }
+    duplicates = _duplicates_for(owner, prepared, vectors)
+    results: list[MemoryWrite | None] = [None] * len(prepared)
+    fresh, slow, seen = [], [], set()
+    for index, (item, vector, duplicate) in enumerate(zip(prepared, vectors, duplicates, strict=True)):
+        identity = (tuple(item["namespace"]), item["key"])
+        if identity in live or identity in seen or item.get("supersedes") is not None:
+            slow.append(index)
+        elif duplicate is not None:
+            results[index] = MemoryWrite(duplicate, "duplicate")
+        else:
+            fields = {k: v for k, v in item.items() if k != "allow_duplicate"}
+            memory = Memory(owner=owner, embedding=vector, embedding_model=model_name, **fields)
+            _check_ownership(memory)
+            # field validation here; uniqueness and check constraints are enforced by the database itself
+            memory.clean_fields(exclude=["search_vector"])
+            fresh.append((index, memory))
+        seen.add(identity)
+    if fresh:
+        bulk_create_with_history(
+            [m for _, m in fresh], Memory, batch_size=500, default_user=actor, default_change_reason=reason,
+            custom_historical_attrs={"history_action": Action.CREATE},
+        )
+        for index, memory in fresh:
+            results[index] = MemoryWrite(memory, "created")
+    for index in slow:
+        results[index] = _write_one(owner=owner, item=prepared[index], vector=vectors[index],
+                                    model_name=model_name, duplicate=duplicates[index], actor=actor, reason=reason)
+    return results
+
+
+def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
+    """Duplicate lookups only for items that are plain creates and did not opt out."""
+    by_scope: dict[Any, list[int]] = {}
+    for i, item in enumerate(prepared):
+        if not item.get("allow_duplicate") and item.get("supersedes") is None:
+            project = item.get("project")
+            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
+    found: list[Memory | None] = [None] * len(prepared)
+    for project_id, indexes in by_scope.items():
+        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
+        for i, hit in zip(indexes, hits, strict=True):
+            found[i] = hit
+    return found
 
 
 def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: str = "updated") -> Memory:
@@ -123,14 +312,16 @@ def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: s
         validate_content(data["content"])
     if "namespace" in data:
         validate_namespace(data["namespace"])
-    vector, model_name = (None, "")
-    if "content" in data and data["content"] != memory.content:
-        vector, model_name = _embed(data["content"])
-    else:
-        data = {k: v for k, v in data.items() if k != "content"}
+    content_changed = "content" in data and data["content"] != memory.content
+    vector, model_name = _embed_many([data["content"]]) if content_changed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
-        return _apply_update(locked, data, vector, model_name, actor=actor, reason=reason)
+        _apply(locked, data)
+        if content_changed:
+            locked.embedding, locked.embedding_model = vector[0], model_name
+        locked.version += 1
+        _check_ownership(locked)
+        return _save(locked, action=Action.UPDATE, reason=reason, actor=actor)
 
 
 def memory_soft_delete(*, memory: Memory, actor=None, reason: str = "deleted") -> Memory:
@@ -140,7 +331,13 @@ def memory_soft_delete(*, memory: Memory, actor=None, reason: str = "deleted") -
             return locked
         locked.is_active = False
         locked.version += 1
-        return _save(locked, action=HistoryAction.Action.DELETE, reason=reason, actor=actor)
+        return _save(locked, action=Action.DELETE, reason=reason, actor=actor)
+
+
+def _key_clash(memory: Memory) -> bool:
+    return Memory.objects.filter(
+        owner_id=memory.owner_id, namespace=memory.namespace, key=memory.key, is_active=True
+    ).exclude(pk=memory.pk).exists()
 
 
 def memory_restore(*, memory: Memory, actor=None, reason: str = "restored") -> Memory:
@@ -148,27 +345,117 @@ def memory_restore(*, memory: Memory, actor=None, reason: str = "restored") -> M
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         if locked.is_active:
             return locked
-        clash = Memory.objects.filter(
-            owner_id=locked.owner_id, namespace=locked.namespace, key=locked.key, is_active=True
-        ).exists()
-        if clash:
+        if _key_clash(locked):
             raise ValidationError({"key": [f"A live memory already uses key {locked.key!r} in this namespace."]})
         locked.is_active = True
         locked.version += 1
-        return _save(locked, action=HistoryAction.Action.RESTORE, reason=reason, actor=actor)
+        return _save(locked, action=Action.RESTORE, reason=reason, actor=actor)
+
+
+def memory_revert(*, memory: Memory, history_id: int | None = None, version: int | None = None, actor=None,
+                  reason: str = "") -> Memory:
+    """Make a new version whose content and attributes equal an earlier version's."""
+    records = memory.history.all()
+    record = (records.filter(history_id=history_id) if history_id is not None else
+              records.filter(version=version).order_by("-history_date")).first()
+    if record is None:
+        field = "history_id" if history_id is not None else "version"
+        raise ValidationError({field: ["No such version of this memory."]})
+    current_content = Memory.objects.filter(pk=memory.pk).values_list("content", flat=True).get()
+    content_changed = record.content != current_content
+    vector, model_name = _embed_many([record.content]) if content_changed else ([None], "")
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        for name in REVERTIBLE_FIELDS:
+            setattr(locked, _attname(name), getattr(record, _attname(name)))
+        if content_changed:
+            locked.embedding, locked.embedding_model = vector[0], model_name
+        if locked.is_active and _key_clash(locked):
+            raise ValidationError({"key": [f"A live memory already uses key {locked.key!r} in this namespace."]})
+        locked.version += 1
+        return _save(locked, action=Action.REVERT, reason=reason or f"reverted to version {record.version}",
+                     actor=actor)
+
+
+def _attname(name: str) -> str:
+    return f"{name}_id" if name == "project" else name
+
+
+def memory_forget(*, memory: Memory, actor=None) -> None:
+    """Erase a memory and its whole history for good (right to erasure). Neighbours in its supersession chain
+    lose the link, and that is recorded in their own history."""
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        neighbours = Memory.objects.select_for_update().filter(pk__in=[
+            pk for pk in (locked.supersedes_id, locked.superseded_by_id) if pk
+        ])
+        for neighbour in neighbours:
+            if neighbour.supersedes_id == locked.pk:
+                neighbour.supersedes = None
+            if neighbour.superseded_by_id == locked.pk:
+                neighbour.superseded_by = None
+            neighbour.version += 1
+            _save(neighbour, action=Action.UPDATE, reason="a linked memory was forgotten", actor=actor)
+        memory_id = locked.pk
+        locked.delete()
+        Memory.history.filter(id=memory_id).delete()
 
 
 def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded") -> int:
     """Give these memories fresh embeddings from the configured model, with one history row each."""
-    from simple_history.utils import bulk_update_with_history
-
     vectors = embeddings.embed_texts([m.content for m in memories])
+    now = timezone.now()
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
         memory.embedding_model = settings.EMBEDDING_MODEL
-        memory.updated_at = timezone.now()
+        memory.updated_at = now
     with transaction.atomic():
         bulk_update_with_history(
-            memories, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason
+            memories, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
+            custom_historical_attrs={"history_action": Action.EMBED},
         )
     return len(memories)
+
+
+def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: str = "") -> None:
+    """Mark memories as just returned by a read or search: `accessed_at` in one UPDATE (accessed_at is not
+    versioned, so no history is skipped) and, unless MEMORY_LOG_READS is off, one multi-row event INSERT."""
+    ids = list(memory_ids)
+    if not ids:
+        return
+    now = timezone.now()
+    with transaction.atomic():
+        Memory.objects.filter(owner_id=owner_id, pk__in=ids).update(accessed_at=now)
+        if settings.MEMORY_LOG_READS:
+            MemoryEvent.objects.bulk_create(
+                [MemoryEvent(owner_id=owner_id, memory_id=pk, action=action, query=query[:1000]) for pk in ids]
+            )
+
+
+# --- projects -------------------------------------------------------------------------------------------------
+
+
+def project_create(*, owner, name: str, description: str = "") -> Project:
+    project = Project(owner=owner, name=name, description=description)
+    with transaction.atomic():
+        project.full_clean()
+        project.save()
+    return project
+
+
+def project_update(*, project: Project, data: dict[str, Any]) -> Project:
+    for name in ("name", "description"):
+        if name in data:
+            setattr(project, name, data[name])
+    with transaction.atomic():
+        project.full_clean()
+        project.save()
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete a project and, with it, its project-scoped memories (user-scoped memories are untouched)."""
+    with transaction.atomic():
+        for memory in Memory.objects.filter(project=project).select_for_update():
+            memory_forget(memory=memory)
+        project.delete()

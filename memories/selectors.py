@@ -1,0 +1,102 @@
+"""Reads of memories that take more than one step: filtering by the API's filters, search, chains, history."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.models import Memory, MemoryQuerySet, Project
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """What list and search may be narrowed by. `project=None` with `all_projects=False` is seed 004's rule:
+    user-scoped memories only; a project gives user-scoped memories plus that project's."""
+
+    project: Project | None = None
+    all_projects: bool = False
+    agent_id: str | None = None
+    namespace: list[str] = field(default_factory=list)  # prefix
+    tags: list[str] = field(default_factory=list)
+    tags_mode: str = "any"  # any | all
+    category: str | None = None
+    subject: str | None = None
+    source: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    happened_after: datetime | None = None
+    happened_before: datetime | None = None
+    include_superseded: bool = False
+    include_inactive: bool = False
+    include_expired: bool = False
+
+
+def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQuerySet:
+    qs = queryset
+    if not filters.include_inactive:
+        qs = qs.filter(is_active=True)
+    if not filters.include_superseded:
+        qs = qs.filter(superseded_by__isnull=True)
+    if not filters.include_expired:
+        qs = qs.unexpired()
+    if not filters.all_projects:
+        qs = qs.in_scope(filters.project)
+    if filters.agent_id is not None:
+        qs = qs.filter(agent_id=filters.agent_id)
+    if filters.namespace:
+        qs = qs.in_namespace(filters.namespace)
+    if filters.tags:
+        qs = qs.filter(tags__contains=filters.tags) if filters.tags_mode == "all" else qs.filter(
+            tags__overlap=filters.tags
+        )
+    for name in ("category", "subject", "source"):
+        value = getattr(filters, name)
+        if value is not None:
+            qs = qs.filter(**{name: value})
+    ranges = {
+        "created_at__gte": filters.created_after,
+        "created_at__lt": filters.created_before,
+        "happened_at__gte": filters.happened_after,
+        "happened_at__lt": filters.happened_before,
+    }
+    qs = qs.filter(**{lookup: value for lookup, value in ranges.items() if value is not None})
+    return qs
+
+
+def memory_list(*, owner, filters: MemoryFilters) -> MemoryQuerySet:
+    return filter_memories(Memory.objects.owned_by(owner), filters).select_related("project")
+
+
+def memory_chain(*, memory: Memory) -> list[Memory]:
+    """The supersession chain `memory` belongs to, oldest to newest (same owner only)."""
+    owner_qs = Memory.objects.owned_by(memory.owner_id)
+    oldest = memory
+    seen = {oldest.pk}
+    while oldest.supersedes_id and oldest.supersedes_id not in seen:
+        previous = owner_qs.filter(pk=oldest.supersedes_id).first()
+        if previous is None:
+            break
+        seen.add(previous.pk)
+        oldest = previous
+    chain = [oldest]
+    seen = {oldest.pk}
+    current = oldest
+    while current.superseded_by_id and current.superseded_by_id not in seen:
+        following = owner_qs.filter(pk=current.superseded_by_id).first()
+        if following is None:
+            break
+        seen.add(following.pk)
+        chain.append(following)
+        current = following
+    return chain
+
+
+def memory_history(*, memory: Memory):
+    """Versions of `memory`, newest first, with the fields each one changed."""
+    records = list(memory.history.select_related("history_user").order_by("-history_date", "-history_id"))
+    rows = []
+    for index, record in enumerate(records):
+        previous = records[index + 1] if index + 1 < len(records) else None
+        changed = (
+            sorted(change.field for change in record.diff_against(previous).changes) if previous else []
+        )
+        rows.append((record, changed))
+    return rows

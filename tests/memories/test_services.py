@@ -1,0 +1,190 @@
+"""Memory writes: upsert, versions and history, supersession, duplicates, batch, revert, forget."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from memories import services
+from memories.models import Memory
+from tests.factories import MemoryFactory, ProjectFactory
+
+
+def create(owner, content, **fields):
+    return services.memory_create(owner=owner, content=content, actor=owner, **fields)
+
+
+def actions(memory):
+    return [h.history_action for h in memory.history.order_by("history_date", "history_id")]
+
+
+def test_create_embeds_and_records_history(user):
+    write = create(user, "Prefers window seats on flights")
+    memory = write.memory
+    assert write.outcome == "created"
+    assert len(memory.embedding) == 384 and memory.embedding_model == "all-MiniLM-L6-v2"
+    record = memory.history.get()
+    assert (record.history_action, record.history_user, record.history_change_reason) == ("CREATE", user, "created")
+    assert record.content == "Prefers window seats on flights"
+
+
+def test_upsert_by_namespace_and_key_is_last_write_wins(user):
+    first = create(user, "Lives in Paris", key="home", namespace=["memories", "profile"]).memory
+    second = create(user, "Lives in Berlin", key="home", namespace=["memories", "profile"])
+    assert second.outcome == "updated"
+    assert second.memory.pk == first.pk
+    assert second.memory.version == 2
+    assert Memory.objects.filter(owner=user).count() == 1
+    latest = first.history.order_by("-history_date").first()
+    assert latest.history_action == "UPDATE" and "upsert of key 'home'" in latest.history_change_reason
+
+
+def test_same_key_in_another_namespace_is_a_new_memory(user):
+    create(user, "Lives in Paris", key="home", namespace=["memories", "a"])
+    create(user, "Lives in Berlin", key="home", namespace=["memories", "b"])
+    assert Memory.objects.filter(owner=user).count() == 2
+
+
+def test_supersession_links_both_ways(user):
+    old = create(user, "Liam struggles with calculus").memory
+    new = create(user, "Liam mastered integration", supersedes=old.pk).memory
+    old.refresh_from_db()
+    assert new.supersedes_id == old.pk and old.superseded_by_id == new.pk
+    assert new.source == "updated"
+    assert actions(old) == ["CREATE", "SUPERSEDE"]
+    assert list(Memory.objects.owned_by(user).active()) == [new]
+
+
+def test_cannot_supersede_another_users_memory(user, other_user):
+    theirs = MemoryFactory(owner=other_user)
+    with pytest.raises(ValidationError) as error:
+        create(user, "mine", supersedes=theirs.pk)
+    assert "supersedes" in error.value.message_dict
+    assert not Memory.objects.filter(owner=user).exists()
+
+
+def test_cannot_supersede_twice_or_make_a_cycle(user):
+    a = create(user, "version a", key="a").memory
+    b = create(user, "version b", supersedes=a.pk).memory
+    with pytest.raises(ValidationError, match="already superseded"):
+        create(user, "version c", supersedes=a.pk)
+    # upserting `a`'s key again while pointing it at b would loop a -> b -> a
+    with pytest.raises(ValidationError, match="cycle|already superseded"):
+        create(user, "version a2", key="a", supersedes=b.pk)
+
+
+def test_near_identical_memory_is_not_stored_twice(user):
+    first = create(user, "I am allergic to peanuts.").memory
+    again = create(user, "I am allergic to peanuts")
+    assert again.outcome == "duplicate" and again.memory.pk == first.pk
+    assert Memory.objects.filter(owner=user).count() == 1
+    forced = create(user, "I am allergic to peanuts", allow_duplicate=True)
+    assert forced.outcome == "created"
+
+
+def test_duplicates_are_per_owner_and_scope(user, other_user):
+    project = ProjectFactory(owner=user)
+    create(user, "I am allergic to peanuts")
+    assert create(user, "I am allergic to peanuts", project=project).outcome == "created"
+    assert create(other_user, "I am allergic to peanuts").outcome == "created"
+
+
+def test_different_memory_is_not_a_duplicate(user):
+    create(user, "I am allergic to peanuts")
+    assert create(user, "My daughter Emma starts school in May").outcome == "created"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"content": ""}, "content"),
+        ({"content": "   "}, "content"),
+        ({"content": "word " * 2100}, "content"),
+        ({"content": "ok", "namespace": ["memories", ""]}, "namespace"),
+        ({"content": "ok", "importance": 1.5}, "importance"),
+    ],
+)
+def test_bad_input_names_the_field_and_stores_nothing(user, fields, field):
+    with pytest.raises(ValidationError) as error:
+        services.memory_create(owner=user, **fields)
+    assert field in error.value.message_dict
+    assert not Memory.objects.exists()
+
+
+def test_batch_is_all_or_nothing(user):
+    items = [{"content": f"fact number {i}"} for i in range(5)] + [{"content": ""}]
+    with pytest.raises(ValidationError) as error:
+        services.memory_batch_create(owner=user, items=items)
+    assert error.value.message_dict["items"] == ["item 5: content: Content may not be blank."]
+    assert not Memory.objects.exists()
+
+
+def test_batch_rejects_more_than_the_limit(user, settings):
+    with pytest.raises(ValidationError, match="At most 1000"):
+        services.memory_batch_create(owner=user, items=[{"content": "x"}] * 1001)
+
+
+def test_batch_creates_upserts_and_reports_duplicates(user):
+    create(user, "Lives in Paris", key="home")
+    create(user, "Enjoys long hikes in the Alps")
+    writes = services.memory_batch_create(owner=user, items=[
+        {"content": "Lives in Berlin", "key": "home"},
+        {"content": "Enjoys long hikes in the Alps"},
+        {"content": "Speaks Portuguese", "tags": ["language"]},
+        {"content": "Speaks fluent Portuguese now", "key": "lang"},
+        {"content": "Speaks Portuguese and Spanish", "key": "lang"},
+    ])
+    assert [w.outcome for w in writes] == ["updated", "duplicate", "created", "created", "updated"]
+    assert writes[2].memory.history.get().history_action == "CREATE"
+    assert Memory.objects.get(owner=user, key="lang").content == "Speaks Portuguese and Spanish"
+
+
+def test_soft_delete_and_restore_are_versions(user):
+    memory = create(user, "Has a cat named Miso").memory
+    services.memory_soft_delete(memory=memory, actor=user)
+    memory.refresh_from_db()
+    assert not memory.is_active and memory.version == 2
+    services.memory_restore(memory=memory, actor=user)
+    memory.refresh_from_db()
+    assert memory.is_active and memory.version == 3
+    assert actions(memory) == ["CREATE", "DELETE", "RESTORE"]
+
+
+def test_revert_makes_a_new_version_equal_to_the_old_one(user):
+    memory = create(user, "Favourite colour is blue", tags=["colour"]).memory
+    original_embedding = list(memory.embedding)
+    services.memory_update(memory=memory, data={"content": "Favourite colour is green", "tags": []}, actor=user)
+    reverted = services.memory_revert(memory=memory, version=1, actor=user)
+    assert reverted.version == 3
+    assert reverted.content == "Favourite colour is blue" and reverted.tags == ["colour"]
+    assert list(reverted.embedding) == pytest.approx(original_embedding, abs=1e-6)
+    assert actions(reverted) == ["CREATE", "UPDATE", "REVERT"]
+    assert reverted.history.order_by("-history_date").first().history_change_reason == "reverted to version 1"
+
+
+def test_revert_to_unknown_version_is_a_validation_error(user):
+    memory = create(user, "Something").memory
+    with pytest.raises(ValidationError) as error:
+        services.memory_revert(memory=memory, version=9)
+    assert "version" in error.value.message_dict
+
+
+def test_forget_erases_memory_and_history_and_unlinks_the_chain(user):
+    old = create(user, "Works at Acme").memory
+    new = create(user, "Works at Globex", supersedes=old.pk).memory
+    services.memory_forget(memory=old, actor=user)
+    assert not Memory.objects.filter(pk=old.pk).exists()
+    assert not Memory.history.filter(id=old.pk).exists()
+    new.refresh_from_db()
+    assert new.supersedes_id is None
+    assert actions(new)[-1] == "UPDATE"
+
+
+def test_touch_sets_accessed_at_and_logs_events_without_new_versions(user, settings):
+    memory = create(user, "Drinks oat milk").memory
+    services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action="READ")
+    memory.refresh_from_db()
+    assert memory.accessed_at is not None
+    assert memory.events.get().action == "READ"
+    assert memory.history.count() == 1
+    settings.MEMORY_LOG_READS = False
+    services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action="READ")
+    assert memory.events.count() == 1
