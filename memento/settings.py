@@ -165,6 +165,7 @@ MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
 MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
+MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
 
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
@@ -184,11 +185,8 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=STATE_DIR / "media")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
-        else "django.contrib.staticfiles.storage.StaticFilesStorage"
-    },
+    # compressed, not hashed: works with or without collectstatic (WHITENOISE_USE_FINDERS)
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_MANIFEST_STRICT = False
@@ -205,7 +203,8 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("DJANGO_BEHIND_PROXY", default=False) else None
+BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 
 LOGGING = {
     "version": 1,

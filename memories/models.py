@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Cast, Now
+from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
@@ -180,8 +181,9 @@ class Memory(models.Model):
         help_text="The newer memory that replaces this one; superseded memories leave search by default.",
     )
     is_active = models.BooleanField(default=True, help_text="False when soft-deleted.")
-    created_at = models.DateTimeField(auto_now_add=True, help_text="When it was first stored.")
-    updated_at = models.DateTimeField(auto_now=True, help_text="When it last changed.")
+    # set by the services (not auto_now) so that an import keeps the original times
+    created_at = models.DateTimeField(default=timezone.now, help_text="When it was first stored.")
+    updated_at = models.DateTimeField(default=timezone.now, help_text="When it last changed.")
     accessed_at = models.DateTimeField(null=True, blank=True, help_text="When a read or search last returned it.")
     happened_at = models.DateTimeField(null=True, blank=True, help_text="When the described event happened.")
     expires_at = models.DateTimeField(null=True, blank=True, help_text="After this it leaves search and lists.")
@@ -253,3 +255,6 @@ class MemoryEvent(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["memory", "-at"], name="memoryevent_memory_at")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.memory_id} at {self.at:%Y-%m-%d %H:%M}"

@@ -1,5 +1,7 @@
 """Reads of memories that take more than one step: filtering by the API's filters, search, chains, history."""
 
+import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -100,3 +102,65 @@ def memory_history(*, memory: Memory):
         )
         rows.append((record, changed))
     return rows
+
+
+# --- export ---------------------------------------------------------------------------------------------------
+
+EXPORT_FORMAT = "memento.memory/1"
+EXPORT_FIELDS = (
+    "id", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
+    "importance", "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by",
+    "is_active", "created_at", "updated_at", "happened_at", "expires_at", "conversation", "message",
+    "embedding_model",
+)
+VERSION_FIELDS = (
+    "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject", "importance",
+    "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by", "is_active",
+    "created_at", "updated_at", "happened_at", "expires_at", "embedding_model",
+)
+
+
+def _plain(value):
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _value(obj, name: str):
+    if name in ("supersedes", "superseded_by", "conversation", "message"):
+        return _plain(getattr(obj, f"{name}_id"))
+    return _plain(getattr(obj, name))
+
+
+def memory_export_lines(*, owner, batch_size: int = 500):
+    """Every memory of `owner` (inactive and superseded included) as JSON Lines, each with all its versions,
+    oldest first. Streams in keyset-paginated batches."""
+    last = None
+    while True:
+        page = Memory.objects.owned_by(owner).select_related("project").order_by("id")
+        if last is not None:
+            page = page.filter(id__gt=last)
+        memories = list(page[:batch_size])
+        if not memories:
+            return
+        versions: dict = {}
+        records = (Memory.history.filter(id__in=[m.pk for m in memories]).select_related("history_user")
+                   .order_by("history_date", "history_id"))
+        for record in records:
+            versions.setdefault(record.id, []).append({
+                "at": record.history_date.isoformat(),
+                "type": record.history_type,
+                "action": record.history_action,
+                "reason": record.history_change_reason,
+                "actor": record.history_user.get_username() if record.history_user else None,
+                "project": record.project.name if record.project_id and record.project else None,
+                **{name: _value(record, name) for name in VERSION_FIELDS},
+            })
+        for memory in memories:
+            line = {"format": EXPORT_FORMAT, **{name: _value(memory, name) for name in EXPORT_FIELDS},
+                    "project": memory.project.name if memory.project else None,
+                    "versions": versions.get(memory.pk, [])}
+            yield json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
+        last = memories[-1].pk

@@ -62,3 +62,118 @@ class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
 
     def get_embedding_pending(self, memory: Memory) -> bool:
         return memory.embedding is None
+
+
+class MemoryWriteSerializer(MemorySerializer):
+    """A create or upsert: a memory plus the instructions that only apply while writing."""
+
+    supersedes = serializers.UUIDField(
+        required=False, allow_null=True, write_only=True, help_text="Id of the memory this replaces."
+    )
+    allow_duplicate = serializers.BooleanField(
+        required=False, default=False, write_only=True,
+        help_text="Store it even when a near-identical memory exists.",
+    )
+    duplicate = serializers.SerializerMethodField()
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "allow_duplicate", "duplicate"]
+        read_only_fields = [f for f in MemorySerializer.Meta.read_only_fields if f != "supersedes"]
+
+    def get_duplicate(self, memory) -> bool:
+        return bool(self.context.get("duplicate"))
+
+    def to_representation(self, memory):
+        data = super().to_representation(memory)
+        data["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id else None
+        return data
+
+
+class FilterSerializer(StrictSerializer):
+    """The filters shared by list (query string) and search (JSON body)."""
+
+    project = serializers.IntegerField(required=False, allow_null=True, help_text=(
+        "Scope (seed 004): omitted or null -> user-scoped memories only; a project id -> user-scoped memories "
+        "plus that project's."))
+    all_projects = serializers.BooleanField(required=False, default=False,
+                                            help_text="Ignore scope: memories of every project and none.")
+    agent_id = serializers.CharField(required=False, max_length=200)
+    namespace = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
+                                      help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
+    tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
+    category = serializers.CharField(required=False, max_length=100)
+    subject = serializers.CharField(required=False, max_length=200)
+    source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    happened_after = serializers.DateTimeField(required=False)
+    happened_before = serializers.DateTimeField(required=False)
+    include_superseded = serializers.BooleanField(required=False, default=False)
+    include_inactive = serializers.BooleanField(required=False, default=False)
+    include_expired = serializers.BooleanField(required=False, default=False)
+
+
+class ListQuerySerializer(FilterSerializer):
+    """Query-string filters of the list endpoint; lists may be given as repeated or comma-separated values."""
+
+    page = serializers.IntegerField(required=False, min_value=1)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
+    namespace = serializers.CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile")
+    tags = serializers.CharField(required=False, help_text="Comma-separated tags.")
+    project = serializers.CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
+
+
+class SearchSerializer(FilterSerializer):
+    query = serializers.CharField(max_length=4000, help_text="What to look for, in natural language.")
+    mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
+    threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1,
+                                       help_text="Minimum cosine similarity (semantic: default 0.7).")
+    limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
+    ranking = serializers.CharField(required=False, allow_null=True, max_length=50)
+    include_chunks = serializers.BooleanField(required=False, default=False)
+
+
+class ScoredMemorySerializer(serializers.Serializer):
+    memory = MemorySerializer()
+    score = serializers.FloatField()
+    parts = serializers.DictField(child=serializers.FloatField())
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    ranking = serializers.CharField()
+    degraded = serializers.BooleanField()
+    results = ScoredMemorySerializer(many=True)
+
+
+class BatchSerializer(StrictSerializer):
+    items = serializers.ListField(child=serializers.DictField(), allow_empty=False, max_length=1000)
+
+
+class BatchResultSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=["created", "updated", "duplicate"])
+    memory = MemorySerializer()
+
+
+class RevertSerializer(StrictSerializer):
+    history_id = serializers.IntegerField(required=False, min_value=1)
+    version = serializers.IntegerField(required=False, min_value=1)
+    reason = serializers.CharField(required=False, max_length=500, allow_blank=True)
+
+    def validate(self, attrs):
+        if ("history_id" in attrs) == ("version" in attrs):
+            raise serializers.ValidationError({"non_field_errors": ["Give exactly one of history_id or version."]})
+        return attrs
+
+
+class HistoryEntrySerializer(serializers.Serializer):
+    history_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    action = serializers.CharField()
+    actor = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    reason = serializers.CharField(allow_null=True)
+    changed_fields = serializers.ListField(child=serializers.CharField())
+    content = serializers.CharField()
+    is_active = serializers.BooleanField()

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from pgvector import HalfVector
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
@@ -123,6 +124,7 @@ def _save(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
     memory._change_reason = reason
     if actor is not None:
         memory._history_user = actor
+    memory.updated_at = timezone.now()
     memory.full_clean(exclude=["search_vector"])
     memory.save()
     return memory
@@ -459,3 +461,114 @@ def project_delete(*, project: Project) -> None:
         for memory in Memory.objects.filter(project=project).select_for_update():
             memory_forget(memory=memory)
         project.delete()
+
+
+# --- import ---------------------------------------------------------------------------------------------------
+
+
+def _parse_time(value, field: str, line: int):
+    if value in (None, ""):
+        return None
+    parsed = parse_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise ValidationError({"records": [f"line {line}: {field} is not an ISO 8601 date-time."]})
+    return parsed
+
+
+def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[str, int]:
+    """Load memories in the export format, with their versions, all or nothing. A memory whose id the owner
+    already has is skipped, so importing a file twice changes nothing; an id taken by another user gets a new
+    id (and links between imported memories follow it). Embeddings are recomputed."""
+    from memories.selectors import EXPORT_FORMAT, VERSION_FIELDS
+
+    if len(records) > settings.MEMORY_IMPORT_MAX:
+        raise ValidationError({"records": [f"At most {settings.MEMORY_IMPORT_MAX} memories per import."]})
+    ids: dict[str, uuid.UUID] = {}
+    for line, record in enumerate(records, start=1):
+        if record.get("format") != EXPORT_FORMAT:
+            raise ValidationError({"records": [f"line {line}: format must be {EXPORT_FORMAT!r}."]})
+        try:
+            ids[str(record["id"])] = uuid.UUID(str(record["id"]))
+        except (KeyError, ValueError):
+            raise ValidationError({"records": [f"line {line}: id must be a UUID."]}) from None
+        try:
+            validate_content(record.get("content"))
+            validate_namespace(record.get("namespace"))
+        except ValidationError as exc:
+            raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
+                                               for f, m in exc.message_dict.items()]}) from None
+    mine = set(Memory.objects.owned_by(owner).filter(pk__in=list(ids.values())).values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT memento_taken_memory_ids(%s::uuid[])", [list(ids.values())])
+        taken = {row[0] for row in cursor.fetchall()}
+    skipped = {key for key, pk in ids.items() if pk in mine}
+    remap = {key: (uuid.uuid4() if pk in taken and pk not in mine else pk) for key, pk in ids.items()}
+    todo = [(line, r) for line, r in enumerate(records, start=1) if str(r["id"]) not in skipped]
+    vectors, model_name = _embed_many([r["content"] for _, r in todo]) if todo else ([], "")
+    owned_ids = set(Memory.objects.owned_by(owner).values_list("pk", flat=True))
+    from conversations.models import Conversation, Message
+
+    conversations = {str(pk) for pk in Conversation.objects.filter(owner=owner).values_list("pk", flat=True)}
+    messages = {str(pk) for pk in Message.objects.filter(owner=owner).values_list("pk", flat=True)}
+
+    def link(value):
+        if value is None:
+            return None
+        target = remap.get(str(value))
+        return target if target is not None or uuid.UUID(str(value)) in owned_ids else None
+
+    with transaction.atomic():
+        projects: dict[str, Project] = {}
+
+        def project_for(name):
+            if not name:
+                return None
+            if name not in projects:
+                projects[name] = (Project.objects.filter(owner=owner, name=name).first()
+                                  or project_create(owner=owner, name=name))
+            return projects[name]
+
+        memories, versions = [], []
+        for (line, record), vector in zip(todo, vectors, strict=True):
+            memory = Memory(
+                id=remap[str(record["id"])], owner=owner, project=project_for(record.get("project")),
+                embedding=vector, embedding_model=model_name if vector is not None else "",
+                supersedes_id=link(record.get("supersedes")), superseded_by_id=link(record.get("superseded_by")),
+                conversation_id=record.get("conversation") if record.get("conversation") in conversations else None,
+                message_id=record.get("message") if record.get("message") in messages else None,
+                **{name: record[name] for name in (
+                    "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
+                    "importance", "confidence", "source", "source_ref", "links", "version", "is_active",
+                ) if name in record},
+                **{name: _parse_time(record.get(name), name, line) for name in (
+                    "created_at", "updated_at", "happened_at", "expires_at")},
+            )
+            try:
+                # related ids were checked above; the linked memories may be later in this same file
+                memory.clean_fields(exclude=["search_vector", "embedding", "supersedes", "superseded_by",
+                                             "project", "conversation", "message"])
+            except ValidationError as exc:
+                raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
+                                                   for f, m in exc.message_dict.items()]}) from None
+            memories.append(memory)
+            for version in record.get("versions") or []:
+                snapshot = {name: version[name] for name in VERSION_FIELDS if name in version
+                            and name not in ("supersedes", "superseded_by")}
+                for name in ("created_at", "updated_at", "happened_at", "expires_at"):
+                    snapshot[name] = _parse_time(version.get(name), name, line)
+                versions.append(Memory.history.model(
+                    id=memory.pk, owner_id=owner.pk, project_id=memory.project_id,
+                    supersedes_id=link(version.get("supersedes")), superseded_by_id=link(version.get("superseded_by")),
+                    history_date=_parse_time(version.get("at"), "at", line), history_type=version.get("type", "~"),
+                    history_action=version.get("action", ""), history_change_reason=version.get("reason"),
+                    history_user=actor if actor and version.get("actor") == actor.get_username() else None,
+                    **snapshot,
+                ))
+        try:
+            with transaction.atomic():
+                # the versions come from the file itself, so the rows go in without new history of their own
+                Memory.objects.bulk_create(memories, batch_size=500)
+                Memory.history.model.objects.bulk_create(versions, batch_size=500)
+        except IntegrityError as exc:
+            raise ValidationError({"records": [f"The import conflicts with stored memories: {exc}"]}) from exc
+    return {"imported": len(memories), "skipped": len(skipped), "versions": len(versions)}

@@ -1,14 +1,29 @@
-from rest_framework import status, viewsets
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from memories import services
-from memories.models import Memory, Project
-from memories.serializers import MemorySerializer, ProjectSerializer
+from memories import selectors, services
+from memories.models import Memory, MemoryEvent, Project
+from memories.parsers import JSONLinesParser
+from memories.serializers import (
+    BatchResultSerializer,
+    BatchSerializer,
+    HistoryEntrySerializer,
+    ListQuerySerializer,
+    MemorySerializer,
+    MemoryWriteSerializer,
+    ProjectSerializer,
+    RevertSerializer,
+    SearchResponseSerializer,
+    SearchSerializer,
+)
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
-    """The caller's projects."""
+    """The caller's projects. Deleting a project erases its project-scoped memories."""
 
     serializer_class = ProjectSerializer
     queryset = Project.objects.none()  # for the schema's types only; get_queryset() scopes
@@ -22,9 +37,39 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def perform_update(self, serializer):
         serializer.instance = services.project_update(project=serializer.instance, data=serializer.validated_data)
 
+    def perform_destroy(self, instance):
+        services.project_delete(project=instance)
 
+
+def _filters(request, data: dict) -> selectors.MemoryFilters:
+    """Validated filter values -> MemoryFilters; a project id must be one of the caller's projects."""
+    values = {k: v for k, v in data.items() if k in selectors.MemoryFilters.__dataclass_fields__}
+    project = values.get("project")
+    if project not in (None, "", "none"):
+        try:
+            values["project"] = Project.objects.get(owner=request.user, pk=int(project))
+        except (ValueError, Project.DoesNotExist):
+            raise serializers.ValidationError({"project": ["Unknown project."]}) from None
+    else:
+        values["project"] = None
+    return selectors.MemoryFilters(**values)
+
+
+class LenientQuery(ListQuerySerializer):
+    """The list endpoint's query string (DRF's own `format` parameter is allowed too)."""
+
+    format = serializers.CharField(required=False)
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[ListQuerySerializer]),
+    create=extend_schema(
+        request=MemoryWriteSerializer,
+        responses={201: MemoryWriteSerializer, 200: OpenApiResponse(MemoryWriteSerializer, "Upserted or duplicate")},
+    ),
+)
 class MemoryViewSet(viewsets.ModelViewSet):
-    """The caller's memories. DELETE is a soft delete; `restore` brings a memory back."""
+    """The caller's memories. POST creates or upserts by (namespace, key); DELETE is a soft delete."""
 
     serializer_class = MemorySerializer
     queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes
@@ -32,9 +77,31 @@ class MemoryViewSet(viewsets.ModelViewSet):
     def get_queryset(self):
         return Memory.objects.owned_by(self.request.user).select_related("project")
 
-    def perform_create(self, serializer):
-        serializer.instance = services.memory_create(
-            owner=self.request.user, actor=self.request.user, **serializer.validated_data
+    def list(self, request, *args, **kwargs):
+        query = LenientQuery(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        data = dict(query.validated_data)
+        if "namespace" in data:
+            data["namespace"] = [p for p in data["namespace"].split("/") if p]
+        if "tags" in data:
+            data["tags"] = [t.strip() for t in data["tags"].split(",") if t.strip()]
+        queryset = selectors.memory_list(owner=request.user, filters=_filters(request, data))
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def retrieve(self, request, *args, **kwargs):
+        memory = self.get_object()
+        services.memories_touch(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
+        return Response(self.get_serializer(memory).data)
+
+    def create(self, request, *args, **kwargs):
+        serializer = MemoryWriteSerializer(data=request.data, context=self.get_serializer_context())
+        serializer.is_valid(raise_exception=True)
+        write = services.memory_create(owner=request.user, actor=request.user, **serializer.validated_data)
+        context = {**self.get_serializer_context(), "duplicate": write.outcome == "duplicate"}
+        return Response(
+            MemoryWriteSerializer(write.memory, context=context).data,
+            status=status.HTTP_201_CREATED if write.outcome == "created" else status.HTTP_200_OK,
         )
 
     def perform_update(self, serializer):
@@ -45,7 +112,116 @@ class MemoryViewSet(viewsets.ModelViewSet):
     def perform_destroy(self, instance):
         services.memory_soft_delete(memory=instance, actor=self.request.user)
 
+    @extend_schema(request=None, responses=MemorySerializer)
     @action(detail=True, methods=["post"])
     def restore(self, request, pk=None):
         memory = services.memory_restore(memory=self.get_object(), actor=request.user)
-        return Response(self.get_serializer(memory).data, status=status.HTTP_200_OK)
+        return Response(self.get_serializer(memory).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def forget(self, request, pk=None):
+        """Erase the memory and its whole history for good (right to erasure)."""
+        services.memory_forget(memory=self.get_object(), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(responses=HistoryEntrySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def history(self, request, pk=None):
+        """Every version, newest first, with actor, time, reason and the fields it changed."""
+        rows = [
+            {
+                "history_id": record.history_id,
+                "version": record.version,
+                "action": record.history_action,
+                "actor": record.history_user.get_username() if record.history_user else None,
+                "at": record.history_date,
+                "reason": record.history_change_reason,
+                "changed_fields": changed,
+                "content": record.content,
+                "is_active": record.is_active,
+            }
+            for record, changed in selectors.memory_history(memory=self.get_object())
+        ]
+        return Response(HistoryEntrySerializer(rows, many=True).data)
+
+    @extend_schema(request=RevertSerializer, responses=MemorySerializer)
+    @action(detail=True, methods=["post"])
+    def revert(self, request, pk=None):
+        """Make a new version equal to an earlier one, chosen by history id or version number."""
+        body = RevertSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        memory = services.memory_revert(memory=self.get_object(), actor=request.user, **body.validated_data)
+        return Response(self.get_serializer(memory).data)
+
+    @extend_schema(responses=MemorySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def chain(self, request, pk=None):
+        """The supersession chain this memory belongs to, oldest to newest."""
+        chain = selectors.memory_chain(memory=self.get_object())
+        return Response(self.get_serializer(chain, many=True).data)
+
+    @extend_schema(request=SearchSerializer, responses=SearchResponseSerializer)
+    @action(detail=False, methods=["post"])
+    def search(self, request):
+        """Ranked search over the caller's memories: semantic, keyword or hybrid (default)."""
+        body = SearchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        ranking = data.get("ranking")
+        if ranking and ranking not in selectors.RANKINGS:
+            choices = ", ".join(sorted(selectors.RANKINGS))
+            raise serializers.ValidationError({"ranking": [f"Unknown ranking; choose one of: {choices}."]})
+        result = selectors.memory_search(
+            owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
+            limit=data["limit"], filters=_filters(request, data), ranking=ranking,
+        )
+        services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=request.user.pk,
+                                action=MemoryEvent.Action.SEARCH, query=data["query"])
+        payload = {
+            "mode": result.mode, "ranking": result.ranking, "degraded": result.degraded,
+            "results": [{"memory": r.memory, "score": r.score, "parts": r.parts} for r in result.results],
+        }
+        return Response(SearchResponseSerializer(payload, context=self.get_serializer_context()).data)
+
+    @extend_schema(request=BatchSerializer, responses=BatchResultSerializer(many=True))
+    @action(detail=False, methods=["post"])
+    def batch(self, request):
+        """Up to 1000 creates/upserts in one transaction: all are stored or none."""
+        body = BatchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        items, errors = [], {}
+        for index, raw in enumerate(body.validated_data["items"]):
+            item = MemoryWriteSerializer(data=raw, context=self.get_serializer_context())
+            if item.is_valid():
+                items.append(dict(item.validated_data))
+            else:
+                errors[str(index)] = item.errors
+        if errors:
+            raise serializers.ValidationError({"items": errors})
+        writes = services.memory_batch_create(owner=request.user, items=items, actor=request.user,
+                                              reason="batch via API")
+        data = BatchResultSerializer([{"outcome": w.outcome, "memory": w.memory} for w in writes], many=True).data
+        created = any(w.outcome == "created" for w in writes)
+        return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One memory per line.")},
+                   parameters=[OpenApiParameter("include_inactive", bool, default=True)])
+    @action(detail=False, methods=["get"])
+    def export(self, request):
+        """All the caller's memories as JSON Lines, each with its versions."""
+        lines = selectors.memory_export_lines(owner=request.user)
+        response = StreamingHttpResponse(lines, content_type="application/jsonl")
+        response["Content-Disposition"] = 'attachment; filename="memories.jsonl"'
+        return response
+
+    @extend_schema(request={"application/jsonl": {"type": "string"}},
+                   responses={200: OpenApiResponse(description="Counts of imported and skipped memories.")})
+    @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONLinesParser, JSONParser])
+    def import_(self, request):
+        """Memories in the export format (JSON Lines, or a JSON array of the same objects). Importing the same
+        file twice changes nothing."""
+        if not isinstance(request.data, list):
+            raise serializers.ValidationError({"detail": ["Send JSON Lines (application/jsonl) or a JSON array."]})
+        return Response(services.memory_import(owner=request.user, records=request.data, actor=request.user))
+
