@@ -1,0 +1,42 @@
+"""Property-based run over the OpenAPI schema against a live server: whatever the generated input, the API never
+answers 5xx."""
+
+import json
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import not_a_server_error
+
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def api_schema(live_server):
+    return schemathesis.openapi.from_url(f"{live_server.url}/api/schema/")
+
+
+@pytest.fixture
+def token(transactional_db):
+    return Token.objects.create(user=UserFactory()).key
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schemathesis.serializer("application/jsonl")
+def _json_lines(ctx, value) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8", errors="surrogatepass")
+    records = value if isinstance(value, list) else [value]
+    return "\n".join(json.dumps(record) for record in records).encode()
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@hypothesis_settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_api_never_answers_5xx(case, token, live_server):
+    case.call_and_validate(base_url=live_server.url, headers={"Authorization": f"Token {token}"},
+                           checks=[not_a_server_error])
