@@ -152,8 +152,12 @@ class BatchSerializer(StrictSerializer):
 
 
 class BatchResultSerializer(serializers.Serializer):
+    """One line per item, in order: what happened and to which memory (fetch it for the full record)."""
+
     outcome = serializers.ChoiceField(choices=["created", "updated", "duplicate"])
-    memory = MemorySerializer()
+    id = serializers.UUIDField(source="memory.pk")
+    key = serializers.CharField(source="memory.key")
+    version = serializers.IntegerField(source="memory.version")
 
 
 class RevertSerializer(StrictSerializer):

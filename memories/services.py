@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from pgvector import HalfVector
+from pgvector import Vector
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from integrations import embeddings
@@ -94,19 +94,19 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
         cursor.execute(
             """
             SELECT q.idx, m.id
-            FROM unnest(%s::int[], %s::text[]::halfvec(384)[]) AS q(idx, v)
+            FROM unnest(%s::int[], %s::text[]::vector(384)[]) AS q(idx, v)
             CROSS JOIN LATERAL (
-                SELECT id, (embedding::halfvec(384) <=> q.v) AS distance
+                SELECT id, (embedding::halfvec(384) <=> q.v::halfvec(384)) AS distance
                 FROM memories_memory
                 WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
                   AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
                   AND (expires_at IS NULL OR expires_at > now())
-                ORDER BY embedding::halfvec(384) <=> q.v
+                ORDER BY embedding::halfvec(384) <=> q.v::halfvec(384)
                 LIMIT 1
             ) AS m
             WHERE m.distance <= %s
             """,
-            [[i for i, _ in wanted], [HalfVector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
+            [[i for i, _ in wanted], [Vector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
         )
         hits = dict(cursor.fetchall())
     if hits:
@@ -404,19 +404,31 @@ def memory_forget(*, memory: Memory, actor=None) -> None:
 
 
 def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded") -> int:
-    """Give these memories fresh embeddings from the configured model, with one history row each."""
-    vectors = embeddings.embed_texts([m.content for m in memories])
+    """Give these memories fresh embeddings from the configured model, with one history row each. The rows are
+    read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten is skipped,
+    and each history row snapshots the memory as stored, not as it was read before embedding. Returns how many
+    memories were re-embedded."""
+    if not memories:
+        return 0
+    contents = {m.pk: m.content for m in memories}
+    vectors = dict(zip(contents, embeddings.embed_texts(list(contents.values())), strict=True))
     now = timezone.now()
-    for memory, vector in zip(memories, vectors, strict=True):
-        memory.embedding = vector
-        memory.embedding_model = settings.EMBEDDING_MODEL
-        memory.updated_at = now
     with transaction.atomic():
-        bulk_update_with_history(
-            memories, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
-            custom_historical_attrs={"history_action": Action.EMBED},
-        )
-    return len(memories)
+        current = [
+            m for m in Memory.objects.select_for_update().defer("embedding", "search_vector")
+            .filter(pk__in=list(contents)).order_by("pk")
+            if m.content == contents[m.pk]
+        ]
+        for memory in current:
+            memory.embedding = vectors[memory.pk]
+            memory.embedding_model = settings.EMBEDDING_MODEL
+            memory.updated_at = now
+        if current:
+            bulk_update_with_history(
+                current, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
+                custom_historical_attrs={"history_action": Action.EMBED},
+            )
+    return len(current)
 
 
 def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: str = "") -> None:

@@ -190,18 +190,17 @@ class MemoryViewSet(viewsets.ModelViewSet):
         """Up to 1000 creates/upserts in one transaction: all are stored or none."""
         body = BatchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        items, errors = [], {}
-        for index, raw in enumerate(body.validated_data["items"]):
-            item = MemoryWriteSerializer(data=raw, context=self.get_serializer_context())
-            if item.is_valid():
-                items.append(dict(item.validated_data))
-            else:
-                errors[str(index)] = item.errors
-        if errors:
+        # one list serializer: its child fields are built once, not once per item
+        items = MemoryWriteSerializer(data=body.validated_data["items"], many=True,
+                                      context=self.get_serializer_context())
+        if not items.is_valid():
+            found = items.errors
+            pairs = found.items() if isinstance(found, dict) else enumerate(found)
+            errors = {str(i): e for i, e in pairs if e}
             raise serializers.ValidationError({"items": errors})
-        writes = services.memory_batch_create(owner=request.user, items=items, actor=request.user,
-                                              reason="batch via API")
-        data = BatchResultSerializer([{"outcome": w.outcome, "memory": w.memory} for w in writes], many=True).data
+        writes = services.memory_batch_create(owner=request.user, items=[dict(i) for i in items.validated_data],
+                                              actor=request.user, reason="batch via API")
+        data = BatchResultSerializer(writes, many=True).data
         created = any(w.outcome == "created" for w in writes)
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

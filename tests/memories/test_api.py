@@ -161,6 +161,7 @@ def test_batch(api):
     response = post(api, "/api/memories/batch/", {"items": items})
     assert response.status_code == 201
     assert [r["outcome"] for r in response.json()] == ["created"] * 20
+    assert set(response.json()[0]) == {"outcome", "id", "key", "version"}
     assert Memory.objects.count() == 20
 
 
