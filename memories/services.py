@@ -3,6 +3,7 @@ so a slow embedding call never holds locks."""
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ WRITABLE_FIELDS = (
     "importance", "confidence", "source", "source_ref", "links", "happened_at", "expires_at", "conversation",
     "message",
 )
+# Items embedded together while the previous chunk is being written (see memory_batch_create).
+EMBED_CHUNK = 200
 # What a revert copies back from a version.
 REVERTIBLE_FIELDS = tuple(f for f in WRITABLE_FIELDS if f not in ("conversation", "message")) + ("is_active",)
 
@@ -248,12 +251,24 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None,
             errors += [f"item {index}: {field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items()]
     if errors:
         raise ValidationError({"items": errors})
-    vectors, model_name = _embed_many([item["content"] for item in prepared])
-    try:
-        with transaction.atomic():
-            return _write_batch(owner, prepared, vectors, model_name, actor=actor, reason=reason)
-    except IntegrityError as exc:
-        raise ValidationError({"items": [f"The batch conflicts with stored memories: {exc}"]}) from exc
+    # Embedding and writing overlap: while chunk i is written (HNSW inserts cost ~2.5 ms a row), chunk i+1 is
+    # embedded in a worker thread. The first chunk is embedded before the transaction opens.
+    chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        futures = [pool.submit(_embed_many, [item["content"] for item in chunk]) for chunk in chunks]
+        futures[0].result()
+        try:
+            with transaction.atomic():
+                results: list[MemoryWrite] = []
+                for chunk, future in zip(chunks, futures, strict=True):
+                    vectors, model_name = future.result()
+                    results += _write_batch(owner, chunk, vectors, model_name, actor=actor, reason=reason)
+                return results
+        except IntegrityError as exc:
+            raise ValidationError({"items": [f"The batch conflicts with stored memories: {exc}"]}) from exc
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list[MemoryWrite]:
