@@ -53,20 +53,31 @@ def count_tokens(text: str) -> int:
 
 
 def windows(text: str) -> list[str]:
-    """`text` as one or more pieces that each fit the model's input window, overlapping a little."""
+    """`text` as one or more pieces that each fit the model's input window, overlapping a little. Pieces start
+    and end on word boundaries (unless one word is longer than a window), so each piece tokenises on its own
+    to the same word pieces it had in the whole text, and no more than WINDOW_TOKENS of them."""
     encoding = tokenizer().encode(text, add_special_tokens=False)
-    if len(encoding.ids) <= WINDOW_TOKENS:
+    total = len(encoding.ids)
+    if total <= WINDOW_TOKENS:
         return [text]
+    word_ids = encoding.word_ids
+
+    def word_start(i: int) -> int:
+        while i > 0 and word_ids[i] is not None and word_ids[i - 1] == word_ids[i]:
+            i -= 1
+        return i
+
     pieces = []
-    step = WINDOW_TOKENS - WINDOW_OVERLAP
-    for start in range(0, len(encoding.ids), step):
-        end = min(start + WINDOW_TOKENS, len(encoding.ids))
-        begin_char = encoding.offsets[start][0]
-        end_char = encoding.offsets[end - 1][1]
-        pieces.append(text[begin_char:end_char])
-        if end == len(encoding.ids):
-            break
-    return pieces
+    start = 0
+    while True:
+        end = min(start + WINDOW_TOKENS, total)
+        if end < total and word_start(end) > start:
+            end = word_start(end)  # do not cut the last word in two
+        pieces.append(text[encoding.offsets[start][0] : encoding.offsets[end - 1][1]])
+        if end == total:
+            return pieces
+        following = word_start(end - WINDOW_OVERLAP)
+        start = following if following > start else end
 
 
 def _pool(texts: Sequence[str], embed_pieces) -> list[list[float]]:
@@ -143,12 +154,16 @@ class OpenAIProvider:
             batch = list(pieces[start : start + self.batch_size])
             try:
                 response = self._client.embeddings.create(model=self.model_name, input=batch, **extra)
-            except openai.OpenAIError as exc:
+            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON, or no data
                 raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
-            data = sorted(response.data, key=lambda item: item.index)
+            data = sorted(response.data or [], key=lambda item: item.index)
             if len(data) != len(batch):
                 raise EmbeddingError(f"embedding endpoint returned {len(data)} vectors for {len(batch)} inputs")
+            if [item.index for item in data] != list(range(len(batch))):
+                raise EmbeddingError("embedding endpoint returned vectors with missing or repeated indexes")
             for item in data:
+                if not isinstance(item.embedding, list):
+                    raise EmbeddingError(f"embedding endpoint returned {type(item.embedding).__name__}, not a vector")
                 if len(item.embedding) != self.dimensions:
                     raise EmbeddingError(
                         f"embedding endpoint returned {len(item.embedding)} dimensions, "

@@ -3,8 +3,8 @@ so a slow embedding call never holds locks."""
 
 import logging
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,9 +234,10 @@ def memory_create(*, owner, content: str, actor=None, reason: str = "created", a
     )[0]
 
 
-def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None,
-                        reason: str = "created") -> list[MemoryWrite]:
-    """Create or upsert up to MEMORY_BATCH_MAX memories, all or nothing, with one embedding call for all."""
+def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reason: str = "created",
+                        vectors: list[list[float]] | None = None) -> list[MemoryWrite]:
+    """Create or upsert up to MEMORY_BATCH_MAX memories, all or nothing, with one embedding call for all.
+    `vectors`: the items' embeddings, when the caller already has them from the configured model."""
     if len(items) > settings.MEMORY_BATCH_MAX:
         raise ValidationError({"items": [f"At most {settings.MEMORY_BATCH_MAX} items per batch, got {len(items)}."]})
     if not items:
@@ -253,6 +254,9 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None,
         raise ValidationError({"items": errors})
     # Embedding and writing overlap: while chunk i is written (HNSW inserts cost ~2.5 ms a row), chunk i+1 is
     # embedded in a worker thread. The first chunk is embedded before the transaction opens.
+    if vectors is not None:
+        with transaction.atomic():
+            return _write_batch(owner, prepared, vectors, settings.EMBEDDING_MODEL, actor=actor, reason=reason)
     chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(_embed_many, [item["content"] for item in chunk]) for chunk in chunks]
@@ -599,3 +603,96 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
         except IntegrityError as exc:
             raise ValidationError({"records": [f"The import conflicts with stored memories: {exc}"]}) from exc
     return {"imported": len(memories), "skipped": len(skipped), "versions": len(versions)}
+
+
+def memories_deactivate_expired(*, batch_size: int = 500) -> int:
+    """Soft-delete live memories whose `expires_at` has passed (one version each, reason 'expired')."""
+    done = 0
+    while True:
+        expired = list(
+            Memory.objects.filter(is_active=True, expires_at__lte=timezone.now()).order_by("pk")[:batch_size]
+        )
+        for memory in expired:
+            memory_soft_delete(memory=memory, reason="expired")
+        done += len(expired)
+        if len(expired) < batch_size:
+            return done
+
+
+# --- reconciliation of extracted candidates -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What reconciliation did with one extracted candidate: ADD, UPDATE (superseding `memory`'s predecessor) or
+    NOOP (`memory` is the existing one that already says it)."""
+
+    action: str
+    memory: Memory
+    reason: str
+
+
+def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float]]:
+    queryset = Memory.objects.owned_by(owner).active().in_scope(project) if project else (
+        Memory.objects.owned_by(owner).active().filter(project__isnull=True)
+    )
+    return [(m, 1.0 - m.distance) for m in queryset.nearest(vector)[:limit]]
+
+
+def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
+                       source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
+                       llm_decide=None) -> list[Decision]:
+    """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
+    near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
+    confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
+    superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
+    chooses instead of the rules (after the near-identical check). Each decision is in the history reason."""
+    if not candidates:
+        return []
+    vectors, model_name = _embed_many([c.content for c in candidates])
+    decisions = []
+    with transaction.atomic():
+        for candidate, vector in zip(candidates, vectors, strict=True):
+            scope = project if candidate.scope == "project" else None
+            similar = _similar(owner, scope, vector) if vector is not None else []
+            action, target, why = "ADD", None, "new information"
+            if similar and similar[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD:
+                action, target, why = "NOOP", similar[0][0], f"already known (cosine {similar[0][1]:.2f})"
+            elif llm_decide is not None:
+                action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in similar])
+                target = next((m for m, _ in similar if str(m.pk) == target_id), None)
+                if action != "ADD" and target is None:
+                    action = "ADD"
+            elif getattr(candidate, "attribute", ""):
+                target = (Memory.objects.owned_by(owner).active().in_scope(scope)
+                          .filter(subject__iexact=candidate.subject, metadata__attribute=candidate.attribute)
+                          .order_by("-created_at").first())
+                if target is not None:
+                    action, why = "UPDATE", f"same subject and attribute ({candidate.attribute}) with new content"
+            decisions.append(_decide(owner, candidate, vector, model_name, action, target, why, scope=scope,
+                                     reason=reason, conversation=conversation, message=message,
+                                     source_ref=source_ref or {}, source=source))
+    return decisions
+
+
+def _decide(owner, candidate, vector, model_name, action, target, why, *, scope, reason, conversation, message,
+            source_ref, source) -> Decision:
+    note = f"{reason}: {action} ({why})"
+    if action == "NOOP":
+        memory = Memory.objects.select_for_update().get(pk=target.pk)
+        memory.confidence = min(1.0, max(memory.confidence, 0.5) + 0.1)
+        memory.accessed_at = timezone.now()
+        memory.version += 1
+        _save(memory, action=Action.UPDATE, reason=note)
+        return Decision("NOOP", memory, note)
+    item = _prepare({
+        "content": candidate.content, "category": candidate.category, "subject": candidate.subject,
+        "tags": list(candidate.tags), "entities": dict(candidate.entities), "importance": candidate.importance,
+        "metadata": {"attribute": candidate.attribute} if getattr(candidate, "attribute", "") else {},
+        "project": scope, "conversation": conversation, "message": message, "source_ref": source_ref,
+        "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
+        "supersedes": target.pk if action == "UPDATE" else None,
+    })
+    write = _write_one(owner=owner, item=item, vector=vector, model_name=model_name, duplicate=None, actor=None,
+                       reason=note)
+    return Decision(action, write.memory, note)

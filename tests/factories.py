@@ -30,3 +30,45 @@ class MemoryFactory(factory.django.DjangoModelFactory):
     owner = factory.SubFactory(UserFactory)
     content = factory.Sequence(lambda n: f"memory number {n}")
     key = factory.Sequence(lambda n: f"key-{n}")
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "conversations.Conversation"
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"conversation {n}")
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "conversations.Message"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    owner = factory.SelfAttribute("conversation.owner")
+    role = "user"
+    content = factory.Sequence(lambda n: f"message number {n}")
+    sequence = factory.Sequence(lambda n: n + 1)
+
+
+class DocumentFactory(factory.django.DjangoModelFactory):
+    """A document row; `file` names a path only, no file is written."""
+
+    class Meta:
+        model = "documents.Document"
+
+    owner = factory.SubFactory(UserFactory)
+    filename = factory.Sequence(lambda n: f"notes-{n}.txt")
+    file = factory.LazyAttribute(lambda d: f"documents/{d.owner.pk}/{d.filename}")
+    content_type = "text/plain"
+
+
+class ChunkFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "documents.Chunk"
+
+    document = factory.SubFactory(DocumentFactory)
+    owner = factory.SelfAttribute("document.owner")
+    content = factory.Sequence(lambda n: f"chunk number {n}")
+    chunk_index = factory.Sequence(lambda n: n)
+    token_count = 3

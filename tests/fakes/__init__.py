@@ -1,0 +1,1 @@
+"""Stand-ins for outside services that tests talk to over real connections."""
