@@ -167,6 +167,17 @@ MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.9
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
 
+# --- Extraction pipeline (conversations). ----------------------------------------------------------------------
+# When messages are turned into memories: after every user "message", "every_n" user messages, or at "end".
+MEMORY_EXTRACTION_TRIGGER = env.str("MEMORY_EXTRACTION_TRIGGER", default="message")
+MEMORY_EXTRACTION_EVERY_N = env.int("MEMORY_EXTRACTION_EVERY_N", default=5)
+# An OpenAI-compatible chat endpoint for extraction and reconciliation; without it the local rules decide.
+MEMORY_LLM_API_BASE = env.str("MEMORY_LLM_API_BASE", default="")
+MEMORY_LLM_API_KEY = env.str("MEMORY_LLM_API_KEY", default="")
+MEMORY_LLM_MODEL = env.str("MEMORY_LLM_MODEL", default="")
+MEMORY_LLM_TIMEOUT = env.float("MEMORY_LLM_TIMEOUT", default=30.0)
+MEMORY_CONTEXT_BUDGET = env.int("MEMORY_CONTEXT_BUDGET", default=1000)
+
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
     "CELERY_BROKER_URL",
@@ -177,6 +188,12 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The PostgreSQL transport polls; a short interval keeps "POST message -> memory searchable" quick.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": env.float("CELERY_POLLING_INTERVAL", default=0.2)}
+CELERY_BEAT_SCHEDULE = {
+    "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
+    "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+}
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"

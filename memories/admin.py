@@ -312,10 +312,9 @@ class MemoryAdmin(SimpleHistoryAdmin):
         done = 0
         try:
             for start in range(0, len(ids), batch_size):
-                # memory_reembed_batch takes no actor: its history rows name the staff user through
-                # simple_history's HistoryRequestMiddleware
                 memories = list(Memory.objects.filter(pk__in=ids[start:start + batch_size]).defer("embedding"))
-                done += services.memory_reembed_batch(memories=memories, reason="re-embedded in admin")
+                done += services.memory_reembed_batch(memories=memories, reason="re-embedded in admin",
+                                                      actor=request.user)
         except embeddings.EmbeddingError as exc:
             self.message_user(request, f"Embedding provider unavailable after {done} memories: {exc}", messages.ERROR)
             return

@@ -94,7 +94,8 @@ class MemoryQuerySet(models.QuerySet):
 
     def nearest(self, vector) -> "MemoryQuerySet":
         """Order by cosine distance to `vector`, through the half-precision HNSW index."""
-        from pgvector.django import CosineDistance, HalfVector
+        from pgvector import HalfVector
+        from pgvector.django import CosineDistance
 
         return (
             self.filter(embedding__isnull=False)

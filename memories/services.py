@@ -422,7 +422,7 @@ def memory_forget(*, memory: Memory, actor=None) -> None:
         Memory.history.filter(id=memory_id).delete()
 
 
-def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded") -> int:
+def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded", actor=None) -> int:
     """Give these memories fresh embeddings from the configured model, with one history row each. The rows are
     read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten is skipped,
     and each history row snapshots the memory as stored, not as it was read before embedding. Returns how many
@@ -445,7 +445,7 @@ def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded")
         if current:
             bulk_update_with_history(
                 current, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
-                custom_historical_attrs={"history_action": Action.EMBED},
+                default_user=actor, custom_historical_attrs={"history_action": Action.EMBED},
             )
     return len(current)
 

@@ -1,0 +1,80 @@
+"""Helpers shared by the benchmarks: a dedicated database on the app's server, Django set up against it, and
+wiping benchmark users.
+
+Benchmark data never mixes with development data: every bench works in its own database (default
+`memento_bench`) on the same PostgreSQL server the app uses (the embedded one, or DATABASE_URL's server). The app
+role owns it (the role has CREATEDB) and the `vector` extension comes from template1.
+"""
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_DATABASE = "memento_bench"
+
+
+def _server_url() -> str:
+    if "DATABASE_URL" in os.environ:
+        return os.environ["DATABASE_URL"]
+    from memento.embedded_db import database_url
+
+    return database_url(ROOT / ".memento" / "pgdata")
+
+
+def bench_database_url(name: str = BENCH_DATABASE) -> str:
+    """URL of database `name` on the app's server, created (owned by the app role) when missing."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import psycopg
+
+    base = _server_url()
+    url = urlunsplit(urlsplit(base)._replace(path=f"/{name}"))
+    with psycopg.connect(base, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return url
+
+
+def setup_django(name: str = BENCH_DATABASE, *, migrate: bool = True) -> str:
+    """Point the settings at the bench database `name` (before Django is set up), set Django up and migrate.
+    Returns the database URL."""
+    url = bench_database_url(name)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
+    import django
+
+    django.setup()
+    if migrate:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+    return url
+
+
+def wipe_users(prefix: str) -> int:
+    """Delete the bench users whose username starts with `prefix`, with all their rows. Raw deletes (this is a
+    bench database; no history rows are wanted for the wipe). Returns how many users went."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from memento import rls
+
+    User = get_user_model()
+    ids = list(User.objects.filter(username__startswith=prefix).values_list("pk", flat=True))
+    if not ids:
+        return 0
+    rls.activate(None, bypass=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        for table in ("memories_memoryevent", "memories_memoryhistory", "memories_memory"):
+            cursor.execute(f"DELETE FROM {table} WHERE owner_id = ANY(%s)", [ids])
+        User.objects.filter(pk__in=ids).delete()
+    return len(ids)
+
+
+def progress(iterable=None, **kwargs):
+    """tqdm on stderr (figures go to stdout)."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)

@@ -1,0 +1,248 @@
+"""Search latency at scale: 100k memories across 1000 users (skewed: one user holds 20k), embeddings shaped like
+real ones. Prints p50/p95/p99 of the search service (semantic and hybrid) for the heavy and a light user, with
+and without embedding the query; recall@10 of the vector search against an exact scan; and the HTTP endpoint
+(query embedding included) with 1 and 8 concurrent clients.
+
+    .venv/bin/python bench/search_latency.py [--memories 100000] [--users 1000] [--heavy 20000] [--queries 200]
+
+Targets: hybrid p95 <= 25 ms in the service for the heavy user without query embedding, at recall@10 >= 0.95;
+the HTTP endpoint p95 <= 75 ms with one client. Data lives in its own database (memento_bench_latency) and is
+reused by later runs with the same sizes.
+"""
+
+import argparse
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import progress, setup_django  # noqa: E402
+from bench.ingest import make_texts  # noqa: E402
+
+PREFIX = "bench-latency-"
+QUERIES = [
+    "what is {p} allergic to?", "where did {p} move?", "which hobby does {p} practise?", "when is the trip to {c}?",
+    "who lives in {c}?", "does {p} like {t}?", "what did {p} do in {m}?", "lessons on Tuesdays", "{t} in {c}",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def describe(samples: list[float]) -> str:
+    ms = [s * 1000 for s in samples]
+    return (f"p50 {percentile(ms, 50):6.1f} ms  p95 {percentile(ms, 95):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms"
+            f"  (n={len(ms)})")
+
+
+def realistic_vectors(provider, n: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
+    """Real embeddings of 3,000 generated sentences, then n vectors near them (a real one plus noise of the
+    size that separates paraphrases), normalised: the clustered shape of real memories, at a fraction of the
+    cost of embedding n texts."""
+    base_texts = make_texts(3000, seed=11)
+    base = np.asarray(provider.embed(base_texts), dtype=np.float32)
+    picks = rng.integers(0, len(base), size=n)
+    vectors = base[picks] + rng.normal(0, 0.035, size=(n, base.shape[1])).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"{base_texts[p]} [{i}]" for i, p in enumerate(picks)]
+    return texts, vectors
+
+
+def load(args, provider) -> None:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from memories import services
+    from memories.models import Memory
+
+    User = get_user_model()
+    heavy_name = f"{PREFIX}heavy"
+    if Memory.objects.filter(owner__username__startswith=PREFIX).count() == args.memories:
+        print(f"reusing {args.memories} memories already loaded", file=sys.stderr)
+        return
+    from bench.common import wipe_users
+
+    wipe_users(PREFIX)
+    rng = np.random.default_rng(5)
+    texts, vectors = realistic_vectors(provider, args.memories, rng)
+    users = [User.objects.create(username=heavy_name)] + [
+        User.objects.create(username=f"{PREFIX}{i:04d}") for i in range(args.users - 1)
+    ]
+    # one heavy user; the rest spread unevenly (a few hundred down to a handful each)
+    rest = args.memories - args.heavy
+    weights = np.asarray([1.0 / (i + 10) for i in range(args.users - 1)])
+    counts = np.floor(weights / weights.sum() * rest).astype(int)
+    counts[0] += rest - counts.sum()
+    owners = [users[0]] * args.heavy + [u for u, c in zip(users[1:], counts, strict=True) for _ in range(c)]
+    with connection.cursor() as cursor:  # bulk load first, index after (notes: ~10 min per 1M rows)
+        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
+    order = list(range(args.memories))
+    by_owner: dict = {}
+    for i in order:
+        by_owner.setdefault(owners[i].pk, []).append(i)
+    bar = progress(total=args.memories, desc="loading")
+    for owner in users:
+        rows = by_owner.get(owner.pk, [])
+        for start in range(0, len(rows), 1000):
+            part = rows[start : start + 1000]
+            services.memory_batch_create(
+                owner=owner, items=[{"content": texts[i], "allow_duplicate": True,
+                                     "importance": float(rng.uniform(0.2, 0.9))} for i in part],
+                vectors=[vectors[i].tolist() for i in part], reason="bench load",
+            )
+            bar.update(len(part))
+    bar.close()
+    print("building the HNSW index ...", file=sys.stderr)
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute(
+            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
+            "((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+        cursor.execute("ANALYZE memories_memory")
+
+
+def service_latency(owner, queries: list[str], vectors: list[list[float]] | None, mode: str) -> list[float]:
+    from memento import rls
+    from memories.selectors import MemoryFilters, memory_search
+
+    samples = []
+    with rls.as_user(owner.pk):  # as a request would run it
+        for i, query in enumerate(queries):
+            started = time.perf_counter()
+            memory_search(owner=owner, query=query, mode=mode, limit=10, threshold=0 if mode == "semantic" else None,
+                          filters=MemoryFilters(), query_vector=vectors[i] if vectors else None)
+            samples.append(time.perf_counter() - started)
+    return samples
+
+
+def recall_at_10(owner, queries: list[str], vectors: list[list[float]]) -> float:
+    from memento import rls
+    from memories.models import Memory
+    from memories.selectors import memory_search
+
+    rows = list(Memory.objects.filter(owner=owner, is_active=True).values_list("pk", "embedding"))
+    ids = [pk for pk, _ in rows]
+    matrix = np.asarray([e for _, e in rows], dtype=np.float32)
+    hits = []
+    with rls.as_user(owner.pk):
+        for query, vector in zip(queries, vectors, strict=True):
+            exact = {ids[i] for i in np.argsort(-(matrix @ np.asarray(vector, dtype=np.float32)))[:10]}
+            found = {r.memory.pk for r in memory_search(owner=owner, query=query, mode="semantic", limit=10,
+                                                        threshold=0, query_vector=vector).results}
+            hits.append(len(exact & found) / 10)
+    return sum(hits) / len(hits)
+
+
+def http_latency(url: str, token: str, queries: list[str], clients: int) -> list[float]:
+    import requests
+
+    samples: list[float] = []
+    lock = threading.Lock()
+
+    def run(part: list[str]) -> None:
+        session = requests.Session()
+        session.headers["Authorization"] = f"Token {token}"
+        for query in part:
+            started = time.perf_counter()
+            response = session.post(f"{url}/api/memories/search/", json={"query": query, "limit": 10}, timeout=60)
+            elapsed = time.perf_counter() - started
+            response.raise_for_status()
+            with lock:
+                samples.append(elapsed)
+
+    threads = [threading.Thread(target=run, args=(queries[i::clients],)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1000)
+    parser.add_argument("--heavy", type=int, default=20_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    database_url = setup_django("memento_bench_latency")
+    os.environ["MEMORY_LOG_READS"] = "false"
+
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from integrations.embeddings import get_provider
+
+    provider = get_provider()
+    load(args, provider)
+    User = get_user_model()
+    heavy = User.objects.get(username=f"{PREFIX}heavy")
+    light = User.objects.filter(username__startswith=PREFIX).exclude(pk=heavy.pk).order_by("-username").first()
+
+    rng = random.Random(3)
+    from bench.ingest import MONTHS, PEOPLE, PLACES, THINGS
+
+    queries = [rng.choice(QUERIES).format(p=rng.choice(PEOPLE), c=rng.choice(PLACES), t=rng.choice(THINGS),
+                                          m=rng.choice(MONTHS)) for _ in range(args.queries)]
+    vectors = provider.embed(queries)
+    print(f"\n{args.memories} memories, {args.users} users; heavy user {heavy.memories.count()} memories, "
+          f"light user {light.memories.count()}; {len(queries)} queries, limit 10, as the user (row-level security on)")
+    print("\nsearch service, query vector given (no embedding):")
+    for owner, label in ((heavy, "heavy"), (light, "light")):
+        for mode in ("semantic", "hybrid"):
+            service_latency(owner, queries[:10], vectors[:10], mode)  # warm caches
+            print(f"  {label:5} {mode:8} {describe(service_latency(owner, queries, vectors, mode))}")
+    print("\nsearch service, query embedded on each call:")
+    for owner, label in ((heavy, "heavy"), (light, "light")):
+        print(f"  {label:5} hybrid   {describe(service_latency(owner, queries, None, 'hybrid'))}")
+    print()
+    for owner, label in ((heavy, "heavy"), (light, "light")):
+        recall = recall_at_10(owner, queries, vectors)
+        print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
+
+    token = Token.objects.get_or_create(user=heavy)[0].key
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--threads", "4"],
+        cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url, "MEMORY_LOG_READS": "false"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        import requests
+
+        for _ in range(240):
+            try:
+                requests.get(f"{url}/api/schema/", timeout=2)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.25)
+        http_latency(url, token, queries[:16], 8)  # load the model in both workers
+        print("\nHTTP POST /api/memories/search/ (heavy user, hybrid, query embedding included):")
+        print(f"  1 client   {describe(http_latency(url, token, queries, 1))}")
+        started = time.perf_counter()
+        samples = http_latency(url, token, queries * 2, 8)
+        rate = len(samples) / (time.perf_counter() - started)
+        print(f"  8 clients  {describe(samples)}  throughput {rate:.0f} req/s")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

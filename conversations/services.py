@@ -1,0 +1,186 @@
+"""Writes to conversations and messages, and the extraction step that turns a message into memories."""
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from memories import services as memory_services
+from memories.models import Memory
+
+logger = logging.getLogger(__name__)
+
+CONVERSATION_FIELDS = ("title", "agent_id", "project", "status", "summary", "metadata", "ended_at")
+
+
+def _check_project(conversation: Conversation) -> None:
+    if conversation.project is not None and conversation.project.owner_id != conversation.owner_id:
+        raise ValidationError({"project": ["Unknown project."]})
+
+
+def conversation_create(*, owner, **fields: Any) -> Conversation:
+    conversation = Conversation(owner=owner, **{k: v for k, v in fields.items() if k in CONVERSATION_FIELDS})
+    _check_project(conversation)
+    with transaction.atomic():
+        conversation.full_clean()
+        conversation.save()
+    return conversation
+
+
+def conversation_update(*, conversation: Conversation, data: dict[str, Any]) -> Conversation:
+    """Change a conversation; moving it to `completed` ends it (sets ended_at, runs end-of-conversation work)."""
+    ending = data.get("status") == Conversation.Status.COMPLETED and conversation.status != data["status"]
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        for name, value in data.items():
+            if name in CONVERSATION_FIELDS:
+                setattr(locked, name, value)
+        if ending and locked.ended_at is None:
+            locked.ended_at = timezone.now()
+        _check_project(locked)
+        locked.full_clean()
+        locked.save()
+        if ending:
+            _queue_pending(locked, trigger="end")
+    return locked
+
+
+def conversation_end(*, conversation: Conversation) -> Conversation:
+    return conversation_update(conversation=conversation, data={"status": Conversation.Status.COMPLETED})
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete a conversation and its messages. Memories extracted from it stay (they are the user's knowledge);
+    they lose the link, recorded in their history, and keep the ids in `source_ref`."""
+    with transaction.atomic():
+        for memory in Memory.objects.filter(conversation=conversation).select_for_update():
+            memory_services.memory_update(
+                memory=memory, data={"conversation": None, "message": None}, reason="its conversation was deleted"
+            )
+        conversation.delete()
+
+
+def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]]) -> list[tuple[Message, bool]]:
+    """Append messages in order. A message whose `client_message_id` the conversation already has is not added
+    again (the stored one is returned with created=False). User messages are queued for memory extraction
+    according to MEMORY_EXTRACTION_TRIGGER once the transaction commits."""
+    results: list[tuple[Message, bool]] = []
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        if locked.status in (Conversation.Status.COMPLETED, Conversation.Status.ARCHIVED):
+            raise ValidationError({"conversation": [f"The conversation is {locked.status}; start a new one."]})
+        sequence = locked.messages.aggregate(top=Max("sequence"))["top"] or 0
+        for data in messages:
+            client_id = data.get("client_message_id") or ""
+            if client_id:
+                existing = locked.messages.filter(client_message_id=client_id).first()
+                if existing is not None:
+                    results.append((existing, False))
+                    continue
+            sequence += 1
+            role = data["role"]
+            message = Message(
+                conversation=locked, owner_id=locked.owner_id, role=role, content=data["content"],
+                client_message_id=client_id, metadata=data.get("metadata") or {}, sequence=sequence,
+                extraction_status=Message.Extraction.PENDING if role == Message.Role.USER
+                else Message.Extraction.SKIPPED,
+            )
+            message.full_clean()
+            message.save()
+            results.append((message, True))
+        locked.save(update_fields=["updated_at"])
+        _queue_pending(locked, trigger="message")
+    return results
+
+
+def _queue_pending(conversation: Conversation, *, trigger: str) -> None:
+    """Queue extraction of the conversation's pending messages when the configured trigger is met."""
+    configured = settings.MEMORY_EXTRACTION_TRIGGER
+    pending = list(
+        conversation.messages.filter(extraction_status=Message.Extraction.PENDING).values_list("pk", flat=True)
+    )
+    if not pending:
+        return
+    due = (
+        trigger == "end"
+        or configured == "message"
+        or (configured == "every_n" and len(pending) >= settings.MEMORY_EXTRACTION_EVERY_N)
+    )
+    if due:
+        from conversations.tasks import extract_message
+
+        for message_id in pending:
+            transaction.on_commit(lambda pk=str(message_id): extract_message.delay(pk))
+
+
+def message_extract(*, message_id) -> Message:
+    """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
+    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
+    from conversations import extraction
+    from integrations import llm
+
+    message = Message.objects.select_related("conversation", "conversation__project").get(pk=message_id)
+    if message.extraction_status != Message.Extraction.PENDING:
+        return message
+    use_llm = llm.llm_configured()
+    try:
+        if use_llm:
+            context = list(
+                message.conversation.messages.filter(sequence__lt=message.sequence)
+                .order_by("-sequence").values_list("content", flat=True)[:4]
+            )[::-1]
+            candidates = extraction.extract_llm(message.content, role=message.role, context=context)
+        else:
+            candidates = extraction.extract_local(message.content, role=message.role)
+    except llm.LLMUnavailable:
+        raise  # transient: the task retries with backoff
+    except llm.LLMError as exc:
+        return message_mark_failed(message_id=message.pk, error=str(exc))
+    conversation = message.conversation
+    with transaction.atomic():
+        locked = Message.objects.select_for_update().get(pk=message.pk)
+        if locked.extraction_status != Message.Extraction.PENDING:
+            return locked
+        memory_services.memories_reconcile(
+            owner=conversation.owner, candidates=candidates, project=conversation.project,
+            reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
+            conversation=conversation, message=locked,
+            source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
+            llm_decide=extraction.reconcile_llm if use_llm else None,
+        )
+        locked.extraction_status = Message.Extraction.DONE
+        locked.extraction_error = ""
+        locked.full_clean()
+        locked.save()
+    return locked
+
+
+def message_mark_failed(*, message_id, error: str) -> Message:
+    with transaction.atomic():
+        message = Message.objects.select_for_update().get(pk=message_id)
+        if message.extraction_status == Message.Extraction.PENDING:
+            message.extraction_status = Message.Extraction.FAILED
+            message.extraction_error = error[:2000]
+            message.save()
+    return message
+
+
+def messages_requeue_stale(*, older_than_seconds: int = 300) -> int:
+    """Queue again the extraction of messages still pending after a while (a worker died, a broker lost the
+    task): the database, not the broker, is the record of what is left to do."""
+    from conversations.tasks import extract_message
+
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    stale = list(
+        Message.objects.filter(extraction_status=Message.Extraction.PENDING, created_at__lt=cutoff)
+        .values_list("pk", flat=True)[:1000]
+    )
+    for message_id in stale:
+        extract_message.delay(str(message_id))
+    return len(stale)

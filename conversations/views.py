@@ -1,0 +1,112 @@
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations import selectors, services, tools
+from conversations.models import Conversation
+from conversations.serializers import (
+    AppendSerializer,
+    ContextQuerySerializer,
+    ConversationSerializer,
+    MessageSerializer,
+    ToolCallSerializer,
+)
+from memories.serializers import MemorySerializer
+
+
+class ConversationViewSet(viewsets.ModelViewSet):
+    """The caller's conversations and their messages. Appending user messages queues memory extraction."""
+
+    serializer_class = ConversationSerializer
+    queryset = Conversation.objects.none()  # for the schema's types only; get_queryset() scopes
+
+    def get_queryset(self):
+        return Conversation.objects.filter(owner=self.request.user).annotate(message_count=Count("messages"))
+
+    def perform_create(self, serializer):
+        serializer.instance = services.conversation_create(owner=self.request.user, **serializer.validated_data)
+
+    def perform_update(self, serializer):
+        serializer.instance = services.conversation_update(
+            conversation=serializer.instance, data=serializer.validated_data
+        )
+
+    def perform_destroy(self, instance):
+        services.conversation_delete(conversation=instance)
+
+    @extend_schema(request=None, responses=ConversationSerializer)
+    @action(detail=True, methods=["post"])
+    def end(self, request, pk=None):
+        """End the conversation: status completed, ended_at set; pending extraction runs."""
+        conversation = services.conversation_end(conversation=self.get_object())
+        return Response(self.get_serializer(self.get_queryset().get(pk=conversation.pk)).data)
+
+    @extend_schema(methods=["GET"], responses=MessageSerializer(many=True))
+    @extend_schema(methods=["POST"], request=AppendSerializer, responses=MessageSerializer(many=True))
+    @action(detail=True, methods=["get", "post"])
+    def messages(self, request, pk=None):
+        """GET lists the messages in order; POST appends one or more (a repeated client_message_id is ignored)."""
+        conversation = self.get_object()
+        if request.method == "GET":
+            page = self.paginate_queryset(conversation.messages.order_by("sequence"))
+            return self.get_paginated_response(MessageSerializer(page, many=True).data)
+        body = AppendSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        results = services.messages_append(conversation=conversation, messages=body.validated_data["messages"])
+        created = any(new for _, new in results)
+        return Response(MessageSerializer([m for m, _ in results], many=True).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(
+        parameters=[ContextQuerySerializer],
+        responses=inline_serializer("Context", {
+            "query": serializers.CharField(), "budget": serializers.IntegerField(),
+            "used_tokens": serializers.IntegerField(), "degraded": serializers.BooleanField(),
+            "text": serializers.CharField(), "memories": MemorySerializer(many=True),
+            "scores": serializers.ListField(child=serializers.FloatField()),
+        }),
+    )
+    @action(detail=True, methods=["get"])
+    def context(self, request, pk=None):
+        """What to inject into the next prompt: relevant memories within a token budget, as items and as text."""
+        params = ContextQuerySerializer(data=request.query_params.dict())
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        context = selectors.conversation_context(conversation=self.get_object(), query=data.get("query"),
+                                                 budget=data.get("budget"), limit=data["limit"])
+        return Response({
+            "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
+            "degraded": context.degraded, "text": context.text,
+            "memories": MemorySerializer([i.memory for i in context.items], many=True,
+                                         context=self.get_serializer_context()).data,
+            "scores": [i.score for i in context.items],
+        })
+
+
+class ToolListView(APIView):
+    """OpenAI function-calling definitions of the memory tools."""
+
+    @extend_schema(responses=inline_serializer("Tools", {"tools": serializers.ListField()}))
+    def get(self, request):
+        return Response({"tools": tools.TOOLS})
+
+
+class ToolCallView(APIView):
+    """Run a model's tool call (name + arguments, as the model produced them) for the authenticated user."""
+
+    @extend_schema(request=ToolCallSerializer, responses=inline_serializer("ToolResult", {
+        "success": serializers.BooleanField(), "memoryId": serializers.CharField(required=False),
+        "message": serializers.CharField(required=False), "results": serializers.ListField(required=False),
+    }))
+    def post(self, request):
+        body = ToolCallSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = tools.tool_call(user=request.user, **body.validated_data)
+        except ValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        return Response(result)

@@ -1,0 +1,251 @@
+"""Reads of documents and chunks that take more than one step: derived memories and chunk search.
+
+Chunk search answers in the same modes as memory search and with the same scope rule (seed 004):
+
+- semantic: cosine similarity of the query's embedding to each chunk's (the half-precision HNSW index, ordered by
+  the indexed expression); only chunks at or above `threshold` (default CHUNK_THRESHOLD) come back. A short
+  query against a 254-word-piece passage scores lower than against a one-sentence memory, hence a lower default
+  than memory search's 0.7.
+- keyword: BM25 over the stored tsvector (term frequencies from the vector's positions), as a share of the
+  query's total IDF; any query word may match.
+- hybrid: the nearest vectors and the best full-text matches, fused: SEMANTIC_WEIGHT x calibrated cosine +
+  (1 - SEMANTIC_WEIGHT) x BM25 share. A `threshold` here (and in keyword mode) is a minimum score.
+
+Scope: no project -> chunks of documents without a project; a project -> those plus the project's documents;
+`all_projects` -> every document. Every statement names `owner_id` itself (row-level security is the second
+layer). When the embedding provider fails, semantic and hybrid answer from full text with `degraded=True`.
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+from django.db import connection, transaction
+from django.db.models import Q
+from pgvector import HalfVector
+
+from documents.models import Chunk, Document
+from memories.models import EMBEDDING_DIMENSIONS, Memory
+
+logger = logging.getLogger(__name__)
+
+SEARCH_MODES = ("semantic", "keyword", "hybrid")
+MAX_LIMIT = 200
+CANDIDATES = 200  # per signal
+HNSW_EF_SEARCH = 200
+MAX_QUERY_LEXEMES = 32
+CHUNK_THRESHOLD = 0.3  # semantic mode: minimum cosine similarity of query and passage
+SEMANTIC_WEIGHT = 0.5
+SEMANTIC_FLOOR, SEMANTIC_CEILING = 0.1, 0.6  # query-to-passage cosines: ~0.1 unrelated, ~0.6 on topic
+BM25_K1, BM25_B = 1.2, 0.75
+VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
+
+
+class ScoredChunk(NamedTuple):
+    chunk: Chunk
+    score: float
+    parts: dict[str, float]  # what the score is made of; they add up to it
+
+
+class ChunkResults(list):
+    """The scored chunks, best first (a list of ScoredChunk), with the mode asked for and whether the answer
+    was degraded to full text."""
+
+    def __init__(self, items=(), *, mode: str = "hybrid", degraded: bool = False):
+        super().__init__(items)
+        self.mode = mode
+        self.degraded = degraded
+
+
+@dataclass(frozen=True)
+class ChunkFilters:
+    project: object | None = None  # a Project
+    all_projects: bool = False
+    document: object | None = None  # a Document or its id
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+
+def chunk_queryset(*, owner, filters: ChunkFilters = ChunkFilters()):
+    qs = Chunk.objects.filter(owner=owner)
+    if not filters.all_projects:
+        if filters.project is None:
+            qs = qs.filter(document__project__isnull=True)
+        else:
+            qs = qs.filter(Q(document__project__isnull=True) | Q(document__project=filters.project))
+    if filters.document is not None:
+        qs = qs.filter(document_id=getattr(filters.document, "pk", filters.document))
+    if filters.created_after is not None:
+        qs = qs.filter(created_at__gte=filters.created_after)
+    if filters.created_before is not None:
+        qs = qs.filter(created_at__lt=filters.created_before)
+    return qs
+
+
+def document_chunks(*, document: Document):
+    """The document's chunks in order (vectors not loaded)."""
+    return Chunk.objects.filter(document=document, owner_id=document.owner_id).defer(
+        "embedding", "search_vector").order_by("chunk_index")
+
+
+def document_memories(*, document: Document):
+    """Live memories derived from the document (source_ref names it), in the order of the chunks they came
+    from."""
+    return (Memory.objects.owned_by(document.owner_id).filter(source_ref__document_id=str(document.pk),
+                                                              is_active=True)
+            .select_related("project").order_by("source_ref__chunk_index", "created_at", "pk"))
+
+
+def _lexemes(cursor, query: str) -> list[str]:
+    if not query.strip():
+        return []
+    cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]", [query])
+    return [row[0] for row in cursor.fetchall()][:MAX_QUERY_LEXEMES]
+
+
+def _tsquery(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _calibrated(similarity: float | None) -> float:
+    if similarity is None:
+        return 0.0
+    return min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR)))
+
+
+def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[tuple[uuid.UUID, float | None, float]]:
+    """(chunk id, cosine or None, BM25 share) for the k nearest chunks and the k best full-text matches."""
+    rows_sql, rows_params = base.order_by().values("id", "owner_id", "embedding", "search_vector").query \
+        .sql_with_params()
+    rows_sql = f"({rows_sql})"
+    ctes, params, sources = [], [], []
+    if vector is not None:
+        vector_text = HalfVector(vector).to_text()
+        ctes.append(
+            f"sem AS MATERIALIZED (SELECT c.id FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.embedding IS NOT "
+            f"NULL ORDER BY c.embedding::{VECTOR} <=> %s::{VECTOR} LIMIT %s)"
+        )
+        params += [*rows_params, owner_id, vector_text, k]
+        sources.append("SELECT id FROM sem")
+    if lexemes:
+        any_word = " | ".join(_tsquery(lexeme) for lexeme in lexemes)
+        ctes.append(
+            f"kwm AS MATERIALIZED (SELECT c.id, c.search_vector AS v, length(c.search_vector) AS dl "
+            f"FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.search_vector @@ %s::tsquery)"
+        )
+        params += [*rows_params, owner_id, any_word]
+        counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery) AS n{i}" for i in range(len(lexemes)))
+        ctes.append(
+            f"stats AS (SELECT {counts}, greatest(avg(dl), 1) AS avgdl, "
+            f"(SELECT count(*) FROM documents_chunk WHERE owner_id = %s) AS total FROM kwm)"
+        )
+        params += [_tsquery(lexeme) for lexeme in lexemes] + [owner_id]
+        idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
+        norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * x.dl / s.avgdl)"
+        terms = []
+        for i in range(len(lexemes)):
+            tf = ("(SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(x.v) AS u "
+                  "WHERE u.lexeme = %s)")
+            terms.append(f"(SELECT {idf[i]} * t.tf * {BM25_K1 + 1} / (t.tf + {norm}) FROM (SELECT {tf} AS tf) AS t)")
+            params.append(lexemes[i])
+        ctes.append(
+            f"kw AS MATERIALIZED (SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
+            f"FROM kwm AS x, stats AS s ORDER BY score DESC LIMIT %s)"
+        )
+        params.append(k)
+        sources.append("SELECT id FROM kw")
+    if not sources:
+        return []
+    similarity = f"1 - (c.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    keyword = "coalesce(kw.score, 0)" if lexemes else "0::float"
+    join_kw = "LEFT JOIN kw ON kw.id = c.id" if lexemes else ""
+    sql = (
+        f"WITH {', '.join(ctes)}, cand AS ({' UNION '.join(sources)}) "
+        f"SELECT c.id, {similarity}, {keyword} FROM cand JOIN documents_chunk AS c ON c.id = cand.id {join_kw} "
+        f"WHERE c.owner_id = %s"
+    )
+    if vector is not None:
+        params.append(vector_text)
+    params.append(owner_id)
+    cursor.execute(sql, params)
+    return [(row[0], row[1], float(row[2] or 0.0)) for row in cursor.fetchall()]
+
+
+def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, threshold: float | None = None,
+                 project=None, all_projects: bool = False, document=None, created_after=None, created_before=None,
+                 query_vector: list[float] | None = None) -> ChunkResults:
+    """Search `owner`'s document chunks; returns ScoredChunk(chunk, score, parts) best first (see the module
+    docstring for modes, scores and scope)."""
+    from integrations import embeddings
+
+    if mode not in SEARCH_MODES:
+        raise ValueError(f"mode must be one of {SEARCH_MODES}, not {mode!r}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
+    degraded = False
+    vector = None
+    if mode != "keyword" and query.strip():
+        if query_vector is not None:
+            vector = list(query_vector)
+        else:
+            try:
+                vector = embeddings.embed_text(query)
+            except embeddings.EmbeddingError:
+                logger.warning("embedding provider unavailable; chunk search answered from full text", exc_info=True)
+                degraded = True
+    if mode == "semantic" and vector is None and not degraded:
+        return ChunkResults(mode=mode)
+    use_keyword = mode != "semantic" or degraded
+    owner_id = getattr(owner, "pk", owner)
+    filters = ChunkFilters(project=project, all_projects=all_projects, document=document,
+                           created_after=created_after, created_before=created_before)
+    base = chunk_queryset(owner=owner_id, filters=filters)
+    with transaction.atomic(), connection.cursor() as cursor:
+        lexemes = _lexemes(cursor, query) if use_keyword else []
+        if vector is not None:
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true)", [str(HNSW_EF_SEARCH)],
+            )
+        found = _candidates(cursor, base, owner_id, vector, lexemes, max(CANDIDATES, limit))
+
+    scored = []
+    for chunk_id, similarity, keyword in found:
+        if mode == "semantic" and not degraded:
+            floor = CHUNK_THRESHOLD if threshold is None else threshold
+            if similarity is None or similarity < floor - 1e-9:
+                continue
+            parts = {"semantic": similarity}
+        elif mode == "keyword" or vector is None:
+            if keyword <= 0:
+                continue
+            parts = {"keyword": keyword}
+        else:
+            parts = {"semantic": SEMANTIC_WEIGHT * _calibrated(similarity), "keyword": (1 - SEMANTIC_WEIGHT) * keyword}
+            if parts["semantic"] <= 0 and parts["keyword"] <= 0:
+                continue
+        score = sum(parts.values())
+        if threshold is not None and (mode != "semantic" or degraded) and score < threshold:
+            continue
+        scored.append((chunk_id, score, parts))
+    scored.sort(key=lambda item: (-item[1], str(item[0])))
+    scored = scored[:limit]
+    chunks = (Chunk.objects.filter(owner_id=owner_id).select_related("document").defer("embedding")
+              .in_bulk([chunk_id for chunk_id, _, _ in scored]))
+    return ChunkResults(
+        [ScoredChunk(chunks[chunk_id], score, parts) for chunk_id, score, parts in scored if chunk_id in chunks],
+        mode=mode, degraded=degraded,
+    )
+
+
+def chunks_for_memory_search(*, owner, query: str, mode: str, limit: int, threshold: float | None, filters,
+                             query_vector: list[float] | None = None) -> ChunkResults:
+    """Chunks to return beside memories (`include_chunks=true`): same query, mode, limit and scope as the memory
+    search's `filters` (a memories.selectors.MemoryFilters); an explicit threshold applies to both."""
+    return chunk_search(
+        owner=owner, query=query, mode=mode, limit=limit, threshold=threshold, project=filters.project,
+        all_projects=filters.all_projects, created_after=filters.created_after,
+        created_before=filters.created_before, query_vector=query_vector,
+    )

@@ -1,0 +1,452 @@
+"""Writes to documents and chunks, and the processing pipeline: parse -> chunk -> embed -> extract memories.
+
+Processing runs in steps that each commit, so that a worker killed at any point leaves a document that the next
+attempt finishes with the same result as a clean run:
+
+1. parse + chunk (no transaction), then one transaction: retire what an earlier run derived (old chunks, memories
+   derived only from this document), insert every chunk (no embedding yet), set `chunks_total`.
+2. in chunk order, embed and extract outside any transaction (DOCUMENT_EMBED_BATCH_SIZE chunks per embedding
+   call; the next call runs in a thread while the current chunks are written), then one transaction per
+   DOCUMENT_BATCH_SIZE chunks: store their embeddings, fold their candidates into memories (`memories_reconcile`:
+   ADD / NOOP) and set `chunks_done`. A chunk with an embedding is done: its memories were written with it, so a
+   retry skips it.
+3. one transaction: status `completed`, `processed_at`.
+
+A document that cannot be read (damaged, encrypted, no text) ends `failed` with a reason for people; nothing else
+changes. Memory writes go through the memories services only.
+"""
+
+import inspect
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+
+from documents import chunking, parsing
+from documents.extraction import extract_document, slug
+from documents.models import Chunk, Document
+from integrations import embeddings
+from memories import services as memory_services
+from memories.models import Memory
+
+logger = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+# Memory history reasons are at most 100 characters; reconciliation appends ": NOOP (already known (cosine
+# 0.97))" (38) to ours, so ours stay within 60. Each names the document's id (erasure looks for it).
+REASON_MAX = 100
+
+
+def max_bytes() -> int:
+    return int(getattr(settings, "DOCUMENT_MAX_BYTES", 20 * MiB))
+
+
+def batch_size() -> int:
+    return max(1, int(getattr(settings, "DOCUMENT_BATCH_SIZE", 32)))
+
+
+def embed_batch_size() -> int:
+    """Chunks embedded per call (several commit batches): bigger calls use the model better."""
+    return max(batch_size(), int(getattr(settings, "DOCUMENT_EMBED_BATCH_SIZE", 256)))
+
+
+def memories_per_chunk() -> int:
+    return max(0, int(getattr(settings, "DOCUMENT_MEMORIES_PER_CHUNK", 5)))
+
+
+class FileTooLarge(Exception):
+    """The upload is over DOCUMENT_MAX_BYTES (HTTP 413)."""
+
+
+UnsupportedFileType = parsing.UnsupportedFileType  # HTTP 415
+
+
+def _size(n: int) -> str:
+    if n >= MiB:
+        return f"{n / MiB:.1f} MB".replace(".0 MB", " MB")
+    return f"{n / 1024:.1f} KB".replace(".0 KB", " KB") if n >= 1024 else f"{n} bytes"
+
+
+def check_size(size: int | None) -> None:
+    """Empty -> ValidationError (400); over the limit -> FileTooLarge (413)."""
+    if not size:
+        raise ValidationError({"file": ["The file is empty."]})
+    if size > max_bytes():
+        raise FileTooLarge(f"The file is {_size(size)}; the limit is {_size(max_bytes())}.")
+
+
+# --- upload, reprocess, delete --------------------------------------------------------------------------------
+
+
+def _queue(document_id) -> None:
+    from documents.tasks import process_document
+
+    transaction.on_commit(lambda pk=str(document_id): process_document.delay(pk))
+
+
+def document_upload(*, owner, file, project=None, title: str = "") -> Document:
+    """Store an uploaded file under a generated name and queue its processing. Checks, in order: size (empty:
+    400, over DOCUMENT_MAX_BYTES: 413), project ownership, kind by extension and content (415)."""
+    check_size(getattr(file, "size", None))
+    if project is not None and project.owner_id != owner.pk:
+        raise ValidationError({"project": ["Unknown project."]})
+    filename = parsing.sanitize_filename(getattr(file, "name", "") or "")
+    kind = parsing.detect_kind(filename, file)
+    document = Document(
+        owner=owner, project=project, title=(title or "").strip()[:300], filename=filename,
+        content_type=parsing.MIME_TYPES[kind], file_size=file.size,
+    )
+    file.seek(0)
+    document.file.save(f"upload.{parsing.STORED_SUFFIX[kind]}", file, save=False)
+    try:
+        with transaction.atomic():
+            document.full_clean()
+            document.save()
+            _queue(document.pk)
+    except Exception:
+        default_storage.delete(document.file.name)
+        raise
+    return document
+
+
+def document_reprocess(*, document: Document) -> Document:
+    """Start over: the chunks go now; the memories derived from the old chunks are retired when the new chunks
+    are written (one transaction), so reprocessing never leaves duplicates."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        Chunk.objects.filter(document=locked).delete()
+        locked.processing_status = Document.Status.PENDING
+        locked.chunks_total = locked.chunks_done = 0
+        locked.processed_at = None
+        locked.error_message = ""
+        locked.page_count = locked.word_count = None
+        locked.save()
+        _queue(locked.pk)
+    return locked
+
+
+def document_delete(*, document: Document, actor=None) -> None:
+    """Delete a document, its chunks and its file. Memories derived only from it are soft-deleted, with the
+    reason in their history; a derived memory another source has since confirmed stays (its source_ref records
+    that the document is gone)."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None:
+            return
+        _retire_derived(locked, reason=_reason(f"document {locked.pk} deleted", str(locked)), actor=actor,
+                        keep_confirmed_note=True)
+        name = locked.file.name
+        locked.delete()
+        if name:
+            transaction.on_commit(lambda: default_storage.delete(name))
+
+
+def _reason(text: str, name: str, limit: int = REASON_MAX) -> str:
+    """`text (name)`, the name shortened to fit the history's reason column."""
+    room = limit - len(text) - 3
+    if room < 4:
+        return text[:limit]
+    return f"{text} ({name if len(name) <= room else name[: room - 1] + '…'})"
+
+
+def derived_memories(document: Document):
+    """The live memories derived from the document (source_ref names it)."""
+    return Memory.objects.owned_by(document.owner_id).filter(
+        source_ref__document_id=str(document.pk), is_active=True
+    )
+
+
+def _retire_derived(document: Document, *, reason: str, actor=None, keep_confirmed_note: bool = False) -> int:
+    """Soft-delete the live memories derived only from `document`. A memory that a later extraction from another
+    source found again (a NOOP in its history whose reason does not name this document) is kept."""
+    memories = list(derived_memories(document).select_for_update().order_by("created_at", "pk"))
+    if not memories:
+        return 0
+    confirmed = set(
+        Memory.history.filter(id__in=[m.pk for m in memories], history_change_reason__contains=": NOOP (")
+        .exclude(history_change_reason__contains=str(document.pk)).values_list("id", flat=True)
+    )
+    retired = 0
+    for memory in memories:
+        if memory.pk in confirmed:
+            if keep_confirmed_note:
+                ref = {k: v for k, v in memory.source_ref.items() if k not in ("chunk_id", "chunk_index")}
+                memory_services.memory_update(
+                    memory=memory, data={"source_ref": {**ref, "document_deleted": True}}, actor=actor,
+                    reason=f"document {document.pk} deleted; kept: confirmed elsewhere",
+                )
+            continue
+        memory_services.memory_soft_delete(memory=memory, actor=actor, reason=reason)
+        retired += 1
+    return retired
+
+
+# --- processing -----------------------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """The document was deleted or reprocessed while this run worked on it: stop quietly."""
+
+
+def document_mark_failed(*, document_id, error: str) -> Document | None:
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None:
+            return None
+        if document.processing_status in (Document.Status.PENDING, Document.Status.PROCESSING):
+            document.processing_status = Document.Status.FAILED
+            document.error_message = error[:2000]
+            document.processed_at = timezone.now()
+            document.save()
+    return document
+
+
+def _start(document_id) -> Document | None:
+    with transaction.atomic():
+        document = (Document.objects.select_for_update(of=("self",)).select_related("owner", "project")
+                    .filter(pk=document_id).first())
+        if document is None or document.processing_status not in (Document.Status.PENDING,
+                                                                  Document.Status.PROCESSING):
+            return None
+        if document.processing_status != Document.Status.PROCESSING:
+            document.processing_status = Document.Status.PROCESSING
+            document.save(update_fields=["processing_status", "updated_at"])
+    return document
+
+
+def _chunks_ready(document: Document) -> bool:
+    return document.chunks_total > 0 and Chunk.objects.filter(document=document).count() == document.chunks_total
+
+
+def read_file(document: Document) -> bytes:
+    try:
+        with document.file.open("rb") as handle:
+            return handle.read()
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise parsing.ParseError("The stored file is missing; upload the document again.") from exc
+
+
+def kind_of(document: Document) -> str:
+    by_mime = {mime: kind for kind, mime in parsing.MIME_TYPES.items()}
+    kind = by_mime.get(document.content_type)
+    if kind is None:
+        with document.file.open("rb") as handle:
+            kind = parsing.detect_kind(document.filename, handle)
+    return kind
+
+
+def _store_chunks(document: Document, parsed: parsing.ParsedDocument, specs: list[chunking.ChunkSpec]) -> Document:
+    """Step 1's transaction. Another run that stored chunks meanwhile wins (its chunks are the same)."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        if _chunks_ready(locked):
+            return locked
+        _retire_derived(locked, reason=f"document {locked.pk} processed again")
+        Chunk.objects.filter(document=locked).delete()
+        Chunk.objects.bulk_create([
+            Chunk(document=locked, owner_id=locked.owner_id, content=spec.content, chunk_index=index,
+                  page_number=spec.page_number, metadata=spec.metadata, token_count=spec.token_count)
+            for index, spec in enumerate(specs)
+        ], batch_size=500)
+        locked.chunks_total = len(specs)
+        locked.chunks_done = 0
+        locked.page_count = parsed.page_count
+        locked.word_count = parsed.word_count
+        if not locked.title and parsed.title:
+            locked.title = parsed.title[:300]
+        locked.save()
+    return locked
+
+
+def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
+    """What to remember from one chunk: the document rules (decisions, dates, people, requirements) and the
+    conversation extractor (first-person statements), at most DOCUMENT_MEMORIES_PER_CHUNK, without the overlap
+    the chunk repeats from the previous one. Project scope when the document belongs to a project; no update
+    slots (a document adds or confirms, it never supersedes: deleting it undoes it cleanly)."""
+    from conversations import extraction
+
+    limit = memories_per_chunk()
+    if limit == 0:
+        return []
+    text = chunk.content[int(chunk.metadata.get("overlap_chars") or 0):]
+    section = chunk.metadata.get("section_title") or ""
+    found: list = list(extract_document(text, section_title=section, limit=limit))
+    if use_llm:
+        context = [f"This text is a passage of the document {str(document)!r}"
+                   + (f", section {section!r}" if section else "") + "."]
+        found += extraction.extract_llm(text, role="user", context=context)
+    else:
+        found += extraction.extract_local(text, role="user")
+    scope = "project" if document.project_id else "user"
+    section_tag = slug(section)
+    out, seen = [], set()
+    for candidate in found:
+        key = re.sub(r"\W+", " ", candidate.content.lower()).strip()
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        tags = list(dict.fromkeys([*candidate.tags, *([section_tag] if section_tag else []), "document"]))
+        out.append(extraction.Candidate(
+            content=candidate.content, category=candidate.category or "fact", subject=candidate.subject or "",
+            attribute="", tags=tags[:10], entities=dict(candidate.entities or {}),
+            importance=float(candidate.importance), scope=scope, explicit=False,
+        ))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _reconcile_takes_vectors() -> bool:
+    return "vectors" in inspect.signature(memory_services.memories_reconcile).parameters
+
+
+def _prepare(document: Document, chunks: list[Chunk], use_llm: bool):
+    """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
+    chunks' vectors and (when `memories_reconcile` accepts them) the candidates' vectors."""
+    candidates = [_candidates(document, chunk, use_llm) for chunk in chunks]
+    texts = [chunk.content for chunk in chunks]
+    extra = [c.content for found in candidates for c in found] if _reconcile_takes_vectors() else []
+    vectors = embeddings.embed_texts(texts + extra)
+    rest = iter(vectors[len(texts):])
+    candidate_vectors = [[next(rest) for _ in found] if extra else None for found in candidates]
+    return vectors[: len(texts)], candidates, candidate_vectors
+
+
+def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, candidate_vectors) -> int:
+    """Step 2's transaction for one batch; returns chunks_done."""
+    with transaction.atomic():
+        locked = (Document.objects.select_for_update(of=("self",)).select_related("owner", "project")
+                  .filter(pk=document.pk).first())
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        ids = [chunk.pk for chunk in chunks]
+        rows = {c.pk: c for c in Chunk.objects.select_for_update().filter(document=locked, pk__in=ids)
+                .only("pk", "chunk_index", "embedding")}
+        if len(rows) != len(ids):
+            raise _Stop  # the chunks were replaced
+        pending = [
+            (chunk, vector, list(zip(found, found_vectors or [None] * len(found), strict=True)))
+            for chunk, vector, found, found_vectors in zip(chunks, vectors, candidates, candidate_vectors, strict=True)
+            if rows[chunk.pk].embedding is None
+        ]
+        for chunk, vector, _ in pending:
+            chunk.embedding, chunk.embedding_model = vector, settings.EMBEDDING_MODEL
+        Chunk.objects.bulk_update([chunk for chunk, _, _ in pending], ["embedding", "embedding_model"])
+        # a statement the document already made (a repeated sentence) is not news: only its first mention is
+        # reconciled
+        said = set(derived_memories(locked).filter(
+            content__in=[c.content for _, _, found in pending for c, _ in found]).values_list("content", flat=True))
+        for chunk, _, found in pending:
+            found = [(c, v) for c, v in found if c.content not in said]
+            said.update(c.content for c, _ in found)
+            if not found:
+                continue
+            extra = {"vectors": [v for _, v in found]} if found[0][1] is not None else {}
+            memory_services.memories_reconcile(
+                owner=locked.owner, candidates=[c for c, _ in found], project=locked.project,
+                reason=f"document {locked.pk} chunk {chunk.chunk_index}",
+                source_ref={"document_id": str(locked.pk), "chunk_id": str(chunk.pk),
+                            "chunk_index": chunk.chunk_index},
+                source=Memory.Source.DOCUMENT, **extra,
+            )
+        locked.chunks_done = Chunk.objects.filter(document=locked, embedding__isnull=False).count()
+        locked.save(update_fields=["chunks_done", "updated_at"])
+        return locked.chunks_done
+
+
+def _next_batch(document: Document, after: int, limit: int) -> list[Chunk]:
+    return list(
+        Chunk.objects.filter(document=document, embedding__isnull=True, chunk_index__gt=after)
+        .defer("embedding", "search_vector").order_by("chunk_index")[:limit]
+    )
+
+
+def _finish(document: Document) -> Document:
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        if not _chunks_ready(locked) or Chunk.objects.filter(document=locked, embedding__isnull=True).exists():
+            raise _Stop  # not ours to finish (replaced meanwhile)
+        locked.processing_status = Document.Status.COMPLETED
+        locked.chunks_done = locked.chunks_total
+        locked.processed_at = timezone.now()
+        locked.error_message = ""
+        locked.save()
+    return locked
+
+
+def document_process(*, document_id) -> Document | None:
+    """Run (or resume) the pipeline for one document; see the module docstring. Returns the document as it
+    stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM endpoint, database)
+    propagate for the task to retry; an unreadable file marks the document failed."""
+    from integrations import llm
+
+    document = _start(document_id)
+    if document is None:
+        return Document.objects.filter(pk=document_id).first()
+    try:
+        if not _chunks_ready(document):
+            try:
+                parsed = parsing.parse(read_file(document), kind_of(document))
+            except parsing.UnsupportedFileType as exc:
+                raise parsing.ParseError(str(exc)) from exc
+            specs = chunking.chunk_blocks(parsed.blocks)
+            if not specs:
+                raise parsing.ParseError("The file contains no text to index.")
+            document = _store_chunks(document, parsed, specs)
+        use_llm = llm.llm_configured()
+        size = batch_size()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            group = _next_batch(document, -1, size)  # a small first call: progress shows early
+            future = pool.submit(_prepare, document, group, use_llm) if group else None
+            while group:
+                vectors, candidates, candidate_vectors = future.result()
+                following = _next_batch(document, group[-1].chunk_index, embed_batch_size())
+                future = pool.submit(_prepare, document, following, use_llm) if following else None
+                try:
+                    for start in range(0, len(group), size):
+                        part = slice(start, start + size)
+                        _store_batch(document, group[part], vectors[part], candidates[part],
+                                     candidate_vectors[part])
+                        batch_done(document, group[part])
+                except BaseException:
+                    if future is not None:
+                        future.cancel()
+                    raise
+                group = following
+        return _finish(document)
+    except parsing.ParseError as exc:
+        return document_mark_failed(document_id=document.pk, error=str(exc))
+    except _Stop:
+        return Document.objects.filter(pk=document.pk).first()
+
+
+def batch_done(document: Document, chunks: list[Chunk]) -> None:
+    """Called after each committed batch (a seam for tests and progress hooks)."""
+
+
+def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
+    """Queue again documents still pending or processing after a while without progress (a worker was killed,
+    the broker lost the task): the database, not the broker, records what is left to do."""
+    from documents.tasks import process_document
+
+    seconds = older_than_seconds if older_than_seconds is not None else int(
+        getattr(settings, "DOCUMENT_STALE_SECONDS", 600))
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    stale = list(
+        Document.objects.filter(
+            processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING], updated_at__lt=cutoff
+        ).values_list("pk", flat=True)[:1000]
+    )
+    for document_id in stale:
+        process_document.delay(str(document_id))
+    return len(stale)

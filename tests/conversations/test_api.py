@@ -1,0 +1,209 @@
+"""Conversations, messages, extraction on append (tasks run eagerly here; tests/conversations/test_pipeline.py
+uses a real worker), the context endpoint and the agent tools."""
+
+import json
+
+import pytest
+
+from conversations.models import Message
+from memento.celery import app as celery_app
+from memories import services as memory_services
+from memories.models import Memory
+from tests.factories import ConversationFactory, ProjectFactory
+
+
+@pytest.fixture
+def eager(settings):
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+def post(api, url, body):
+    return api.post(url, body, format="json")
+
+
+def test_conversation_crud_and_end(api):
+    created = post(api, "/api/conversations/", {"title": "Trip to Japan", "agent_id": "travel-bot"})
+    assert created.status_code == 201
+    cid = created.json()["id"]
+    assert created.json()["status"] == "active"
+    assert api.patch(f"/api/conversations/{cid}/", {"summary": "planning"}, format="json").status_code == 200
+    ended = post(api, f"/api/conversations/{cid}/end/", {})
+    assert ended.status_code == 200
+    assert ended.json()["status"] == "completed" and ended.json()["ended_at"]
+    refused = post(api, f"/api/conversations/{cid}/messages/", {"messages": [{"role": "user", "content": "hi"}]})
+    assert refused.status_code == 400
+    assert api.delete(f"/api/conversations/{cid}/").status_code == 204
+
+
+def test_another_users_conversation_is_a_404(api, other_user):
+    theirs = ConversationFactory(owner=other_user)
+    assert api.get(f"/api/conversations/{theirs.pk}/").status_code == 404
+    assert api.get(f"/api/conversations/{theirs.pk}/messages/").status_code == 404
+    assert post(api, f"/api/conversations/{theirs.pk}/messages/",
+                {"messages": [{"role": "user", "content": "x"}]}).status_code == 404
+    assert api.get(f"/api/conversations/{theirs.pk}/context/").status_code == 404
+    assert api.get("/api/conversations/").json()["count"] == 0
+    project = ProjectFactory(owner=other_user)
+    assert post(api, "/api/conversations/", {"project": project.pk}).status_code == 400
+
+
+def test_append_is_ordered_and_idempotent_by_client_id(api, user):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    url = f"/api/conversations/{cid}/messages/"
+    first = post(api, url, {"messages": [
+        {"role": "user", "content": "Hello there", "client_message_id": "m1"},
+        {"role": "assistant", "content": "Hi! How can I help?", "client_message_id": "m2"},
+    ]})
+    assert first.status_code == 201
+    assert [m["sequence"] for m in first.json()] == [1, 2]
+    assert [m["extraction_status"] for m in first.json()] == ["pending", "skipped"]
+    again = post(api, url, {"messages": [{"role": "user", "content": "Hello there", "client_message_id": "m1"}]})
+    assert again.status_code == 200
+    assert again.json()[0]["id"] == first.json()[0]["id"]
+    assert Message.objects.filter(conversation_id=cid).count() == 2
+    listed = api.get(url).json()["results"]
+    assert [m["sequence"] for m in listed] == [1, 2]
+
+
+@pytest.mark.parametrize("body", [
+    {"messages": []},
+    {"messages": [{"role": "robot", "content": "x"}]},
+    {"messages": [{"role": "user"}]},
+    {"messages": [{"role": "user", "content": "x", "colour": "red"}]},
+    {"message": "hi"},
+])
+def test_bad_messages_are_400(api, body):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    assert post(api, f"/api/conversations/{cid}/messages/", body).status_code == 400
+    assert not Message.objects.exists()
+
+
+def test_user_messages_become_memories_with_provenance(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {"title": "chat"}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "user", "content": "I'm allergic to peanuts."},
+            {"role": "assistant", "content": "Noted, I will avoid peanuts."},
+            {"role": "user", "content": "What's the weather like?"},
+        ]})
+    assert response.status_code == 201
+    messages = {m.sequence: m for m in Message.objects.filter(conversation_id=cid)}
+    assert messages[1].extraction_status == "done"
+    assert messages[3].extraction_status == "done"
+    memory = Memory.objects.get(owner=user)
+    assert "peanut" in memory.content.lower()
+    assert memory.conversation_id is not None and memory.message_id == messages[1].pk
+    assert memory.source_ref["message_id"] == str(messages[1].pk)
+    record = memory.history.get()
+    assert f"extracted from message {messages[1].pk}" in record.history_change_reason
+    assert "ADD" in record.history_change_reason
+    listed = api.get(f"/api/conversations/{cid}/messages/").json()["results"]
+    assert listed[0]["memories"] == [str(memory.pk)]
+
+
+def test_extraction_reconciles_add_update_noop(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+
+    def say(text):
+        with django_capture_on_commit_callbacks(execute=True):
+            post(api, f"/api/conversations/{cid}/messages/", {"messages": [{"role": "user", "content": text}]})
+
+    say("I live in Paris.")
+    paris = Memory.objects.get(owner=user)
+    say("I live in Paris.")
+    assert Memory.objects.filter(owner=user).count() == 1  # NOOP
+    paris.refresh_from_db()
+    assert "NOOP" in paris.history.order_by("-history_date").first().history_change_reason
+    say("I moved to Berlin last month.")
+    berlin = Memory.objects.get(owner=user, superseded_by__isnull=True, is_active=True)
+    paris.refresh_from_db()
+    assert "Berlin" in berlin.content and berlin.supersedes_id == paris.pk
+    assert paris.superseded_by_id == berlin.pk
+    assert "UPDATE" in berlin.history.first().history_change_reason
+
+
+def test_rerunning_extraction_creates_nothing_new(user, eager):
+    from conversations import services
+    from conversations.tasks import extract_message
+
+    conversation = ConversationFactory(owner=user)
+    [(message, _)] = services.messages_append(conversation=conversation,
+                                              messages=[{"role": "user", "content": "I speak Portuguese."}])
+    extract_message.delay(str(message.pk))
+    count = Memory.objects.count()
+    assert count == 1
+    extract_message.delay(str(message.pk))
+    Message.objects.filter(pk=message.pk)  # still done
+    assert Memory.objects.count() == count
+
+
+def test_context_respects_the_budget(api, user):
+    for text in ["Is allergic to peanuts", "Prefers vegetarian restaurants", "Lives in Lisbon",
+                 "Daughter Emma starts school in May", "Works as a nurse on night shifts"]:
+        memory_services.memory_create(owner=user, content=text)
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    big = api.get(f"/api/conversations/{cid}/context/", {"query": "what food should I cook for dinner?"}).json()
+    assert big["memories"] and big["text"].startswith("Relevant memories")
+    assert any("peanut" in m["content"] for m in big["memories"])
+    assert big["used_tokens"] <= big["budget"]
+    small = api.get(f"/api/conversations/{cid}/context/", {"query": "food for dinner", "budget": 20}).json()
+    assert small["used_tokens"] <= 20
+    assert len(small["memories"]) < len(big["memories"])
+    assert api.get(f"/api/conversations/{cid}/context/", {"budget": 3}).status_code == 400
+
+
+def test_context_defaults_to_the_latest_user_message(api, user, eager, django_capture_on_commit_callbacks):
+    memory_services.memory_create(owner=user, content="Is allergic to peanuts")
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "content": "Can you suggest a snack with nuts?"}]})
+    context = api.get(f"/api/conversations/{cid}/context/").json()
+    assert context["query"] == "Can you suggest a snack with nuts?"
+    assert "peanuts" in context["text"]
+
+
+def test_tool_definitions(api):
+    tools = api.get("/api/tools/").json()["tools"]
+    names = [t["function"]["name"] for t in tools]
+    assert names == ["upsertMemory", "searchMemory", "deleteMemory"]
+    upsert = tools[0]["function"]["parameters"]
+    assert set(upsert["properties"]) == {"content", "metadata", "key"} and upsert["required"] == ["content"]
+
+
+def test_tool_calls_round_trip(api, user):
+    call = lambda name, arguments: post(api, "/api/tools/call/", {"name": name, "arguments": arguments})  # noqa: E731
+    stored = call("upsertMemory", json.dumps({"content": "Prefers aisle seats", "key": "seat"}))
+    assert stored.status_code == 200
+    body = stored.json()
+    assert body["success"] is True and body["memoryId"] and body["message"]
+    updated = call("upsertMemory", {"content": "Prefers window seats", "key": "seat"}).json()
+    assert updated["memoryId"] == body["memoryId"]
+    found = call("searchMemory", {"query": "which seat does the user like on planes?"}).json()
+    assert found["results"][0]["memoryId"] == body["memoryId"]
+    deleted = call("deleteMemory", {"key": "seat"}).json()
+    assert deleted["success"] is True
+    assert not Memory.objects.get(pk=body["memoryId"]).is_active
+    assert call("deleteMemory", {"memoryId": body["memoryId"]}).json()["success"] is False
+
+
+@pytest.mark.parametrize(("name", "arguments"), [
+    ("upsertMemory", "{not json"),
+    ("upsertMemory", {}),
+    ("upsertMemory", {"content": 5}),
+    ("upsertMemory", {"content": "x", "extra": 1}),
+    ("searchMemory", {"query": "x", "limit": 500}),
+    ("deleteMemory", {}),
+    ("launchRocket", {}),
+])
+def test_bad_tool_calls_are_400(api, name, arguments):
+    response = post(api, "/api/tools/call/", {"name": name, "arguments": arguments})
+    assert response.status_code == 400
+
+
+def test_tool_calls_never_touch_another_users_memory(api, other_user):
+    theirs = memory_services.memory_create(owner=other_user, content="their secret", key="k").memory
+    result = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": str(theirs.pk)}})
+    assert result.json()["success"] is False
+    assert Memory.objects.get(pk=theirs.pk).is_active

@@ -1,0 +1,94 @@
+"""The pipeline in real Celery worker processes: an upload is processed in the background, and a worker killed
+(SIGKILL) in the middle of a document leaves it resumable; the retry ends with the same chunks as a clean run."""
+
+import os
+import signal
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from documents import services
+from documents.models import Chunk, Document
+from memento.celery import app as celery_app
+from tests.conversations.conftest import wait_for
+from tests.documents import files
+from tests.documents.conftest import close, start_worker
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.documents.urls_for_tests")]
+
+
+def _state(document_id):
+    document = Document.objects.get(pk=document_id)
+    return document.processing_status, document.chunks_done, document.chunks_total
+
+
+def test_an_upload_is_processed_in_the_background(celery_worker):
+    user = UserFactory()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    data = files.as_pdf(files.sample_sections(31, sections=3), title="Roadmap")
+    response = api.post("/api/documents/", {"file": SimpleUploadedFile("roadmap.pdf", data)}, format="multipart")
+    assert response.status_code == 202 and response.json()["status"] == "pending"
+    document_id = response.json()["id"]
+
+    wait_for(lambda: _state(document_id)[0] in ("completed", "failed"), timeout=120)
+    body = api.get(f"/api/documents/{document_id}/").json()
+    assert body["status"] == "completed", body["error_message"]
+    assert body["title"] == "Roadmap" and body["page_count"] >= 1
+    found = api.post("/api/chunks/search/", {"query": "customer feedback about onboarding"}, format="json").json()
+    assert found["results"] and found["results"][0]["chunk"]["document"] == document_id
+    assert api.get(f"/api/documents/{document_id}/memories/").json()["count"] > 0
+
+
+def _snapshot(document):
+    chunks = list(Chunk.objects.filter(document=document).order_by("chunk_index"))
+    return (
+        [(c.chunk_index, c.content, c.page_number, c.token_count, c.metadata) for c in chunks],
+        [list(c.embedding) for c in chunks],
+        sorted((m.content, m.source_ref["chunk_index"]) for m in services.derived_memories(document)),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_worker_leaves_the_document_resumable():
+    data = files.as_markdown(files.sample_sections(32, sections=24, paragraphs=5))
+    clean = Document.objects.get(pk=services.document_process(document_id=services.document_upload(
+        owner=UserFactory(), file=SimpleUploadedFile("clean.md", data)).pk).pk)  # in this process, uninterrupted
+    assert clean.processing_status == "completed" and clean.chunks_total > 3 * services.batch_size()
+
+    previous_broker = celery_app.conf.broker_url
+    log: list[str] = []
+    worker = start_worker(log)
+    try:
+        document = services.document_upload(owner=UserFactory(), file=SimpleUploadedFile("notes.md", data))
+        wait_for(lambda: 0 < _state(document.pk)[1] < clean.chunks_total - services.batch_size(), timeout=120,
+                 interval=0.05)
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+        status, done, total = _state(document.pk)
+        assert status == "processing" and 0 < done < total
+
+        worker = start_worker(log)
+        # the killed worker's task is gone with it: the periodic sweep queues the document again
+        assert services.documents_requeue_stale(older_than_seconds=0) == 1
+        wait_for(lambda: _state(document.pk)[0] != "processing", timeout=180)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            worker.kill()
+        celery_app.conf.broker_url = previous_broker
+        celery_app.pool.force_close_all()
+        celery_app._pool = None
+
+    document.refresh_from_db()
+    assert document.processing_status == "completed", document.error_message + "".join(log[-50:])
+    structure, vectors, memories = _snapshot(document)
+    clean_structure, clean_vectors, clean_memories = _snapshot(clean)
+    assert structure == clean_structure
+    assert memories == clean_memories
+    assert all(close(a, b) for a, b in zip(vectors, clean_vectors, strict=True))
