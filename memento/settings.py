@@ -192,6 +192,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": env.float("CELERY_POLLING_INTERVAL", default=0.2)}
 CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
+    "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
 }
 

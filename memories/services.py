@@ -619,6 +619,20 @@ def memories_deactivate_expired(*, batch_size: int = 500) -> int:
             return done
 
 
+def memories_embed_pending(*, batch_size: int = 200) -> int:
+    """Embed live memories stored while the embedding provider was down (embedding pending), oldest first, one
+    history row each. Stops at the first provider failure (EmbeddingError propagates: the caller retries later).
+    Returns how many were embedded."""
+    done = 0
+    while True:
+        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True).order_by("pk")[:batch_size])
+        if not pending:
+            return done
+        done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
+        if len(pending) < batch_size:
+            return done
+
+
 # --- reconciliation of extracted candidates -------------------------------------------------------------------
 
 

@@ -1,0 +1,206 @@
+"""Memory search through the service and the API, with the real local embedding model and real PostgreSQL."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories import selectors, services
+from memories.models import Memory, MemoryEvent
+from memories.selectors import MemoryFilters, memory_search
+from tests.factories import ProjectFactory
+from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401
+
+FACTS = [
+    "I'm allergic to peanuts and carry an EpiPen",
+    "My favourite colour is dark green",
+    "I work as a nurse at the hospital in Lyon",
+    "My daughter Emma starts school in May",
+    "I switched from Java to Python last year",
+]
+
+
+def store(user, contents, **extra):
+    items = [{"content": c, **extra} for c in contents]
+    return [w.memory for w in services.memory_batch_create(owner=user, items=items, actor=user)]
+
+
+def ids(result):
+    return [r.memory.pk for r in result.results]
+
+
+def test_hybrid_puts_the_relevant_memory_first_and_explains_its_score(user):
+    memories = store(user, FACTS)
+    result = memory_search(owner=user, query="which foods is the user allergic to?")
+    assert result.mode == "hybrid" and result.ranking == "fused" and not result.degraded
+    assert result.results[0].memory.pk == memories[0].pk
+    for scored in result.results:
+        assert scored.score == pytest.approx(sum(scored.parts.values()))
+    scores = [r.score for r in result.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_hybrid_finds_by_meaning_when_no_word_matches(user):
+    memories = store(user, FACTS)
+    result = memory_search(owner=user, query="What is her job?")
+    assert result.results[0].memory.pk == memories[2].pk
+
+
+def test_semantic_returns_only_what_reaches_the_threshold(user):
+    memories = store(user, FACTS)
+    close = memory_search(owner=user, query="I am allergic to peanuts", mode="semantic")
+    assert ids(close) == [memories[0].pk]
+    assert close.results[0].parts["semantic"] >= 0.7
+
+    everything = memory_search(owner=user, query="I am allergic to peanuts", mode="semantic", threshold=0.0)
+    similarities = [r.parts["semantic"] for r in everything.results]
+    assert len(similarities) >= 3 and min(similarities) >= 0.0
+    assert similarities == sorted(similarities, reverse=True)
+
+    limited = memory_search(owner=user, query="I am allergic to peanuts", mode="semantic", threshold=0.0, limit=2)
+    assert ids(limited) == ids(everything)[:2]
+
+
+def test_keyword_matches_words_only(user):
+    memories = store(user, FACTS)
+    result = memory_search(owner=user, query="Python", mode="keyword")
+    assert ids(result) == [memories[4].pk]
+    assert memory_search(owner=user, query="programming language", mode="keyword").results == []
+
+
+def test_seed_weighted_ranking_is_similarity_and_importance(user):
+    low, high = store(user, ["Likes hiking in the Alps"], importance=0.1)[0], store(
+        user, ["Likes hiking in the Alps in summer"], importance=0.9, allow_duplicate=True)[0]
+    result = memory_search(owner=user, query="hiking", ranking="weighted", threshold=0.0)
+    assert ids(result)[:2] == [high.pk, low.pk]
+    top = result.results[0]
+    assert top.parts["importance"] == pytest.approx(0.3 * 0.9)
+    assert top.score == pytest.approx(top.parts["similarity"] + top.parts["importance"])
+
+
+def test_rrf_and_blend_rankings_are_available(user):
+    memories = store(user, FACTS)
+    for ranking in ("rrf", "blend"):
+        result = memory_search(owner=user, query="peanut allergy", ranking=ranking)
+        assert result.ranking == ranking and result.results[0].memory.pk == memories[0].pk
+
+
+def test_superseded_inactive_and_expired_memories_are_left_out_unless_asked_for(user):
+    old = store(user, ["Lives in Paris"])[0]
+    new = services.memory_create(owner=user, content="Moved to Berlin", supersedes=old.pk, actor=user).memory
+    gone = store(user, ["Lives in a flat near Paris"])[0]
+    services.memory_soft_delete(memory=gone, actor=user)
+    expired = store(user, ["Staying in a Paris hotel this week"],
+                    expires_at=timezone.now() - timedelta(days=1))[0]
+
+    found = set(ids(memory_search(owner=user, query="Paris", mode="keyword")))
+    assert found == set()
+    found = set(ids(memory_search(owner=user, query="Paris Berlin", mode="keyword",
+                                  filters=MemoryFilters(include_superseded=True, include_inactive=True,
+                                                        include_expired=True))))
+    assert found == {old.pk, new.pk, gone.pk, expired.pk}
+
+
+def test_project_scope_rule_and_other_users_are_never_seen(user, other_user):
+    project = ProjectFactory(owner=user)
+    mine = store(user, ["Prefers tea over coffee"])[0]
+    in_project = store(user, ["The project uses tea-stained paper"], project=project)[0]
+    store(other_user, ["Prefers tea, always tea"])
+
+    user_scoped = ids(memory_search(owner=user, query="tea", threshold=0.0))
+    assert user_scoped == [mine.pk]
+    with_project = set(ids(memory_search(owner=user, query="tea", filters=MemoryFilters(project=project))))
+    assert with_project == {mine.pk, in_project.pk}
+
+
+def test_filters_narrow_search(user):
+    tagged = store(user, ["Plays the violin on Sundays"], tags=["music"], category="hobby")[0]
+    store(user, ["Plays football on Sundays"], tags=["sport"], category="hobby")
+    result = memory_search(owner=user, query="Sundays", filters=MemoryFilters(tags=["music"]))
+    assert ids(result) == [tagged.pk]
+
+
+def test_dates_in_the_query_favour_memories_from_then(user):
+    june = store(user, ["We went to the lake"], happened_at=datetime(2023, 6, 10, tzinfo=UTC))[0]
+    july = store(user, ["We went to the lake again"], happened_at=datetime(2023, 7, 8, tzinfo=UTC),
+                 allow_duplicate=True)[0]
+    result = memory_search(owner=user, query="Where did we go in July 2023?")
+    assert ids(result)[0] == july.pk
+    assert result.results[0].parts["date"] > 0
+    assert june.pk in ids(result)
+
+
+def test_degraded_search_answers_from_full_text(openai_embeddings, user):  # noqa: F811
+    memory = services.memory_create(owner=user, content="Allergic to penicillin", actor=user).memory
+    openai_embeddings.fail(500, times=None)
+    for mode in ("hybrid", "semantic"):
+        result = memory_search(owner=user, query="penicillin", mode=mode)
+        assert result.degraded is True
+        assert ids(result) == [memory.pk]
+
+
+def test_memories_stored_while_the_provider_was_down_are_embedded_later(openai_embeddings, user):  # noqa: F811
+    openai_embeddings.fail(500, times=None)
+    memory = services.memory_create(owner=user, content="Allergic to penicillin", actor=user).memory
+    assert Memory.objects.get(pk=memory.pk).embedding is None
+    openai_embeddings.reset()
+    assert services.memories_embed_pending() == 1
+    memory = Memory.objects.get(pk=memory.pk)
+    assert memory.embedding is not None and memory.embedding_model == "fake-embed"
+    assert memory.history.first().history_action == "EMBED"
+    assert services.memories_embed_pending() == 0
+
+
+# --- over HTTP ------------------------------------------------------------------------------------------------
+
+
+def test_search_endpoint_returns_scores_and_marks_what_it_returned(api, user, settings):
+    memories = store(user, FACTS)
+    response = api.post("/api/memories/search/", {"query": "peanut allergy", "limit": 3}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["mode"] == "hybrid" and body["degraded"] is False and len(body["results"]) == 3
+    top = body["results"][0]
+    assert top["memory"]["id"] == str(memories[0].pk) and set(top["parts"]) >= {"semantic", "keyword"}
+    returned = [r["memory"]["id"] for r in body["results"]]
+    touched = Memory.objects.filter(owner=user, accessed_at__isnull=False)
+    assert sorted(str(pk) for pk in touched.values_list("pk", flat=True)) == sorted(returned)
+    events = MemoryEvent.objects.filter(action="SEARCH")
+    assert events.count() == 3 and events.first().query == "peanut allergy"
+
+    settings.MEMORY_LOG_READS = False
+    api.post("/api/memories/search/", {"query": "peanut allergy"}, format="json")
+    assert MemoryEvent.objects.filter(action="SEARCH").count() == 3
+
+
+def test_search_endpoint_degrades_instead_of_failing(openai_embeddings, api, user):  # noqa: F811
+    services.memory_create(owner=user, content="Allergic to penicillin", actor=user)
+    openai_embeddings.fail(500, times=None)
+    response = api.post("/api/memories/search/", {"query": "penicillin"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["degraded"] is True and len(response.json()["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "query"),
+        ({"query": "x", "threshold": 1.5}, "threshold"),
+        ({"query": "x", "threshold": -0.1}, "threshold"),
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": 101}, "limit"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "ranking": "magic"}, "ranking"),
+        ({"query": "x", "tags": "a"}, "tags"),
+        ({"query": "x", "project": 999999}, "project"),
+        ({"query": "x", "colour": "blue"}, "colour"),
+    ],
+)
+def test_bad_search_input_is_a_400_naming_the_field(api, body, field):
+    response = api.post("/api/memories/search/", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_every_ranking_is_documented():
+    assert set(selectors.MODE_RANKINGS.values()) <= set(selectors.RANKINGS)
