@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from documents.models import Chunk, Document
 from memories.models import Project
-from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
+from memories.serializers import OwnedPrimaryKeyField, SearchResponseSerializer, StrictSerializer
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -97,3 +97,10 @@ class ChunkSearchResponseSerializer(serializers.Serializer):
     mode = serializers.CharField()
     degraded = serializers.BooleanField()
     results = ScoredChunkSerializer(many=True)
+
+
+class MemorySearchWithChunksResponseSerializer(SearchResponseSerializer):
+    """Memory search's answer; with `include_chunks=true` also the matching document chunks (for RAG prompts)."""
+
+    chunks = ScoredChunkSerializer(many=True, required=False, help_text=(
+        "Only with include_chunks=true: document chunks for the same query, mode, limit and scope, best first."))

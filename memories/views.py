@@ -5,6 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from documents.selectors import chunks_for_memory_search
+from documents.serializers import MemorySearchWithChunksResponseSerializer
 from memories import selectors, services
 from memories.models import Memory, MemoryEvent, Project
 from memories.parsers import JSONLinesParser
@@ -17,7 +19,6 @@ from memories.serializers import (
     MemoryWriteSerializer,
     ProjectSerializer,
     RevertSerializer,
-    SearchResponseSerializer,
     SearchSerializer,
 )
 
@@ -161,7 +162,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
         chain = selectors.memory_chain(memory=self.get_object())
         return Response(self.get_serializer(chain, many=True).data)
 
-    @extend_schema(request=SearchSerializer, responses=SearchResponseSerializer)
+    @extend_schema(request=SearchSerializer, responses=MemorySearchWithChunksResponseSerializer)
     @action(detail=False, methods=["post"])
     def search(self, request):
         """Ranked search over the caller's memories: semantic, keyword or hybrid (default)."""
@@ -182,7 +183,14 @@ class MemoryViewSet(viewsets.ModelViewSet):
             "mode": result.mode, "ranking": result.ranking, "degraded": result.degraded,
             "results": [{"memory": r.memory, "score": r.score, "parts": r.parts} for r in result.results],
         }
-        return Response(SearchResponseSerializer(payload, context=self.get_serializer_context()).data)
+        if data["include_chunks"]:  # document chunks beside the memories, for RAG prompts (documents app)
+            chunks = chunks_for_memory_search(
+                owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
+                threshold=data.get("threshold"), filters=_filters(request, data),
+            )
+            payload["chunks"] = [{"chunk": r.chunk, "score": r.score, "parts": r.parts} for r in chunks]
+        return Response(
+            MemorySearchWithChunksResponseSerializer(payload, context=self.get_serializer_context()).data)
 
     @extend_schema(request=BatchSerializer, responses=BatchResultSerializer(many=True))
     @action(detail=False, methods=["post"])

@@ -13,7 +13,7 @@ from memories.models import Memory
 from tests.documents import files
 from tests.factories import ProjectFactory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.documents.urls_for_tests")]
+pytestmark = pytest.mark.django_db
 
 MARKDOWN = files.as_markdown(files.sample_sections(21, sections=3), title="Team handbook")
 
@@ -221,3 +221,35 @@ def test_chunk_search_modes_filters_and_shape(api, user):
     assert limited.status_code == 400 and limited.json() == {"query_typo": ["Unknown field."]}
     assert api.post("/api/chunks/search/", {"query": "x", "mode": "fuzzy"}, format="json").status_code == 400
     assert api.post("/api/chunks/search/", {"query": "x", "project": 999999}, format="json").status_code == 400
+
+
+def test_memory_search_can_return_matching_chunks_beside_memories(api, other_api, user):
+    project = ProjectFactory(owner=user)
+    plain = _post(api, "handbook.md", MARKDOWN).json()["id"]
+    scoped = _post(api, "hangar.txt", b"The zeppelin hangar roof in Friedrichshafen is due for repair on "
+                   b"Friday, March 6.", project=project.pk).json()["id"]
+    _run(plain)
+    _run(scoped)
+    derived = [m["id"] for m in api.get(f"/api/documents/{scoped}/memories/").json()["results"]]
+    assert derived
+    other = _post(other_api, "theirs.txt", b"Our zeppelin hangar roof leaks in Friedrichshafen.").json()["id"]
+    _run(other)
+
+    def search(**body):
+        response = api.post("/api/memories/search/", {"query": "zeppelin hangar roof", **body}, format="json")
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    assert "chunks" not in search(mode="keyword")
+    for mode in ("semantic", "keyword", "hybrid"):
+        body = search(mode=mode, include_chunks=True, project=project.pk)
+        assert body["chunks"], mode
+        top = body["chunks"][0]
+        assert top["chunk"]["document"] == scoped and "Friedrichshafen" in top["chunk"]["content"]
+        assert top["chunk"]["filename"] == "hangar.txt" and abs(sum(top["parts"].values()) - top["score"]) < 1e-9
+        assert other not in {c["chunk"]["document"] for c in body["chunks"]}
+        assert [r["memory"]["id"] for r in body["results"]][:1] == derived[:1], mode
+    # the memory search's scope applies to the chunks too: no project -> documents without a project only
+    assert scoped not in {c["chunk"]["document"] for c in search(mode="keyword", include_chunks=True)["chunks"]}
+    assert [c["chunk"]["document"] for c in search(mode="keyword", include_chunks=True, limit=1,
+                                                   all_projects=True)["chunks"]] == [scoped]

@@ -62,7 +62,6 @@ def test_a_document_goes_from_pending_to_completed_with_chunks_and_memories(user
         assert "document" in memory.tags
 
 
-@pytest.mark.urls("tests.documents.urls_for_tests")
 def test_progress_is_visible_while_it_runs(user, settings, monkeypatch, api):
     """Each batch commits its chunks_done; the API shows status processing and the progress in between."""
     settings.DOCUMENT_BATCH_SIZE = 3
@@ -375,3 +374,12 @@ def test_another_users_documents_are_never_found(user):
     for mode in ("semantic", "keyword", "hybrid"):
         assert chunk_search(owner=stranger, query="zeppelin restoration", mode=mode, threshold=0.0,
                             all_projects=True) == []
+
+
+def test_the_periodic_sweep_for_stale_documents_is_scheduled(settings):
+    from documents.tasks import requeue_stale_documents
+    from memento.celery import app
+
+    entry = settings.CELERY_BEAT_SCHEDULE["requeue-stale-documents"]
+    assert entry["task"] == requeue_stale_documents.name and entry["task"] in app.tasks
+    assert entry["schedule"] < settings.DOCUMENT_STALE_SECONDS

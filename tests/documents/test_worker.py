@@ -17,7 +17,7 @@ from tests.documents import files
 from tests.documents.conftest import close, start_worker
 from tests.factories import UserFactory
 
-pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.documents.urls_for_tests")]
+pytestmark = pytest.mark.slow
 
 
 def _state(document_id):
