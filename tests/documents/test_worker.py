@@ -11,10 +11,16 @@ from rest_framework.test import APIClient
 
 from documents import services
 from documents.models import Chunk, Document
-from memento.celery import app as celery_app
-from tests.conversations.conftest import wait_for
+from tests.conversations.conftest import (
+    broker_for,
+    restore_broker,
+    start_celery_worker,
+    stop_celery_worker,
+    use_broker,
+    wait_for,
+)
 from tests.documents import files
-from tests.documents.conftest import close, start_worker
+from tests.documents.conftest import close
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.slow
@@ -54,36 +60,32 @@ def _snapshot(document):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_leaves_the_document_resumable():
-    data = files.as_markdown(files.sample_sections(32, sections=24, paragraphs=5))
+    data = files.as_markdown(files.sample_sections(32, sections=40, paragraphs=5))
     clean = Document.objects.get(pk=services.document_process(document_id=services.document_upload(
         owner=UserFactory(), file=SimpleUploadedFile("clean.md", data)).pk).pk)  # in this process, uninterrupted
     assert clean.processing_status == "completed" and clean.chunks_total > 3 * services.batch_size()
 
-    previous_broker = celery_app.conf.broker_url
-    log: list[str] = []
-    worker = start_worker(log)
+    broker = broker_for("postgres", None)
+    previous = use_broker(broker)
+    worker = start_celery_worker(broker)
     try:
         document = services.document_upload(owner=UserFactory(), file=SimpleUploadedFile("notes.md", data))
         wait_for(lambda: 0 < _state(document.pk)[1] < clean.chunks_total - services.batch_size(), timeout=120,
-                 interval=0.05)
+                 interval=0.05, worker=worker)
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(timeout=30)
+        log = worker.log
         status, done, total = _state(document.pk)
         assert status == "processing" and 0 < done < total
 
-        worker = start_worker(log)
+        worker = start_celery_worker(broker)
         # the killed worker's task is gone with it: the periodic sweep queues the document again
         assert services.documents_requeue_stale(older_than_seconds=0) == 1
-        wait_for(lambda: _state(document.pk)[0] != "processing", timeout=180)
+        wait_for(lambda: _state(document.pk)[0] != "processing", timeout=180, worker=worker)
+        log = log + worker.log
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except Exception:  # noqa: BLE001
-            worker.kill()
-        celery_app.conf.broker_url = previous_broker
-        celery_app.pool.force_close_all()
-        celery_app._pool = None
+        stop_celery_worker(worker)
+        restore_broker(previous)
 
     document.refresh_from_db()
     assert document.processing_status == "completed", document.error_message + "".join(log[-50:])
