@@ -188,8 +188,12 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# The PostgreSQL transport polls; a short interval keeps "POST message -> memory searchable" quick.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": env.float("CELERY_POLLING_INTERVAL", default=0.2)}
+# Polling transports: a short interval keeps "POST message -> memory searchable" quick. kombu's SQLAlchemy
+# transport hands every transport option to create_engine(), which rejects this one: it polls every second.
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {} if CELERY_BROKER_URL.startswith("sqla+")
+    else {"polling_interval": env.float("CELERY_POLLING_INTERVAL", default=0.2)}
+)
 CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},

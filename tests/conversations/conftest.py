@@ -11,6 +11,7 @@ import threading
 import time
 from urllib.parse import quote
 
+import kombu.pools
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -58,28 +59,55 @@ def redis_url():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-@pytest.fixture(params=["postgres", "redis"])
-def celery_worker(request, transactional_db, redis_url):
-    """Start `celery -A memento worker` against the test database and the chosen broker; point this process's
-    Celery app at the same broker so that `.delay()` from the code under test reaches it."""
-    if request.param == "redis" and redis_url is None:
-        pytest.skip("redis-server is not installed")
-    database_url = test_database_url()
-    broker = redis_url if request.param == "redis" else (
-        "sqla+" + database_url.replace("postgresql://", "postgresql+psycopg://", 1)
-    )
-    previous = celery_app.conf.broker_url
-    celery_app.conf.broker_url = broker
-    celery_app.pool.force_close_all()
+def use_broker(url: str) -> tuple[str, dict]:
+    """Point this process's Celery app at `url`, so that `.delay()` from the code under test reaches the worker
+    started on it. Returns the previous (broker_url, broker_transport_options) for `use_broker(*previous)`.
+
+    kombu keeps connection and producer pools in process-wide registries keyed by the broker URL; closing one
+    and later pointing back at that URL hands out the closed pool ("Acquire on closed pool"). `kombu.pools.reset()`
+    closes *and forgets* them, and the app's own caches are dropped, so the next publish opens a fresh connection.
+    """
+    previous = (celery_app.conf.broker_url, dict(celery_app.conf.broker_transport_options or {}))
+    celery_app.conf.broker_url = url
+    # kombu's SQLAlchemy transport passes every transport option to create_engine(), which rejects the rest
+    celery_app.conf.broker_transport_options = {} if url.startswith("sqla+") else previous[1]
+    kombu.pools.reset()
     celery_app._pool = None
-    env = {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": broker}
+    celery_app.amqp._producer_pool = None
+    return previous
+
+
+def restore_broker(previous: tuple[str, dict]) -> None:
+    url, options = previous
+    use_broker(url)
+    celery_app.conf.broker_transport_options = options
+    # the SQLAlchemy transport caches one engine per URL for the whole process; its idle connections to the
+    # test database would stop pytest from dropping it
+    from kombu.transport.sqlalchemy import Channel
+
+    for engine, _ in Channel._engines.values():
+        engine.dispose()
+    Channel._engines.clear()
+
+
+def broker_for(kind: str, redis: str | None) -> str:
+    """The broker URL of a `celery_worker` param: Redis, or kombu's SQLAlchemy transport on the test database."""
+    if kind == "redis":
+        return redis
+    return "sqla+" + test_database_url().replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def start_celery_worker(broker: str, *, extra_args: tuple[str, ...] = (), ready_timeout: float = 120.0):
+    """Start `celery -A memento worker` on the test database and `broker`; returns the process once the worker
+    says it is ready. Its output is drained into `process.log` (a full pipe would block its logging)."""
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "CELERY_BROKER_URL": broker}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memento", "worker", "--pool", "solo", "--loglevel", "INFO",
-         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+         "--without-gossip", "--without-mingle", "--without-heartbeat", *extra_args],
         cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     log: list[str] = []
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line and process.poll() is not None:
@@ -88,27 +116,48 @@ def celery_worker(request, transactional_db, redis_url):
         if " ready." in line:
             break
     else:
+        stop_celery_worker(process)
         raise AssertionError("the worker did not become ready:\n" + "".join(log))
-    # keep draining its output, or a full pipe would block the worker's logging
     threading.Thread(target=lambda: [log.append(line) for line in process.stdout], daemon=True).start()
     process.log = log
-    yield process
+    return process
+
+
+def stop_celery_worker(process) -> None:
     process.terminate()
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
-    celery_app.conf.broker_url = previous
-    celery_app.pool.force_close_all()
-    celery_app._pool = None
+        process.wait(timeout=10)
 
 
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
-    """Poll until `predicate()` is truthy (the worker is another process: there is nothing to join)."""
+@pytest.fixture(params=["postgres", "redis"])
+def celery_worker(request, transactional_db, redis_url):
+    """A real `celery -A memento worker` process on the test database and the chosen broker (kombu's SQLAlchemy
+    transport on PostgreSQL, or Redis), with this process's Celery app pointed at the same broker."""
+    if request.param == "redis" and redis_url is None:
+        pytest.skip("redis-server is not installed")
+    broker = broker_for(request.param, redis_url)
+    previous = use_broker(broker)
+    try:
+        process = start_celery_worker(broker)
+    except BaseException:
+        restore_broker(previous)
+        raise
+    yield process
+    stop_celery_worker(process)
+    restore_broker(previous)
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, worker=None):
+    """Poll until `predicate()` is truthy (the worker is another process: there is nothing to join). With
+    `worker`, a timeout shows the end of its log."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError("timed out waiting for the worker")
+    tail = "".join(getattr(worker, "log", [])[-60:]) if worker is not None else ""
+    raise AssertionError("timed out waiting for the worker" + (f"; its log ends:\n{tail}" if tail else ""))

@@ -29,7 +29,8 @@ def test_posted_message_becomes_a_searchable_memory(celery_worker):
     ]}, format="json")
     assert response.status_code == 201
     ids = [m["id"] for m in response.json()]
-    wait_for(lambda: all(m.extraction_status == "done" for m in Message.objects.filter(pk__in=ids)))
+    wait_for(lambda: all(m.extraction_status == "done" for m in Message.objects.filter(pk__in=ids)),
+             worker=celery_worker)
     memory = Memory.objects.get(owner=user)
     assert "Emma" in memory.content and str(memory.message_id) == ids[0]
     found = api.post("/api/memories/search/", {"query": "when does Emma start school?"}, format="json").json()
@@ -45,6 +46,6 @@ def test_a_lost_task_is_picked_up_again(celery_worker):
     message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
                                      content="I'm vegetarian.")
     assert services.messages_requeue_stale(older_than_seconds=0) == 1
-    wait_for(lambda: Message.objects.get(pk=message.pk).extraction_status == "done")
+    wait_for(lambda: Message.objects.get(pk=message.pk).extraction_status == "done", worker=celery_worker)
     assert Memory.objects.filter(owner=user).count() == 1
     assert services.messages_requeue_stale(older_than_seconds=0) == 0
