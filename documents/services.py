@@ -190,6 +190,10 @@ def _retire_derived(document: Document, *, reason: str, actor=None, keep_confirm
 # --- processing -----------------------------------------------------------------------------------------------
 
 
+class ExtractionFailed(Exception):
+    """The extraction model answered something unusable for a passage: the document fails with the reason."""
+
+
 class _Stop(Exception):
     """The document was deleted or reprocessed while this run worked on it: stop quietly."""
 
@@ -280,9 +284,18 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     section = chunk.metadata.get("section_title") or ""
     found: list = list(extract_document(text, section_title=section, limit=limit))
     if use_llm:
+        from integrations import llm
+
         context = [f"This text is a passage of the document {str(document)!r}"
                    + (f", section {section!r}" if section else "") + "."]
-        found += extraction.extract_llm(text, role="user", context=context)
+        try:
+            found += extraction.extract_llm(text, role="user", context=context)
+        except llm.LLMUnavailable:
+            raise  # the endpoint is down or busy: the task retries
+        except llm.LLMError as exc:
+            # an unusable answer (after the one retry chat_json makes) would come back the same on a retry
+            raise ExtractionFailed(
+                f"Memory extraction failed on passage {chunk.chunk_index + 1}: {str(exc).rstrip('.')}.") from exc
     else:
         found += extraction.extract_local(text, role="user")
     scope = "project" if document.project_id else "user"
@@ -424,7 +437,7 @@ def document_process(*, document_id) -> Document | None:
                     raise
                 group = following
         return _finish(document)
-    except parsing.ParseError as exc:
+    except (parsing.ParseError, ExtractionFailed) as exc:
         return document_mark_failed(document_id=document.pk, error=str(exc))
     except _Stop:
         return Document.objects.filter(pk=document.pk).first()
