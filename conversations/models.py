@@ -81,6 +81,9 @@ class Message(models.Model):
         help_text="Where memory extraction for this message stands.",
     )
     extraction_error = models.TextField(blank=True, help_text="Why extraction failed, when it did.")
+    extraction_queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When extraction was last queued (null: waiting for its trigger).",
+    )
     created_at = models.DateTimeField(auto_now_add=True, help_text="When it was received.")
 
     class Meta:

@@ -100,11 +100,12 @@ def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]
 
 
 def _queue_pending(conversation: Conversation, *, trigger: str) -> None:
-    """Queue extraction of the conversation's pending messages when the configured trigger is met."""
+    """Queue extraction of the conversation's not-yet-queued pending messages when the configured trigger is
+    met, and stamp them queued (the periodic sweep only re-sends what was queued and never finished)."""
     configured = settings.MEMORY_EXTRACTION_TRIGGER
-    pending = list(
-        conversation.messages.filter(extraction_status=Message.Extraction.PENDING).values_list("pk", flat=True)
-    )
+    waiting = conversation.messages.filter(extraction_status=Message.Extraction.PENDING,
+                                           extraction_queued_at__isnull=True)
+    pending = [str(pk) for pk in waiting.values_list("pk", flat=True)]
     if not pending:
         return
     due = (
@@ -112,20 +113,28 @@ def _queue_pending(conversation: Conversation, *, trigger: str) -> None:
         or configured == "message"
         or (configured == "every_n" and len(pending) >= settings.MEMORY_EXTRACTION_EVERY_N)
     )
-    if due:
-        from conversations.tasks import extract_message
+    if not due:
+        return
+    Message.objects.filter(pk__in=pending).update(extraction_queued_at=timezone.now())
+    transaction.on_commit(lambda: _send(pending))
 
-        for message_id in pending:
-            transaction.on_commit(lambda pk=str(message_id): extract_message.delay(pk))
+
+def _send(message_ids: list[str]) -> None:
+    from conversations.tasks import extract_message
+
+    for message_id in message_ids:
+        extract_message.delay(message_id)
 
 
-def message_extract(*, message_id) -> Message:
+def message_extract(*, message_id) -> Message | None:
     """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
     the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
     from conversations import extraction
     from integrations import llm
 
-    message = Message.objects.select_related("conversation", "conversation__project").get(pk=message_id)
+    message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
+    if message is None:  # its conversation was deleted after the task was queued
+        return None
     if message.extraction_status != Message.Extraction.PENDING:
         return message
     use_llm = llm.llm_configured()
@@ -143,44 +152,49 @@ def message_extract(*, message_id) -> Message:
     except llm.LLMError as exc:
         return message_mark_failed(message_id=message.pk, error=str(exc))
     conversation = message.conversation
-    with transaction.atomic():
-        locked = Message.objects.select_for_update().get(pk=message.pk)
-        if locked.extraction_status != Message.Extraction.PENDING:
-            return locked
-        memory_services.memories_reconcile(
-            owner=conversation.owner, candidates=candidates, project=conversation.project,
-            reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
-            conversation=conversation, message=locked,
-            source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
-            llm_decide=extraction.reconcile_llm if use_llm else None,
-        )
-        locked.extraction_status = Message.Extraction.DONE
-        locked.extraction_error = ""
-        locked.full_clean()
-        locked.save()
+    try:
+        with transaction.atomic():
+            locked = Message.objects.select_for_update().get(pk=message.pk)
+            if locked.extraction_status != Message.Extraction.PENDING:
+                return locked
+            memory_services.memories_reconcile(
+                owner=conversation.owner, candidates=candidates, project=conversation.project,
+                reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
+                conversation=conversation, message=locked,
+                source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
+                llm_decide=extraction.reconcile_llm if use_llm else None,
+            )
+            locked.extraction_status = Message.Extraction.DONE
+            locked.extraction_error = ""
+            locked.full_clean()
+            locked.save()
+    except llm.LLMUnavailable:
+        raise
+    except llm.LLMError as exc:  # the whole reconciliation rolled back: nothing half-written
+        return message_mark_failed(message_id=message.pk, error=str(exc))
     return locked
 
 
-def message_mark_failed(*, message_id, error: str) -> Message:
+def message_mark_failed(*, message_id, error: str) -> Message | None:
     with transaction.atomic():
-        message = Message.objects.select_for_update().get(pk=message_id)
-        if message.extraction_status == Message.Extraction.PENDING:
+        message = Message.objects.select_for_update().filter(pk=message_id).first()
+        if message is not None and message.extraction_status == Message.Extraction.PENDING:
             message.extraction_status = Message.Extraction.FAILED
             message.extraction_error = error[:2000]
             message.save()
     return message
 
 
-def messages_requeue_stale(*, older_than_seconds: int = 300) -> int:
-    """Queue again the extraction of messages still pending after a while (a worker died, a broker lost the
-    task): the database, not the broker, is the record of what is left to do."""
-    from conversations.tasks import extract_message
-
+def messages_requeue_stale(*, older_than_seconds: int = 300, limit: int = 1000) -> int:
+    """Send again the extraction of messages queued a while ago and still pending (a worker died, a broker lost
+    the task): the database, not the broker, is the record of what is left to do. Messages still waiting for
+    their trigger (every N messages, end of conversation) were never queued and are left alone."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    stale = list(
-        Message.objects.filter(extraction_status=Message.Extraction.PENDING, created_at__lt=cutoff)
-        .values_list("pk", flat=True)[:1000]
-    )
-    for message_id in stale:
-        extract_message.delay(str(message_id))
+    with transaction.atomic():
+        stale = [str(pk) for pk in Message.objects.select_for_update(skip_locked=True).filter(
+            extraction_status=Message.Extraction.PENDING, extraction_queued_at__lt=cutoff,
+        ).order_by("extraction_queued_at").values_list("pk", flat=True)[:limit]]
+        # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
+        Message.objects.filter(pk__in=stale).update(extraction_queued_at=timezone.now())
+        transaction.on_commit(lambda: _send(stale))
     return len(stale)

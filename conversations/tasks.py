@@ -5,23 +5,32 @@ from conversations import services
 from integrations.embeddings import EmbeddingError
 from integrations.llm import LLMUnavailable
 
+TRANSIENT = (EmbeddingError, LLMUnavailable, OperationalError)
+
 
 @shared_task(
-    bind=True, acks_late=True, autoretry_for=(EmbeddingError, LLMUnavailable, OperationalError),
+    bind=True, acks_late=True, autoretry_for=TRANSIENT,
     retry_backoff=2, retry_backoff_max=120, retry_jitter=True, max_retries=6,
 )
 def extract_message(self, message_id: str) -> str:
     """Extract memories from one message (idempotent); transient failures retry with backoff, and the last
     failure is recorded on the message."""
     try:
-        return services.message_extract(message_id=message_id).extraction_status
-    except (EmbeddingError, LLMUnavailable, OperationalError) as exc:
+        message = services.message_extract(message_id=message_id)
+        return message.extraction_status if message is not None else "gone"
+    except TRANSIENT as exc:
         if self.request.retries >= self.max_retries:
             services.message_mark_failed(message_id=message_id, error=f"gave up after retries: {exc}")
             return "failed"
+        raise
+    except Exception as exc:
+        # Not transient (bad candidate, a bug): retrying cannot help, and a message left pending would be
+        # requeued by the sweep for ever. Record why; the traceback still reaches the worker log.
+        services.message_mark_failed(message_id=message_id, error=f"{type(exc).__name__}: {exc}")
         raise
 
 
 @shared_task
 def requeue_stale_extractions() -> int:
+    """Periodic: pending messages whose task was lost are queued again."""
     return services.messages_requeue_stale()

@@ -25,7 +25,11 @@ class ConversationViewSet(viewsets.ModelViewSet):
     queryset = Conversation.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
-        return Conversation.objects.filter(owner=self.request.user).annotate(message_count=Count("messages"))
+        return (
+            Conversation.objects.filter(owner=self.request.user)
+            .annotate(message_count=Count("messages"))
+            .order_by("-created_at")  # Meta.ordering is dropped once the query groups
+        )
 
     def perform_create(self, serializer):
         serializer.instance = services.conversation_create(owner=self.request.user, **serializer.validated_data)

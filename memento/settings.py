@@ -178,6 +178,13 @@ MEMORY_LLM_MODEL = env.str("MEMORY_LLM_MODEL", default="")
 MEMORY_LLM_TIMEOUT = env.float("MEMORY_LLM_TIMEOUT", default=30.0)
 MEMORY_CONTEXT_BUDGET = env.int("MEMORY_CONTEXT_BUDGET", default=1000)
 
+# --- Documents pipeline. -------------------------------------------------------------------------------------
+DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=20 * 1024 * 1024)  # larger uploads: 413
+DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per commit (progress step)
+DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
+DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories
+DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no progress this long: queued again
+
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
     "CELERY_BROKER_URL",
@@ -198,6 +205,7 @@ CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+    "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
 }
 
 # --- Static and media files. ---------------------------------------------------------------------------------

@@ -10,4 +10,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("memories.urls")),
     path("api/", include("conversations.urls")),
+    path("api/", include("documents.urls")),
 ]

@@ -202,6 +202,8 @@ class Memory(models.Model):
         excluded_fields=["embedding", "search_vector", "accessed_at"],  # reads are not versions
         bases=[HistoryAction],
         user_related_name="+",
+        # Reasons name the rule, the candidate and the memory it replaced: longer than simple-history's 100.
+        history_change_reason_field=models.TextField(null=True),
     )
 
     objects = MemoryQuerySet.as_manager()

@@ -17,6 +17,15 @@ from django.conf import settings
 from django.db import connection
 
 from memento.celery import app as celery_app
+from tests.fakes.openai_server import openai_server  # noqa: F401 - a fixture, used by test_llm.py
+
+
+@pytest.fixture
+def eager():
+    """Tasks run inline, in this process (`.delay()` returns an EagerResult)."""
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
 
 
 def _free_port() -> int:

@@ -6,17 +6,9 @@ import json
 import pytest
 
 from conversations.models import Message
-from memento.celery import app as celery_app
 from memories import services as memory_services
 from memories.models import Memory
 from tests.factories import ConversationFactory, ProjectFactory
-
-
-@pytest.fixture
-def eager(settings):
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 def post(api, url, body):
@@ -131,12 +123,16 @@ def test_rerunning_extraction_creates_nothing_new(user, eager):
     conversation = ConversationFactory(owner=user)
     [(message, _)] = services.messages_append(conversation=conversation,
                                               messages=[{"role": "user", "content": "I speak Portuguese."}])
-    extract_message.delay(str(message.pk))
-    count = Memory.objects.count()
-    assert count == 1
-    extract_message.delay(str(message.pk))
-    Message.objects.filter(pk=message.pk)  # still done
-    assert Memory.objects.count() == count
+    assert extract_message.delay(str(message.pk)).get() == "done"
+    memory = Memory.objects.get()
+    versions = memory.history.count()
+    assert extract_message.delay(str(message.pk)).get() == "done"
+    # even when the message is reset to pending (a redelivered task after a crash before the status was
+    # visible), the memory is recognised and not stored twice
+    Message.objects.filter(pk=message.pk).update(extraction_status="pending")
+    assert extract_message.delay(str(message.pk)).get() == "done"
+    assert list(Memory.objects.values_list("pk", flat=True)) == [memory.pk]
+    assert memory.history.count() == versions + 1  # the NOOP refresh, nothing else
 
 
 def test_context_respects_the_budget(api, user):

@@ -1,6 +1,9 @@
 """The extraction pipeline with a real Celery worker process, on PostgreSQL and on Redis brokers."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -42,10 +45,14 @@ def test_a_lost_task_is_picked_up_again(celery_worker):
     killed mid-task, a broker restarted) is queued again by the periodic sweep and finishes exactly once."""
     user = UserFactory()
     conversation = ConversationFactory(owner=user)
-    # appended without queuing, as if the task had been lost
+    # queued a while ago, but the task never reached a worker
     message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
-                                     content="I'm vegetarian.")
+                                     content="I'm vegetarian.",
+                                     extraction_queued_at=timezone.now() - timedelta(minutes=10))
+    waiting = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=2,
+                                     content="I'm allergic to shellfish.")  # never queued: its trigger is not met
     assert services.messages_requeue_stale(older_than_seconds=0) == 1
     wait_for(lambda: Message.objects.get(pk=message.pk).extraction_status == "done", worker=celery_worker)
-    assert Memory.objects.filter(owner=user).count() == 1
+    assert [m.content for m in Memory.objects.filter(owner=user)] == ["Is vegetarian"]
     assert services.messages_requeue_stale(older_than_seconds=0) == 0
+    assert Message.objects.get(pk=waiting.pk).extraction_status == "pending"
