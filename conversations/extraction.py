@@ -1071,8 +1071,11 @@ def _explicit_candidates(rest: str, lower: bool) -> list[Candidate]:
     content = _neutral(rest) if re.match(r"(?i)(?:i|i'm|im|i've|my)\b", rest) else _inner(rest)
     content = re.sub(r"^to\s+", "", content, flags=re.I)
     category = next((name for name, pattern in _GENERIC_CATEGORY if pattern.search(rest)), "fact")
-    return [_candidate(content, category, "user", "", [category if category != "fact" else "note"], _scan(rest),
-                       0.8, explicit=True)]
+    # "my locker code is 4411": the thing named is the attribute, so a later code supersedes this one
+    owned = re.match(r"(?i)my\s+([a-z][a-z0-9' -]{0,40}?)\s+(?:is|are|was|were)\s+\S", rest)
+    attribute = _slug(owned[1]) if owned else ""
+    return [_candidate(content, category, "user", attribute, [category if category != "fact" else "note"],
+                       _scan(rest), 0.8, explicit=True)]
 
 
 def _as_explicit(candidate: Candidate) -> Candidate:

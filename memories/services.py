@@ -2,6 +2,7 @@
 so a slow embedding call never holds locks."""
 
 import logging
+import re
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -86,7 +87,8 @@ def _embed_many(texts: list[str]) -> tuple[list[list[float] | None], str]:
 
 
 def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
-    """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD.
+    """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
+    (callers also compare the figures of the two texts, see `_numbers`).
     One round trip for the whole batch (a LATERAL nearest-neighbour lookup per vector)."""
     wanted = [(i, v) for i, v in enumerate(vectors) if v is not None]
     found: list[Memory | None] = [None] * len(vectors)
@@ -324,7 +326,8 @@ def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
     for project_id, indexes in by_scope.items():
         hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
         for i, hit in zip(indexes, hits, strict=True):
-            found[i] = hit
+            if hit is not None and _numbers(hit.content) == _numbers(prepared[i]["content"]):
+                found[i] = hit
     return found
 
 
@@ -646,6 +649,12 @@ class Decision:
     reason: str
 
 
+def _numbers(text: str) -> list[str]:
+    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
+    so near-identical texts whose figures differ are different facts, not duplicates."""
+    return re.findall(r"\d+(?:[.,:]\d+)*", text)
+
+
 def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float]]:
     queryset = Memory.objects.owned_by(owner).active().in_scope(project) if project else (
         Memory.objects.owned_by(owner).active().filter(project__isnull=True)
@@ -670,7 +679,8 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
             scope = project if candidate.scope == "project" else None
             similar = _similar(owner, scope, vector) if vector is not None else []
             action, target, why = "ADD", None, "new information"
-            if similar and similar[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD:
+            if (similar and similar[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD
+                    and _numbers(similar[0][0].content) == _numbers(candidate.content)):
                 action, target, why = "NOOP", similar[0][0], f"already known (cosine {similar[0][1]:.2f})"
             elif llm_decide is not None:
                 action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in similar])

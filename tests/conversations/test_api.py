@@ -116,6 +116,18 @@ def test_extraction_reconciles_add_update_noop(api, user, eager, django_capture_
     assert "UPDATE" in berlin.history.first().history_change_reason
 
 
+def test_a_new_figure_for_the_same_thing_supersedes_the_old(api, user, eager, django_capture_on_commit_callbacks):
+    # the two sentences embed at cosine > 0.95: only the figures tell them apart
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    for text in ("Remember that my locker code is 4411.", "Remember that my locker code is 9072."):
+        with django_capture_on_commit_callbacks(execute=True):
+            post(api, f"/api/conversations/{cid}/messages/", {"messages": [{"role": "user", "content": text}]})
+    old, new = Memory.objects.filter(owner=user).order_by("created_at")
+    assert "4411" in old.content and "9072" in new.content
+    assert new.supersedes_id == old.pk and new.source == "explicit"
+    assert "UPDATE" in new.history.first().history_change_reason
+
+
 def test_rerunning_extraction_creates_nothing_new(user, eager):
     from conversations import services
     from conversations.tasks import extract_message

@@ -25,6 +25,12 @@ def test_explicit_requests(text, content):
     assert candidate.importance >= 0.8
 
 
+def test_explicit_requests_about_something_of_mine_name_it_as_the_attribute():
+    assert only("Remember that my locker code is 4411.").attribute == "locker code"
+    assert only("Please remember: my wifi password is hunter2").attribute == "wifi password"
+    assert only("Remember that the meeting moved to Friday.").attribute == ""
+
+
 @pytest.mark.parametrize(("text", "content", "attribute"), [
     ("I love spicy Thai food.", "Loves spicy Thai food", "preference:spicy thai food"),
     ("I prefer bullet points over long paragraphs.", "Prefers bullet points over long paragraphs",

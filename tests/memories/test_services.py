@@ -87,6 +87,13 @@ def test_duplicates_are_per_owner_and_scope(user, other_user):
     assert create(other_user, "I am allergic to peanuts").outcome == "created"
 
 
+def test_near_identical_text_with_other_figures_is_not_a_duplicate(user):
+    first = create(user, "My locker code is 4411")
+    other = create(user, "My locker code is 9072")
+    assert other.outcome == "created" and other.memory.pk != first.memory.pk
+    assert create(user, "my locker code is 4411.").outcome == "duplicate"
+
+
 def test_different_memory_is_not_a_duplicate(user):
     create(user, "I am allergic to peanuts")
     assert create(user, "My daughter Emma starts school in May").outcome == "created"
