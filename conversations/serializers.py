@@ -8,6 +8,7 @@ from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
 class ConversationSerializer(StrictSerializer, serializers.ModelSerializer):
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
     message_count = serializers.IntegerField(read_only=True, required=False)
+    metadata = serializers.DictField(required=False, help_text="Free-form JSON object.")
 
     class Meta:
         model = Conversation

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "documents",
+    "panel",
 ]
 
 MIDDLEWARE = [
@@ -116,7 +117,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+# The personal panel (panel/) is the site's front door; staff still sign in to /admin/ through its own page.
+LOGIN_URL = "panel:login"
+LOGIN_REDIRECT_URL = "panel:overview"
+LOGOUT_REDIRECT_URL = "panel:login"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -196,10 +200,12 @@ CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Polling transports: a short interval keeps "POST message -> memory searchable" quick. kombu's SQLAlchemy
-# transport hands every transport option to create_engine(), which rejects this one: it polls every second.
+# transport hands every transport option to create_engine(), which rejects this one, so memento/celery.py sets
+# it on that transport's class instead.
+CELERY_POLLING_INTERVAL = env.float("CELERY_POLLING_INTERVAL", default=0.2)
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {} if CELERY_BROKER_URL.startswith("sqla+")
-    else {"polling_interval": env.float("CELERY_POLLING_INTERVAL", default=0.2)}
+    else {"polling_interval": CELERY_POLLING_INTERVAL}
 )
 CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},

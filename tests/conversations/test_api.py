@@ -41,6 +41,15 @@ def test_another_users_conversation_is_a_404(api, other_user):
     assert post(api, "/api/conversations/", {"project": project.pk}).status_code == 400
 
 
+def test_conversation_metadata_must_be_an_object(api):
+    refused = post(api, "/api/conversations/", {"metadata": None})
+    assert refused.status_code == 400 and "metadata" in refused.json()
+    assert post(api, "/api/conversations/", {"metadata": [1]}).status_code == 400
+    # the form encoding the schema also allows (found by schemathesis: a null there was a 500)
+    assert api.post("/api/conversations/", {"agent_id": "", "metadata": "null"}, format="multipart").status_code < 500
+    assert post(api, "/api/conversations/", {"metadata": {"channel": "sms"}}).json()["metadata"] == {"channel": "sms"}
+
+
 def test_append_is_ordered_and_idempotent_by_client_id(api, user):
     cid = post(api, "/api/conversations/", {}).json()["id"]
     url = f"/api/conversations/{cid}/messages/"
