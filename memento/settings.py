@@ -41,7 +41,6 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "documents",
-    "panel",
 ]
 
 MIDDLEWARE = [
@@ -117,10 +116,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# The personal panel (panel/) is the site's front door; staff still sign in to /admin/ through its own page.
-LOGIN_URL = "panel:login"
-LOGIN_REDIRECT_URL = "panel:overview"
-LOGOUT_REDIRECT_URL = "panel:login"
+LOGIN_URL = "/admin/login/"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -11,4 +11,5 @@ urlpatterns = [
     path("api/", include("memories.urls")),
     path("api/", include("conversations.urls")),
     path("api/", include("documents.urls")),
+    path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]

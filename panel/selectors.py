@@ -1,0 +1,170 @@
+"""Reads the panel's pages need beyond the apps' own selectors: the list's status filter, version diffs for the
+timeline, and the overview's counts. Every query here starts from the owner."""
+
+import difflib
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import connection
+from django.db.models import Count, Q
+from django.db.models.functions import Now, TruncDate
+from django.utils import timezone
+
+from memories import selectors as memory_selectors
+from memories.models import Memory
+
+# Bookkeeping that changes with every version; showing it would bury the real changes.
+TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
+SEARCH_LIMIT = 100
+
+
+def status_filters(status: str) -> dict:
+    """What the memory selectors must include for a status; `restrict_status` then keeps only that status."""
+    return {
+        "active": {},
+        "superseded": {"include_superseded": True},
+        "expired": {"include_expired": True, "include_inactive": True},  # the periodic job soft-deletes them
+        "deleted": {"include_inactive": True, "include_superseded": True, "include_expired": True},
+        "all": {"include_inactive": True, "include_superseded": True, "include_expired": True},
+    }[status]
+
+
+def restrict_status(queryset, status: str):
+    if status == "superseded":
+        return queryset.filter(superseded_by__isnull=False)
+    if status == "expired":
+        return queryset.filter(expires_at__lte=Now())
+    if status == "deleted":
+        return queryset.filter(is_active=False)
+    return queryset
+
+
+def memory_filters(form_data: dict, projects: dict) -> memory_selectors.MemoryFilters:
+    project = form_data.get("project") or ""
+    return memory_selectors.MemoryFilters(
+        project=projects.get(project),
+        all_projects=project == "",
+        tags=form_data.get("tags") or [],
+        category=form_data.get("category") or None,
+        source=form_data.get("source") or None,
+        **status_filters(form_data.get("status") or "active"),
+    )
+
+
+def memory_page_rows(*, owner, form_data: dict, projects: dict):
+    """(rows, search) for the memory list: a search's scored results (best first, at most SEARCH_LIMIT) when
+    there is a query, else the filtered memories newest first (a queryset, paginated by the caller).
+
+    A project picked here means that project's memories only: the selectors' scope rule (a project brings the
+    user-scoped memories along) suits an agent's recall, not a person browsing one project."""
+    filters = memory_filters(form_data, projects)
+    status = form_data.get("status") or "active"
+    project = filters.project
+    query = (form_data.get("q") or "").strip()
+    if not query:
+        rows = restrict_status(memory_selectors.memory_list(owner=owner, filters=filters), status)
+        return (rows.filter(project=project) if project is not None else rows), None
+    search = memory_selectors.memory_search(owner=owner, query=query, mode=form_data.get("mode") or "hybrid",
+                                            limit=SEARCH_LIMIT, filters=filters)
+    results = [r for r in search.results if project is None or r.memory.project_id == project.pk]
+    if status != "active":
+        keep = set(restrict_status(Memory.objects.owned_by(owner), status)
+                   .filter(pk__in=[r.memory.pk for r in results]).values_list("pk", flat=True))
+        results = [r for r in results if r.memory.pk in keep]
+    return results, search
+
+
+# --- timeline -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    field: str
+    old: object
+    new: object
+    words: list | None = None  # for text: [(op, text)], op one of "same", "del", "ins"
+
+
+@dataclass(frozen=True)
+class Version:
+    record: object  # a MemoryHistory row
+    changes: list[Change]
+
+
+def word_diff(old: str, new: str) -> list[tuple[str, str]]:
+    a, b = (old or "").split(), (new or "").split()
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts.append(("same", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            parts.append(("del", " ".join(a[i1:i2])))
+        if j2 > j1:
+            parts.append(("ins", " ".join(b[j1:j2])))
+    return parts
+
+
+def memory_timeline(*, memory: Memory) -> list[Version]:
+    """The memory's versions, newest first, each with what it changed from the one before (old and new values;
+    a content change also word by word)."""
+    records = list(memory.history.select_related("history_user", "project").order_by("-history_date", "-history_id"))
+    versions = []
+    for index, record in enumerate(records):
+        previous = records[index + 1] if index + 1 < len(records) else None
+        changes = []
+        if previous is not None:
+            delta = record.diff_against(previous, excluded_fields=TIMELINE_HIDDEN)
+            for change in sorted(delta.changes, key=lambda c: (c.field != "content", c.field)):
+                words = word_diff(change.old, change.new) if change.field == "content" else None
+                changes.append(Change(change.field, change.old, change.new, words))
+        versions.append(Version(record, changes))
+    return versions
+
+
+# --- overview -------------------------------------------------------------------------------------------------
+
+
+def overview_counts(*, owner, days: int = 30) -> dict:
+    """Counts of the owner's live memories by category, tag and source, and memories added per day over the
+    last `days` days (every day present, zeros included)."""
+    live = Memory.objects.owned_by(owner).active()
+    by_category = list(live.values("category").annotate(n=Count("pk")).order_by("-n", "category")[:15])
+    by_source = list(live.values("source").annotate(n=Count("pk")).order_by("-n", "source"))
+    labels = dict(Memory.Source.choices)
+    for row in by_source:
+        row["label"] = labels.get(row["source"], row["source"])
+    rows_sql, params = live.order_by().values("tags").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT tag, count(*) FROM ({rows_sql}) AS m, unnest(m.tags) AS tag GROUP BY tag "
+            f"ORDER BY count(*) DESC, tag LIMIT 20", params,
+        )
+        by_tag = [{"tag": tag, "n": n} for tag, n in cursor.fetchall()]
+    today = timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    added = dict(
+        Memory.objects.owned_by(owner).filter(created_at__date__gte=first)
+        .annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("pk")).values_list("day", "n")
+    )
+    per_day = [(first + timedelta(days=i), added.get(first + timedelta(days=i), 0)) for i in range(days)]
+    totals = Memory.objects.owned_by(owner).aggregate(
+        all=Count("pk"), deleted=Count("pk", filter=Q(is_active=False)),
+        superseded=Count("pk", filter=Q(superseded_by__isnull=False)),
+    )
+    return {"by_category": by_category, "by_source": by_source, "by_tag": by_tag, "per_day": per_day,
+            "live": live.count(), **totals}
+
+
+def bar_chart(per_day: list, *, width: int = 600, height: int = 140) -> dict:
+    """Geometry of a bar chart of (day, count) for an inline SVG: one bar per day, scaled to the busiest day."""
+    top = max((n for _, n in per_day), default=0) or 1
+    step = width / max(len(per_day), 1)
+    plot = height - 20  # room for the axis labels
+    bars = []
+    for i, (day, n) in enumerate(per_day):
+        h = round(plot * n / top, 1)
+        bars.append({"x": round(i * step + 1, 1), "y": round(plot - h, 1), "w": round(step - 2, 1), "h": h,
+                     "day": day, "n": n})
+    return {"width": width, "height": height, "plot": plot, "bars": bars, "top": top,
+            "first": per_day[0][0] if per_day else None, "last": per_day[-1][0] if per_day else None}

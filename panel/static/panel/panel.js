@@ -1,0 +1,46 @@
+// The panel's only script: confirmations for destructive buttons, and a progress bar that follows a document's
+// processing by polling its status endpoint. Pages work without it (the detail page then shows the state as of
+// its last load).
+"use strict";
+
+document.addEventListener("submit", (event) => {
+  const message = event.target.dataset && event.target.dataset.confirm;
+  if (message && !window.confirm(message)) event.preventDefault();
+});
+
+function followProgress(box) {
+  const bar = box.querySelector(".bar");
+  const text = box.nextElementSibling;
+  const field = (role) => text.querySelector(`[data-role="${role}"]`);
+  const initial = box.dataset.status;
+  const show = (doc) => {
+    const percent = doc.progress.percent;
+    bar.style.width = `${percent}%`;
+    bar.setAttribute("aria-valuenow", String(percent));
+    const status = field("status");
+    status.textContent = doc.status;
+    status.className = `status status-${doc.status}`;
+    field("counts").textContent = `${doc.progress.done} / ${doc.progress.total} passages`;
+    field("error").textContent = doc.error_message || "";
+    box.dataset.status = doc.status;
+  };
+  const poll = () => {
+    fetch(box.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
+      .then((doc) => {
+        show(doc);
+        if (doc.status === "completed" || doc.status === "failed") {
+          // the passages and derived memories are rendered by the server: load them once, when done
+          if (initial !== doc.status) window.location.reload();
+          return;
+        }
+        window.setTimeout(poll, 500);
+      })
+      .catch(() => window.setTimeout(poll, 2000));
+  };
+  if (initial !== "completed" && initial !== "failed") poll();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll(".progress[data-status-url]").forEach(followProgress);
+});

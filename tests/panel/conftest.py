@@ -1,0 +1,67 @@
+"""Panel tests: Django test-client tests, and browser tests driving the Debian Chromium (/usr/bin/chromium)
+through Playwright against pytest-django's live server. Screenshots of the main pages go to `.screenshots/` at the
+repository root (git ignores it)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+# Playwright's sync API runs an event loop in this thread; Django would otherwise refuse ORM calls from it.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = Path(settings.BASE_DIR) / ".screenshots"
+PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path, monkeypatch):
+    """Uploads go to a throw-away MEDIA_ROOT (also for worker processes a test starts)."""
+    root = tmp_path / "media"
+    root.mkdir()
+    settings.MEDIA_ROOT = str(root)
+    monkeypatch.setenv("MEDIA_ROOT", str(root))
+    return root
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the browser tests: install chromium ({CHROMIUM}); .ci/run does.")
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    # the panel asks before destructive actions; in tests the answer is yes
+    page.on("dialog", lambda dialog: dialog.accept())
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def log_in(page, live_server, user, password: str = PASSWORD) -> None:
+    page.goto(f"{live_server.url}/")
+    page.fill("input[name=username]", user.get_username())
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
