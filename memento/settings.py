@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "documents",
+    "panel",
 ]
 
 MIDDLEWARE = [
@@ -116,7 +117,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+# The personal panel (panel/) is the site's front door; staff still sign in to /admin/ through its own page.
+LOGIN_URL = "panel:login"
+LOGIN_REDIRECT_URL = "panel:overview"
+LOGOUT_REDIRECT_URL = "panel:login"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
