@@ -21,7 +21,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.setup_db import bench_database_url  # noqa: E402
+from bench.common import bench_database_url  # noqa: E402
 
 PEOPLE = ["Emma", "Liam", "Olivia", "Noah", "Ava", "Mia", "Lucas", "Sofia", "Ethan", "Zoe"]
 PLACES = ["Berlin", "Lisbon", "Kyoto", "Toronto", "Nairobi", "Austin", "Oslo", "Lima", "Seoul", "Porto"]
