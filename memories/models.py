@@ -239,6 +239,18 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return self.content[:80]
 
+    def get_constraints(self):
+        """The constraints `full_clean()` checks. Django checks each CheckConstraint with a query of its own on
+        every save; these four rules are already checked in Python (field validators, blank=False, the supersede
+        service) and enforced by the database, so only the unique key is left to look up."""
+        return [(cls, [c for c in constraints if c.name not in _CHECKED_IN_PYTHON])
+                for cls, constraints in super().get_constraints()]
+
+
+_CHECKED_IN_PYTHON = {
+    "memory_importance_0_1", "memory_confidence_0_1", "memory_content_not_blank", "memory_not_self_superseding",
+}
+
 
 class MemoryEvent(models.Model):
     """A read or a search that returned a memory (seed 003's READ / SEARCH actions). Kept apart from the
