@@ -44,7 +44,16 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def live_requests_close_connections(monkeypatch):
+    """The live server answers a kept-alive browser connection in one thread; with CONN_MAX_AGE its database
+    connection would outlive the test and keep the test database from being dropped."""
+    from django.db import connections
+
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
+
+
+@pytest.fixture
+def page(browser, live_requests_close_connections):
     context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
     context.set_default_timeout(30_000)
     page = context.new_page()

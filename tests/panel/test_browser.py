@@ -1,0 +1,198 @@
+"""The panel in a real browser (headless Chromium driven by Playwright) against the live test server. Each test
+saves screenshots of the pages it visits under `.screenshots/`."""
+
+import json
+from pathlib import Path
+
+import pytest
+import requests
+from rest_framework.authtoken.models import Token
+
+from documents.models import Document
+from memories import services
+from memories.models import Memory
+from tests.conversations.conftest import broker_for, restore_broker, start_celery_worker, stop_celery_worker, use_broker
+from tests.factories import ConversationFactory, DocumentFactory, MessageFactory, ProjectFactory, UserFactory
+from tests.panel.conftest import log_in, screenshot
+
+pytestmark = pytest.mark.slow
+
+
+def demo_memories(user) -> dict[str, Memory]:
+    project = ProjectFactory(owner=user, name="kitchen renovation")
+    items = [
+        dict(content="Is allergic to peanuts", category="restriction", tags=["health", "food"], importance=0.9),
+        dict(content="Prefers green tea in the morning", category="preference", tags=["food"]),
+        dict(content="Works at Acme as a data engineer", category="fact", tags=["work"], subject="user"),
+        dict(content="Daughter Emma starts school in September", category="event", tags=["family"], subject="Emma"),
+        dict(content="Wants oak worktops, not granite", category="preference", tags=["home"], project=project),
+    ]
+    return {item["content"]: services.memory_create(owner=user, actor=user, **item).memory for item in items}
+
+
+@pytest.fixture
+def someone(transactional_db):
+    return UserFactory(username="alice")
+
+
+def test_log_in_search_edit_history_and_revert(page, live_server, someone):
+    memories = demo_memories(someone)
+    conversation = ConversationFactory(owner=someone, title="Planning dinner", agent_id="assistant")
+    said = MessageFactory(conversation=conversation, content="Remember that I can't eat peanuts.", sequence=1)
+    MessageFactory(conversation=conversation, role="assistant", content="Noted: no peanuts.", sequence=2)
+    peanuts = memories["Is allergic to peanuts"]
+    services.memory_update(memory=peanuts, data={"conversation": conversation, "message": said},
+                           reason="linked to its conversation")
+
+    page.goto(f"{live_server.url}/memories/")
+    assert page.url.startswith(f"{live_server.url}/accounts/login/")  # anonymous: sent to log in
+    screenshot(page, "login")
+    log_in(page, live_server, someone)
+    assert page.locator(".stat strong").first.inner_text() == "5"
+    screenshot(page, "overview")
+
+    page.click("nav >> text=Memories")
+    page.fill("input[name=q]", "what can't they eat? nuts")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector("#search-summary")
+    assert page.locator("#memory-results .content").first.inner_text() == "Is allergic to peanuts"
+    screenshot(page, "memories-search")
+    page.select_option("select[name=mode]", "keyword")
+    page.fill("input[name=q]", "tea")
+    page.click("button:has-text('Search')")
+    page.wait_for_url("**mode=keyword**")
+    assert page.locator("#memory-results .content").all_inner_texts() == ["Prefers green tea in the morning"]
+
+    page.goto(f"{live_server.url}/memories/{peanuts.pk}/")
+    assert "Remember that I can't eat peanuts." in page.locator("#source").inner_text()
+    page.click("a:has-text('Edit')")
+    page.fill("textarea[name=content]", "Is severely allergic to peanuts and tree nuts")
+    page.fill("input[name=tags]", "health, food, allergy")
+    page.click("button:has-text('Save')")
+    page.wait_for_url(f"{live_server.url}/memories/{peanuts.pk}/")
+    assert page.inner_text("#memory-content") == "Is severely allergic to peanuts and tree nuts"
+    newest = page.locator("#history .version").first
+    assert newest.locator("ins").all_inner_texts()[:2] == ["severely", "and tree nuts"]
+    assert newest.locator("[data-field=tags]").count() == 1
+    screenshot(page, "memory-detail")
+
+    page.click("#version-1 button:has-text('Revert to v1')")
+    page.wait_for_selector(".messages")
+    assert page.inner_text("#memory-content") == "Is allergic to peanuts"
+    peanuts.refresh_from_db()
+    assert (peanuts.content, peanuts.tags, peanuts.version) == ("Is allergic to peanuts", ["health", "food"], 4)
+    assert peanuts.history.latest().history_action == "REVERT"
+
+    page.click("nav >> text=Conversations")
+    page.click("text=Planning dinner")
+    assert "Is allergic to peanuts" in page.locator(f"#message-{said.pk}").inner_text()
+    screenshot(page, "conversation")
+
+    page.click("button:has-text('Log out')")
+    page.wait_for_url(f"{live_server.url}/accounts/login/")
+    page.goto(f"{live_server.url}/")
+    assert page.url.startswith(f"{live_server.url}/accounts/login/")
+
+
+def test_pages_fit_a_phone_screen(browser, live_server, someone, live_requests_close_connections):
+    demo_memories(someone)
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        log_in(page, live_server, someone)
+        for path, name in (("/", "overview-phone"), ("/memories/", "memories-phone"),
+                           ("/documents/", "documents-phone"), ("/settings/", "settings-phone")):
+            page.goto(f"{live_server.url}{path}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
+            screenshot(page, name)
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def worker(transactional_db):
+    """A real Celery worker on the PostgreSQL broker (the test database), as `./dev.sh serve` runs one."""
+    broker = broker_for("postgres", None)
+    previous = use_broker(broker)
+    try:
+        process = start_celery_worker(broker)
+    except BaseException:
+        restore_broker(previous)
+        raise
+    yield process
+    stop_celery_worker(process)
+    restore_broker(previous)
+
+
+def test_upload_follows_processing_to_completed(page, live_server, someone, worker, tmp_path):
+    sections = [f"## Part {i}\n\n" + " ".join(
+        f"Section {i} sentence {j} explains how the garden irrigation schedule works in dry summers." for j in range(40)
+    ) for i in range(8)]
+    path = tmp_path / "garden-notes.md"
+    path.write_text("# Garden notes\n\nMy favourite flower is the blue iris.\n\n" + "\n\n".join(sections))
+    log_in(page, live_server, someone)
+    page.click("nav >> text=Documents")
+    page.set_input_files("input[name=file]", str(path))
+    page.fill("input[name=title]", "Garden notes")
+    page.click("button:has-text('Upload')")
+    page.wait_for_url(f"{live_server.url}/documents/*/")
+    # the bar follows the status endpoint until processing is done, then the page reloads with the results
+    # (data-rendered-status is the server's: it says "completed" only on a page rendered after processing)
+    page.wait_for_selector(".progress[data-rendered-status=completed]", timeout=180_000)
+    bar = page.locator(".progress .bar")
+    assert bar.get_attribute("aria-valuenow") == "100.0"
+    assert page.locator("[data-role=status]").text_content() == "completed"
+    document = Document.objects.get(owner=someone)
+    assert document.processing_status == "completed" and document.chunks_total > 1
+    page.wait_for_selector("#chunks .chunk")
+    assert page.locator("#chunks .chunk").count() == min(document.chunks_total, 20)
+    screenshot(page, "document-detail")
+    page.click("nav >> text=Documents")
+    assert "Garden notes" in page.inner_text("table")
+    screenshot(page, "documents")
+
+
+def test_create_a_token_and_download_the_export(page, live_server, someone):
+    demo_memories(someone)
+    log_in(page, live_server, someone)
+    page.click("nav >> text=Settings")
+    page.click("button:has-text('Create token')")
+    key = page.inner_text("#new-token")
+    assert Token.objects.get(user=someone).key == key
+    response = requests.get(f"{live_server.url}/api/memories/?all_projects=true",
+                            headers={"Authorization": f"Token {key}"}, timeout=30)
+    assert response.status_code == 200 and response.json()["count"] == 5
+    screenshot(page, "settings")
+
+    with page.expect_download() as download:
+        page.click("text=Download memories.jsonl")
+    assert download.value.suggested_filename == "memories.jsonl"
+    lines = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
+    assert sorted(line["content"] for line in lines) == sorted(
+        Memory.objects.filter(owner=someone).values_list("content", flat=True))
+    assert all(line["versions"] for line in lines)
+
+    page.click("button:has-text('Revoke token')")  # the confirmation dialog is accepted (conftest)
+    page.wait_for_selector(".messages")
+    assert not Token.objects.filter(user=someone).exists()
+    assert requests.get(f"{live_server.url}/api/memories/", headers={"Authorization": f"Token {key}"},
+                        timeout=30).status_code == 401
+
+
+def test_a_user_never_sees_another_users_data(page, live_server, someone):
+    mine = services.memory_create(owner=someone, content="Alice keeps bees").memory
+    bob = UserFactory(username="bob")
+    theirs = services.memory_create(owner=bob, content="Bob's bank PIN hint is his cat").memory
+    document = DocumentFactory(owner=bob, title="Bob's tax return")
+    conversation = ConversationFactory(owner=bob, title="Bob's private chat")
+    log_in(page, live_server, someone)
+    for path in (f"/memories/{theirs.pk}/", f"/memories/{theirs.pk}/edit/", f"/documents/{document.pk}/",
+                 f"/documents/{document.pk}/status/", f"/conversations/{conversation.pk}/"):
+        assert page.goto(f"{live_server.url}{path}").status == 404, path
+    assert page.goto(f"{live_server.url}/memories/{mine.pk}/").status == 200
+    seen = ""
+    for path in ("/", "/memories/?status=all", "/memories/?q=bank+PIN+cat", "/documents/", "/conversations/"):
+        page.goto(f"{live_server.url}{path}")
+        seen += page.inner_text("main")
+    assert "Alice keeps bees" in seen
+    assert "Bob" not in seen
