@@ -115,7 +115,8 @@ def start_worker(database_url: str, broker: str) -> subprocess.Popen:
             raise SystemExit("the worker exited before it was ready")
         if " ready." in line:
             break
-    threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+    process.log = []
+    threading.Thread(target=lambda: [process.log.append(line) for line in process.stdout], daemon=True).start()
     return process
 
 
@@ -225,7 +226,8 @@ def main() -> None:
                     ):
                         break
                     if status == Message.Extraction.FAILED or time.perf_counter() > deadline:
-                        raise SystemExit(f"message {message_id} was not extracted ({status})")
+                        raise SystemExit(f"message {message_id} was not extracted ({status}); the worker's log "
+                                         "ends:\n" + "".join(worker.log[-40:]))
                     time.sleep(0.01)
                 if i >= 3:  # the first few warm the worker up
                     latencies.append(time.perf_counter() - started)

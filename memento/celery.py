@@ -13,21 +13,20 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-def _poll_the_database_broker_often() -> None:
-    """kombu's SQLAlchemy transport (the default broker, on PostgreSQL) polls once a second and cannot take the
-    interval as a transport option (those go to create_engine()), so set it where the transport reads it. Each
-    poll is one indexed SELECT per worker."""
-    from django.conf import settings
-    from kombu.transport import sqlalchemy
-
-    sqlalchemy.Transport.polling_interval = settings.CELERY_POLLING_INTERVAL
-
-
-_poll_the_database_broker_often()
-
-
 @worker_init.connect
 def _check_configuration(**kwargs) -> None:
     from memento.startup import run_startup_checks
 
     run_startup_checks()
+
+
+@worker_init.connect
+def _poll_the_database_broker_often(**kwargs) -> None:
+    """kombu's SQLAlchemy transport (the default broker, on PostgreSQL) polls once a second and cannot take the
+    interval as a transport option (those go to create_engine()), so set it where the transport reads it. Each
+    poll is one indexed SELECT per worker. (At worker start, not at import: importing this module must not load
+    the settings.)"""
+    from django.conf import settings
+    from kombu.transport import sqlalchemy
+
+    sqlalchemy.Transport.polling_interval = settings.CELERY_POLLING_INTERVAL
