@@ -2,6 +2,7 @@
 timeline, and the overview's counts. Every query here starts from the owner."""
 
 import difflib
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -91,6 +92,17 @@ class Version:
     changes: list[Change]
 
 
+def shown(value):
+    """A history value as text for the timeline: lists joined, JSON as JSON, nothing as None."""
+    if value in (None, "", [], {}):
+        return None
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
+
+
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     a, b = (old or "").split(), (new or "").split()
     parts = []
@@ -117,7 +129,7 @@ def memory_timeline(*, memory: Memory) -> list[Version]:
             delta = record.diff_against(previous, excluded_fields=TIMELINE_HIDDEN)
             for change in sorted(delta.changes, key=lambda c: (c.field != "content", c.field)):
                 words = word_diff(change.old, change.new) if change.field == "content" else None
-                changes.append(Change(change.field, change.old, change.new, words))
+                changes.append(Change(change.field, shown(change.old), shown(change.new), words))
         versions.append(Version(record, changes))
     return versions
 
@@ -156,14 +168,15 @@ def overview_counts(*, owner, days: int = 30) -> dict:
             "live": live.count(), **totals}
 
 
-def bar_chart(per_day: list, *, width: int = 600, height: int = 140) -> dict:
+def bar_chart(per_day: list, *, width: int = 900, height: int = 160) -> dict:
     """Geometry of a bar chart of (day, count) for an inline SVG: one bar per day, scaled to the busiest day."""
     top = max((n for _, n in per_day), default=0) or 1
     step = width / max(len(per_day), 1)
     plot = height - 20  # room for the axis labels
+    top_margin = 16  # room for the scale label
     bars = []
     for i, (day, n) in enumerate(per_day):
-        h = round(plot * n / top, 1)
+        h = round((plot - top_margin) * n / top, 1)
         bars.append({"x": round(i * step + 1, 1), "y": round(plot - h, 1), "w": round(step - 2, 1), "h": h,
                      "day": day, "n": n})
     return {"width": width, "height": height, "plot": plot, "bars": bars, "top": top,
