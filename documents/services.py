@@ -38,8 +38,7 @@ from memories.models import Memory
 logger = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
-# Memory history reasons are at most 100 characters; reconciliation appends ": NOOP (already known (cosine
-# 0.97))" (38) to ours, so ours stay within 60. Each names the document's id (erasure looks for it).
+# Reasons stay short enough to read in a history list; each names the document's id (erasure looks for it).
 REASON_MAX = 100
 
 

@@ -35,6 +35,16 @@ def _apply(user_id: int | None, bypass: bool) -> None:
             "SELECT set_config('memento.user_id', %s, false), set_config('memento.rls_bypass', %s, false)",
             ["" if user_id is None else str(user_id), "on" if bypass else "off"],
         )
+    connection.memento_rls = (user_id, bypass)  # connections are per thread, so is this
+
+
+def _streamed_as(content, binding: tuple[int | None, bool]):
+    """A streamed body is read after the middleware has reset the session: bind it again while it is read."""
+    activate(binding[0], bypass=binding[1])
+    try:
+        yield from content
+    finally:
+        reset()
 
 
 def activate(user_id: int | None, *, bypass: bool = False) -> None:
@@ -77,7 +87,10 @@ class RowLevelSecurityMiddleware:
         staff_admin = user.is_authenticated and user.is_staff and request.path.startswith("/admin/")
         activate(user.pk if user.is_authenticated else None, bypass=staff_admin)
         try:
-            return self.get_response(request)
+            response = self.get_response(request)
+            if response.streaming:  # bound as the view left it (a token user is bound by DRF authentication)
+                response.streaming_content = _streamed_as(response.streaming_content, connection.memento_rls)
+            return response
         finally:
             reset()
 

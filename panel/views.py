@@ -20,7 +20,6 @@ from documents import selectors as document_selectors
 from documents import services as document_services
 from documents.models import Document
 from documents.serializers import DocumentSerializer
-from memento import rls
 from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent
@@ -293,17 +292,8 @@ def token(request):
 @require_GET
 def export(request):
     """All the user's memories with their versions, as the API's export writes them (JSON Lines)."""
-    user_id = request.user.pk
-
-    def lines():
-        # a streamed body is read after the RLS middleware has reset the connection: bind it again meanwhile
-        rls.activate(user_id)
-        try:
-            yield from memory_selectors.memory_export_lines(owner=request.user)
-        finally:
-            rls.reset()
-
-    response = StreamingHttpResponse(lines(), content_type="application/jsonl")
+    lines = memory_selectors.memory_export_lines(owner=request.user)  # the RLS middleware binds the stream
+    response = StreamingHttpResponse(lines, content_type="application/jsonl")
     response["Content-Disposition"] = 'attachment; filename="memories.jsonl"'
     return response
 

@@ -49,3 +49,22 @@ def test_writing_a_row_for_another_user_is_refused(two_owners, user, other_user)
 def test_system_processes_bypass_and_see_everything(two_owners):
     # Outside a request, workers and commands run as the system (scoping in code).
     assert Memory.objects.count() == 2
+
+
+def test_a_streamed_api_response_is_read_as_its_user(two_owners, api, monkeypatch):
+    """As in a gunicorn process, where a connection outside a request sees nothing: the export is streamed after
+    the middleware has left the request, and must still see the caller's rows (and only those)."""
+    import json
+
+    mine, _ = two_owners
+    monkeypatch.setattr(rls, "_process_default_bypass", False)
+    rls.reset()
+    try:
+        response = api.get("/api/memories/export/")
+        assert response.status_code == 200
+        lines = b"".join(response.streaming_content).decode().splitlines()
+        assert [json.loads(line)["id"] for line in lines] == [str(mine.pk)]
+        assert Memory.objects.count() == 0  # and the session is unbound again once the body is read
+    finally:
+        monkeypatch.undo()
+        rls.reset()

@@ -89,7 +89,8 @@ class Command(BaseCommand):
         base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(self.style.SUCCESS(
             f"\nMemento is starting on {base}/\n"
-            f"  admin:    {base}/admin/   login {username} / {password}\n"
+            f"  panel:    {base}/         login {username} / {password}\n"
+            f"  admin:    {base}/admin/   (same login)\n"
             f"  API:      {base}/api/     header 'Authorization: Token {token.key}'\n"
             f"  API docs: {base}/api/docs/\n"
             f"Ctrl-C stops the web server, the worker and the embedded database.\n"
