@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-# Playwright's sync API runs an event loop in this thread; Django would otherwise refuse ORM calls from it.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(settings.BASE_DIR) / ".screenshots"
 PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
@@ -27,7 +24,7 @@ def media_root(settings, tmp_path, monkeypatch):
     return root
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     if not shutil.which(CHROMIUM):
         if os.environ.get("CI"):
@@ -35,12 +32,23 @@ def browser():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"],
-        )
-        yield chromium
-        chromium.close()
+    # Playwright's sync API runs an event loop in this thread while the browser is open, and Django refuses ORM
+    # calls from a thread with a running loop; allowed for the browser module only, so that it leaks into no other
+    # test (nor into the environment of the processes they start, e.g. `check --deploy` rejects it).
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(
+                executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"],
+            )
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture
