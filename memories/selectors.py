@@ -368,25 +368,29 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[_Candidate]:
             f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
         )
         params += [*rows_params, owner_id, any_word]
-        # document frequencies among the owner's memories (every memory with any query word is in kwm)
-        counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery) AS n{i}" for i in range(len(lexemes)))
+        # document frequencies among the owner's memories (every memory with any query word is in kwm), turned
+        # into IDFs once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
+        counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
         ctes.append(
-            f"stats AS (SELECT {counts}, greatest(avg(dl), 1) AS avgdl, "
-            f"(SELECT count(*) FROM memories_memory WHERE owner_id = %s) AS total FROM kwm)"
+            f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+            f"(SELECT count(*) FROM memories_memory WHERE owner_id = %s)::float8 AS total FROM kwm)"
         )
         params += [_tsquery(lexeme) for lexeme in lexemes] + [owner_id]
-        idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
-        norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * x.dl / s.avgdl)"
+        idfs = ", ".join(f"ln(1 + (total - n{i} + 0.5) / (n{i} + 0.5)) AS i{i}" for i in range(len(lexemes)))
+        total_idf = " + ".join(f"i{i}" for i in range(len(lexemes)))
+        ctes.append(f"idf AS (SELECT *, greatest({total_idf}, 1e-9) AS total_idf "
+                    f"FROM (SELECT {idfs}, avgdl FROM stats) AS t)")
         terms = []
         for i, lexeme in enumerate(lexemes):
-            tf = f"(CASE WHEN x.v @@ %s::tsquery THEN {SUBJECT_TF} ELSE 1 END)"
-            terms.append(f"CASE WHEN x.v @@ %s::tsquery THEN {idf[i]} * {tf} * {BM25_K1 + 1} / ({tf} + {norm}) "
+            tf = f"(CASE WHEN x.v @@ %s::tsquery THEN {SUBJECT_TF}::float8 ELSE 1::float8 END)"
+            terms.append(f"CASE WHEN x.v @@ %s::tsquery THEN s.i{i} * {tf} * {BM25_K1 + 1} / ({tf} + x.norm) "
                          f"ELSE 0 END")
             params += [_tsquery(lexeme), _tsquery(lexeme, "A"), _tsquery(lexeme, "A")]
         # relevance as a share of the query's total IDF: 1 ~ every query word matched in an average memory
         ctes.append(
-            f"kw AS MATERIALIZED (SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
-            f"FROM kwm AS x, stats AS s ORDER BY score DESC LIMIT %s)"
+            f"kw AS MATERIALIZED (SELECT x.id, ({' + '.join(terms)}) / s.total_idf AS score "
+            f"FROM (SELECT kwm.id, kwm.v, {BM25_K1} * (1 - {BM25_B} + {BM25_B} * kwm.dl / idf.avgdl) AS norm "
+            f"FROM kwm, idf) AS x, idf AS s ORDER BY score DESC LIMIT %s)"
         )
         params.append(k)
         sources.append("SELECT id FROM kw")
