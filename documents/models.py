@@ -92,7 +92,7 @@ class Chunk(models.Model):
         ]
         indexes = [
             hnsw_index("chunk_embedding_hnsw"),
-            GinIndex(fields=["search_vector"], name="chunk_search_gin"),
+            GinIndex(fields=["owner", "search_vector"], name="chunk_owner_search_gin"),  # owner first: btree_gin
             models.Index(fields=["owner", "document"], name="chunk_owner_document"),
         ]
 

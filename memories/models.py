@@ -226,7 +226,8 @@ class Memory(models.Model):
         ]
         indexes = [
             hnsw_index("memory_embedding_hnsw"),
-            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            # owner first (btree_gin): a user's keyword search reads only that user's postings
+            GinIndex(fields=["owner", "search_vector"], name="memory_owner_search_gin"),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
             models.Index(fields=["owner", "project"], name="memory_owner_project"),

@@ -1,9 +1,12 @@
 """Row-level security: the database itself hides other users' rows, whatever the ORM query says."""
 
+import os
+
 import pytest
 from django.db import connection
 
 from memento import rls
+from memento.embedded_db import TS_MATCH
 from memories.models import Memory
 from tests.factories import MemoryFactory
 
@@ -68,3 +71,23 @@ def test_a_streamed_api_response_is_read_as_its_user(two_owners, api, monkeypatc
     finally:
         monkeypatch.undo()
         rls.reset()
+
+
+@pytest.mark.skipif("DATABASE_URL" in os.environ, reason="the app sets up only its embedded server")
+def test_the_embedded_server_marks_full_text_matching_leakproof(db):
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure")
+        assert cursor.fetchone()[0] is True
+
+
+@pytest.mark.skipif("DATABASE_URL" in os.environ, reason="the app sets up only its embedded server")
+def test_a_users_keyword_match_is_looked_up_in_the_full_text_index_under_rls(two_owners, user):
+    """Without LEAKPROOF matching, PostgreSQL must apply the policy before `@@`, so the full-text index cannot
+    answer the match and every visible row is read and matched instead."""
+    from django.db import transaction
+
+    with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows would otherwise be read in full
+        cursor.execute("EXPLAIN SELECT id FROM memories_memory WHERE search_vector @@ 'secret'")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Cond: (search_vector @@ " in plan, plan
