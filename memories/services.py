@@ -64,9 +64,12 @@ def validate_namespace(namespace: Any) -> None:
         raise ValidationError({"namespace": ["Namespace must be a non-empty list of non-empty strings."]})
 
 
+RELATED_FIELDS = ("owner", "project", "conversation", "message")
+
+
 def _check_ownership(memory: Memory) -> None:
     """Related objects must belong to the memory's owner: a user cannot attach to someone else's data."""
-    for name in ("project", "conversation", "message"):
+    for name in RELATED_FIELDS[1:]:
         related = getattr(memory, name)
         if related is not None and related.owner_id != memory.owner_id:
             raise ValidationError({name: [f"Unknown {name}."]})
@@ -298,8 +301,9 @@ def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list
             fields = {k: v for k, v in item.items() if k != "allow_duplicate"}
             memory = Memory(owner=owner, embedding=vector, embedding_model=model_name, **fields)
             _check_ownership(memory)
-            # field validation here; uniqueness and check constraints are enforced by the database itself
-            memory.clean_fields(exclude=["search_vector"])
+            # field validation here; uniqueness and check constraints are enforced by the database itself, and
+            # the related objects are loaded instances checked above (their existence queries cost a query each)
+            memory.clean_fields(exclude=["search_vector", *RELATED_FIELDS])
             fresh.append((index, memory))
         seen.add(identity)
     if fresh:
