@@ -194,6 +194,7 @@ class Run:
 
 def evaluate(users, questions: list[Question], runs: list[Run]):
     from integrations.embeddings import embed_texts
+    from memento import rls
     from memories.selectors import memory_search
 
     started = time.perf_counter()
@@ -204,13 +205,15 @@ def evaluate(users, questions: list[Question], runs: list[Run]):
     labels: dict[Run, str] = {}
     for question, vector in progress(list(zip(questions, vectors, strict=True)), desc="searching", unit="question"):
         relevant = set(question.evidence)
+        owner = users[question.sample_id]
         for run in runs:
-            started = time.perf_counter()
-            result = memory_search(
-                owner=users[question.sample_id], query=question.text, mode=run.mode, limit=LIMIT,
-                threshold=0.0 if run.mode == "semantic" else None, ranking=run.ranking, query_vector=vector,
-            )
-            timings[run].append((time.perf_counter() - started) * 1000)
+            with rls.as_user(owner.pk):  # as a request runs it (the planner sees the policy as the user)
+                started = time.perf_counter()
+                result = memory_search(
+                    owner=owner, query=question.text, mode=run.mode, limit=LIMIT,
+                    threshold=0.0 if run.mode == "semantic" else None, ranking=run.ranking, query_vector=vector,
+                )
+                timings[run].append((time.perf_counter() - started) * 1000)
             labels[run] = f"{run.mode}/{result.ranking}"
             found = [item.memory.metadata["dia_id"] for item in result.results]
             scores[run].append((question.category, metrics(found, relevant)))
