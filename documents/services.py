@@ -16,7 +16,6 @@ A document that cannot be read (damaged, encrypted, no text) ends `failed` with 
 changes. Memory writes go through the memories services only.
 """
 
-import inspect
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -316,19 +315,14 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     return out
 
 
-def _reconcile_takes_vectors() -> bool:
-    return "vectors" in inspect.signature(memory_services.memories_reconcile).parameters
-
-
 def _prepare(document: Document, chunks: list[Chunk], use_llm: bool):
     """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
-    chunks' vectors and (when `memories_reconcile` accepts them) the candidates' vectors."""
+    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread)."""
     candidates = [_candidates(document, chunk, use_llm) for chunk in chunks]
     texts = [chunk.content for chunk in chunks]
-    extra = [c.content for found in candidates for c in found] if _reconcile_takes_vectors() else []
-    vectors = embeddings.embed_texts(texts + extra)
+    vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
     rest = iter(vectors[len(texts):])
-    candidate_vectors = [[next(rest) for _ in found] if extra else None for found in candidates]
+    candidate_vectors = [[next(rest) for _ in found] for found in candidates]
     return vectors[: len(texts)], candidates, candidate_vectors
 
 
@@ -345,7 +339,7 @@ def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, c
         if len(rows) != len(ids):
             raise _Stop  # the chunks were replaced
         pending = [
-            (chunk, vector, list(zip(found, found_vectors or [None] * len(found), strict=True)))
+            (chunk, vector, list(zip(found, found_vectors, strict=True)))
             for chunk, vector, found, found_vectors in zip(chunks, vectors, candidates, candidate_vectors, strict=True)
             if rows[chunk.pk].embedding is None
         ]
@@ -361,13 +355,12 @@ def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, c
             said.update(c.content for c, _ in found)
             if not found:
                 continue
-            extra = {"vectors": [v for _, v in found]} if found[0][1] is not None else {}
             memory_services.memories_reconcile(
                 owner=locked.owner, candidates=[c for c, _ in found], project=locked.project,
                 reason=f"document {locked.pk} chunk {chunk.chunk_index}",
                 source_ref={"document_id": str(locked.pk), "chunk_id": str(chunk.pk),
                             "chunk_index": chunk.chunk_index},
-                source=Memory.Source.DOCUMENT, **extra,
+                source=Memory.Source.DOCUMENT, vectors=[v for _, v in found],
             )
         locked.chunks_done = Chunk.objects.filter(document=locked, embedding__isnull=False).count()
         locked.save(update_fields=["chunks_done", "updated_at"])

@@ -668,15 +668,19 @@ def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float
 
 def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
                        source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
-                       llm_decide=None) -> list[Decision]:
+                       llm_decide=None, vectors: list[list[float]] | None = None) -> list[Decision]:
     """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
     near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
     confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
     superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
-    chooses instead of the rules (after the near-identical check). Each decision is in the history reason."""
+    chooses instead of the rules (after the near-identical check). Each decision is in the history reason.
+    `vectors`: the candidates' embeddings from the configured model, when the caller already has them."""
     if not candidates:
         return []
-    vectors, model_name = _embed_many([c.content for c in candidates])
+    if vectors is None:
+        vectors, model_name = _embed_many([c.content for c in candidates])
+    else:
+        model_name = settings.EMBEDDING_MODEL
     decisions = []
     with transaction.atomic():
         for candidate, vector in zip(candidates, vectors, strict=True):

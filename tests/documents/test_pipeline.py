@@ -347,6 +347,19 @@ def test_erasure_leaves_memories_another_source_also_holds(user):
     assert Memory.objects.filter(owner=user, is_active=True, content__contains="helium").count() == 0
 
 
+def test_derived_memories_reuse_the_vectors_embedded_with_the_chunks(user, monkeypatch):
+    """Candidates are embedded in the same call as their chunks (the embedding thread); reconciling them must not
+    embed them again in the writing thread."""
+    def embedded_again(texts):
+        raise AssertionError(f"embedded again while writing: {texts[:1]}")
+
+    monkeypatch.setattr(memory_services, "_embed_many", embedded_again)
+    document = _secret_document(user)
+    assert document.processing_status == Document.Status.COMPLETED, document.error_message
+    memories = _live_memories(document)
+    assert memories and all(m.embedding is not None for m in memories)
+
+
 def test_a_project_document_gives_project_scoped_memories(user):
     project = ProjectFactory(owner=user)
     document = _secret_document(user, project=project)
