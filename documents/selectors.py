@@ -28,6 +28,7 @@ from pgvector import HalfVector
 
 from documents.models import Chunk, Document
 from memories.models import EMBEDDING_DIMENSIONS, Memory
+from memories.selectors import search_start, tsquery_term
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,6 @@ SEARCH_MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 200
 CANDIDATES = 200  # per signal
 HNSW_EF_SEARCH = 200
-MAX_QUERY_LEXEMES = 32
 CHUNK_THRESHOLD = 0.3  # semantic mode: minimum cosine similarity of query and passage
 SEMANTIC_WEIGHT = 0.5
 SEMANTIC_FLOOR, SEMANTIC_CEILING = 0.1, 0.6  # query-to-passage cosines: ~0.1 unrelated, ~0.6 on topic
@@ -98,17 +98,6 @@ def document_memories(*, document: Document):
             .select_related("project").order_by("source_ref__chunk_index", "created_at", "pk"))
 
 
-def _lexemes(cursor, query: str) -> list[str]:
-    if not query.strip():
-        return []
-    cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]", [query])
-    return [row[0] for row in cursor.fetchall()][:MAX_QUERY_LEXEMES]
-
-
-def _tsquery(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def _calibrated(similarity: float | None) -> float:
     if similarity is None:
         return 0.0
@@ -130,7 +119,7 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[tuple[uuid.U
         params += [*rows_params, owner_id, vector_text, k]
         sources.append("SELECT id FROM sem")
     if lexemes:
-        any_word = " | ".join(_tsquery(lexeme) for lexeme in lexemes)
+        any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
         ctes.append(
             f"kwm AS MATERIALIZED (SELECT c.id, c.search_vector AS v, length(c.search_vector) AS dl "
             f"FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.search_vector @@ %s::tsquery)"
@@ -142,7 +131,7 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[tuple[uuid.U
             f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
             f"(SELECT count(*) FROM documents_chunk WHERE owner_id = %s)::float8 AS total FROM kwm)"
         )
-        params += [_tsquery(lexeme) for lexeme in lexemes] + [owner_id]
+        params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
         idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
         norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * x.dl / s.avgdl)"
         terms = []
@@ -204,12 +193,8 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
                            created_after=created_after, created_before=created_before)
     base = chunk_queryset(owner=owner_id, filters=filters)
     with transaction.atomic(), connection.cursor() as cursor:
-        lexemes = _lexemes(cursor, query) if use_keyword else []
-        if vector is not None:
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', %s, true)", [str(HNSW_EF_SEARCH)],
-            )
+        lexemes = search_start(cursor, query if use_keyword else "",
+                               ef_search=HNSW_EF_SEARCH if vector is not None else None)
         found = _candidates(cursor, base, owner_id, vector, lexemes, max(CANDIDATES, limit))
 
     scored = []

@@ -57,10 +57,10 @@ def database_url(data_dir: Path) -> str:
         # database created later (the test databases too) has it from the start.
         with psycopg.connect(admin_dsn.replace("dbname=postgres", "dbname=template1"), autocommit=True) as tpl:
             tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            _make_leakproof(tpl)
+            template_changed = _make_leakproof(tpl)
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone():
             conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {APP_ROLE}")
-        else:  # made before template1 had it
+        elif template_changed:  # the app database was made before template1 had it: once, not every start
             with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={APP_DATABASE}"),
                                  autocommit=True) as app:
                 _make_leakproof(app)
@@ -79,9 +79,12 @@ def database_url(data_dir: Path) -> str:
     return f"postgresql://{APP_ROLE}@/{APP_DATABASE}?host={quote(str(socket_dir), safe='')}&port={info.port}"
 
 
-def _make_leakproof(conn) -> None:
-    if not conn.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure").fetchone()[0]:
-        conn.execute(f"ALTER FUNCTION {TS_MATCH} LEAKPROOF")
+def _make_leakproof(conn) -> bool:
+    """Mark TS_MATCH leakproof in `conn`'s database; True when it was not yet."""
+    if conn.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure").fetchone()[0]:
+        return False
+    conn.execute(f"ALTER FUNCTION {TS_MATCH} LEAKPROOF")
+    return True
 
 
 def prune_dead_handles(data_dir: Path) -> None:

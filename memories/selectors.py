@@ -301,7 +301,8 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     base = filter_memories(Memory.objects.owned_by(owner), filters)
 
     with transaction.atomic(), connection.cursor() as cursor:
-        lexemes = _start(cursor, query if use_keyword else "", hnsw=use_semantic)
+        lexemes = search_start(cursor, query if use_keyword else "",
+                               ef_search=HNSW_EF_SEARCH if use_semantic else None)
         candidates = _candidates(cursor, base, owner_id, vector if use_semantic else None, lexemes,
                                  max(CANDIDATES, limit))
         if mode == "semantic" and not degraded:
@@ -336,20 +337,21 @@ def _rows(base: MemoryQuerySet) -> tuple[str, tuple]:
     return f"({sql})", tuple(params)
 
 
-def _start(cursor, query: str, *, hnsw: bool) -> list[str]:
-    """One round trip: the query's distinct stemmed words, stop words left out (same 'english' configuration as
-    the index), and for vector search the HNSW settings of this transaction (filtered nearest neighbours:
-    iterative index scans return enough rows for large owners too)."""
+def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
+    """One round trip at the start of a search transaction (memories and document chunks): the query's distinct
+    stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
+    HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
+    large owners too)."""
     settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
-                if hnsw else "")
+                if ef_search else "")
     cursor.execute(
         f"SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]){settings}",
-        [query, str(HNSW_EF_SEARCH)] if hnsw else [query],
+        [query, str(ef_search)] if ef_search else [query],
     )
     return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
 
 
-def _tsquery(lexeme: str, weight: str = "") -> str:
+def tsquery_term(lexeme: str, weight: str = "") -> str:
     """One lexeme as tsquery text, quoted (no re-parsing or re-stemming), optionally restricted to a weight."""
     quoted = "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
     return f"{quoted}:{weight}" if weight else quoted
@@ -380,7 +382,7 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[_Candidate]:
         params += [*rows_params, owner_id, vector_text, k]
         sources.append("SELECT id FROM sem")
     if lexemes:
-        any_word = " | ".join(_tsquery(lexeme) for lexeme in lexemes)
+        any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
         # each row's matches are worked out once: per query word, in the memory at all (h) and in its subject (a)
         flags = ", ".join(f"m.search_vector @@ %s::tsquery AS h{i}, m.search_vector @@ %s::tsquery AS a{i}"
                           for i in range(len(lexemes)))
@@ -389,7 +391,7 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[_Candidate]:
             f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
         )
         for lexeme in lexemes:
-            params += [_tsquery(lexeme), _tsquery(lexeme, "A")]
+            params += [tsquery_term(lexeme), tsquery_term(lexeme, "A")]
         params += [*rows_params, owner_id, any_word]
         # document frequencies among the owner's memories (every memory with any query word is in kwm), turned
         # into IDFs once per query; float8 throughout (numeric arithmetic per row cost more than the matching)

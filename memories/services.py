@@ -64,12 +64,12 @@ def validate_namespace(namespace: Any) -> None:
         raise ValidationError({"namespace": ["Namespace must be a non-empty list of non-empty strings."]})
 
 
-RELATED_FIELDS = ("owner", "project", "conversation", "message")
+RELATED_FIELDS = ("project", "conversation", "message")  # the owner's own objects a memory may point to
 
 
 def _check_ownership(memory: Memory) -> None:
     """Related objects must belong to the memory's owner: a user cannot attach to someone else's data."""
-    for name in RELATED_FIELDS[1:]:
+    for name in RELATED_FIELDS:
         related = getattr(memory, name)
         if related is not None and related.owner_id != memory.owner_id:
             raise ValidationError({name: [f"Unknown {name}."]})
@@ -303,7 +303,7 @@ def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list
             _check_ownership(memory)
             # field validation here; uniqueness and check constraints are enforced by the database itself, and
             # the related objects are loaded instances checked above (their existence queries cost a query each)
-            memory.clean_fields(exclude=["search_vector", *RELATED_FIELDS])
+            memory.clean_fields(exclude=["search_vector", "owner", *RELATED_FIELDS])
             fresh.append((index, memory))
         seen.add(identity)
     if fresh:

@@ -31,3 +31,13 @@ def api(user) -> APIClient:
 @pytest.fixture
 def other_api(other_user) -> APIClient:
     return _client_for(other_user)
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path, monkeypatch):
+    """Uploads go to a throw-away MEDIA_ROOT (also for worker processes a test starts)."""
+    root = tmp_path / "media"
+    root.mkdir()
+    settings.MEDIA_ROOT = str(root)
+    monkeypatch.setenv("MEDIA_ROOT", str(root))
+    return root

@@ -9,6 +9,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from urllib.parse import quote
 
 import kombu.pools
@@ -147,16 +148,25 @@ def celery_worker(request, transactional_db, redis_url):
     transport on PostgreSQL, or Redis), with this process's Celery app pointed at the same broker."""
     if request.param == "redis" and redis_url is None:
         pytest.skip("redis-server is not installed")
-    broker = broker_for(request.param, redis_url)
+    with running_worker(request.param, redis_url) as process:
+        yield process
+
+
+@contextmanager
+def running_worker(kind: str, redis: str | None = None):
+    """A worker process on broker `kind` for the length of the block, with this process's Celery app on it too."""
+    broker = broker_for(kind, redis)
     previous = use_broker(broker)
     try:
         process = start_celery_worker(broker)
     except BaseException:
         restore_broker(previous)
         raise
-    yield process
-    stop_celery_worker(process)
-    restore_broker(previous)
+    try:
+        yield process
+    finally:
+        stop_celery_worker(process)
+        restore_broker(previous)
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, worker=None):

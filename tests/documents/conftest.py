@@ -1,17 +1,6 @@
-import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.conversations.conftest import celery_worker, redis_url  # noqa: F401 - fixtures reused here
-
-
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path, monkeypatch):
-    """Uploads go to a throw-away MEDIA_ROOT (also for worker processes the test starts)."""
-    root = tmp_path / "media"
-    root.mkdir()
-    settings.MEDIA_ROOT = str(root)
-    monkeypatch.setenv("MEDIA_ROOT", str(root))
-    return root
 
 
 def close(a, b, tolerance: float = 1e-3) -> bool:

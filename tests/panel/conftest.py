@@ -14,16 +14,6 @@ SCREENSHOTS = Path(settings.BASE_DIR) / ".screenshots"
 PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
 
 
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path, monkeypatch):
-    """Uploads go to a throw-away MEDIA_ROOT (also for worker processes a test starts)."""
-    root = tmp_path / "media"
-    root.mkdir()
-    settings.MEDIA_ROOT = str(root)
-    monkeypatch.setenv("MEDIA_ROOT", str(root))
-    return root
-
-
 @pytest.fixture(scope="module")
 def browser():
     if not shutil.which(CHROMIUM):

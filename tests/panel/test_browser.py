@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from documents.models import Document
 from memories import services
 from memories.models import Memory
-from tests.conversations.conftest import broker_for, restore_broker, start_celery_worker, stop_celery_worker, use_broker
+from tests.conversations.conftest import running_worker
 from tests.factories import ConversationFactory, DocumentFactory, MessageFactory, ProjectFactory, UserFactory
 from tests.panel.conftest import log_in, screenshot
 
@@ -112,16 +112,8 @@ def test_pages_fit_a_phone_screen(browser, live_server, someone, live_requests_c
 @pytest.fixture
 def worker(transactional_db):
     """A real Celery worker on the PostgreSQL broker (the test database), as `./dev.sh serve` runs one."""
-    broker = broker_for("postgres", None)
-    previous = use_broker(broker)
-    try:
-        process = start_celery_worker(broker)
-    except BaseException:
-        restore_broker(previous)
-        raise
-    yield process
-    stop_celery_worker(process)
-    restore_broker(previous)
+    with running_worker("postgres") as process:
+        yield process
 
 
 def test_upload_follows_processing_to_completed(page, live_server, someone, worker, tmp_path):
