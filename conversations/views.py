@@ -11,6 +11,7 @@ from conversations.models import Conversation
 from conversations.serializers import (
     AppendSerializer,
     ContextQuerySerializer,
+    ContextSerializer,
     ConversationSerializer,
     MessageSerializer,
     ToolCallSerializer,
@@ -56,7 +57,8 @@ class ConversationViewSet(viewsets.ModelViewSet):
         """GET lists the messages in order; POST appends one or more (a repeated client_message_id is ignored)."""
         conversation = self.get_object()
         if request.method == "GET":
-            page = self.paginate_queryset(conversation.messages.order_by("sequence"))
+            page = self.paginate_queryset(conversation.messages.defer("embedding", "search_vector")
+                                          .order_by("sent_at", "sequence"))
             return self.get_paginated_response(MessageSerializer(page, many=True).data)
         body = AppendSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -65,30 +67,26 @@ class ConversationViewSet(viewsets.ModelViewSet):
         return Response(MessageSerializer([m for m, _ in results], many=True).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(
-        parameters=[ContextQuerySerializer],
-        responses=inline_serializer("Context", {
-            "query": serializers.CharField(), "budget": serializers.IntegerField(),
-            "used_tokens": serializers.IntegerField(), "degraded": serializers.BooleanField(),
-            "text": serializers.CharField(), "memories": MemorySerializer(many=True),
-            "scores": serializers.ListField(child=serializers.FloatField()),
-        }),
-    )
+    @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer)
     @action(detail=True, methods=["get"])
     def context(self, request, pk=None):
-        """What to inject into the next prompt: relevant memories within a token budget, as items and as text."""
+        """What to inject into the next prompt: the best memories and conversation excerpts within a token
+        budget, as items (each saying what it is and where it came from) and as text."""
         params = ContextQuerySerializer(data=request.query_params.dict())
         params.is_valid(raise_exception=True)
         data = params.validated_data
         context = selectors.conversation_context(conversation=self.get_object(), query=data.get("query"),
-                                                 budget=data.get("budget"), limit=data["limit"])
-        return Response({
+                                                 budget=data.get("budget"), limit=data["limit"],
+                                                 stay_in_conversation=data["stay"])
+        memories = [i.memory for i in context.items if i.type == "memory"]
+        return Response(ContextSerializer({
             "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
             "degraded": context.degraded, "text": context.text,
-            "memories": MemorySerializer([i.memory for i in context.items], many=True,
-                                         context=self.get_serializer_context()).data,
-            "scores": [i.score for i in context.items],
-        })
+            "items": [{"type": i.type, "text": i.text, "score": i.score, "tokens": i.tokens, "source": i.source()}
+                      for i in context.items],
+            "memories": MemorySerializer(memories, many=True, context=self.get_serializer_context()).data,
+            "scores": [i.score for i in context.items if i.type == "memory"],
+        }).data)
 
 
 class ToolListView(APIView):

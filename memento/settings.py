@@ -211,6 +211,7 @@ CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+    "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
 }
 

@@ -78,7 +78,7 @@ def _check_ownership(memory: Memory) -> None:
 # --- embedding ------------------------------------------------------------------------------------------------
 
 
-def _embed_many(texts: list[str]) -> tuple[list[list[float] | None], str]:
+def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
     """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
     later by `manage.py reembed` or the periodic task."""
     try:
@@ -264,7 +264,7 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
             return _write_batch(owner, prepared, vectors, settings.EMBEDDING_MODEL, actor=actor, reason=reason)
     chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        futures = [pool.submit(_embed_many, [item["content"] for item in chunk]) for chunk in chunks]
+        futures = [pool.submit(embed_or_pending, [item["content"] for item in chunk]) for chunk in chunks]
         futures[0].result()
         try:
             with transaction.atomic():
@@ -341,7 +341,7 @@ def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: s
     if "namespace" in data:
         validate_namespace(data["namespace"])
     content_changed = "content" in data and data["content"] != memory.content
-    vector, model_name = _embed_many([data["content"]]) if content_changed else ([None], "")
+    vector, model_name = embed_or_pending([data["content"]]) if content_changed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         _apply(locked, data)
@@ -391,7 +391,7 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         raise ValidationError({field: ["No such version of this memory."]})
     current_content = Memory.objects.filter(pk=memory.pk).values_list("content", flat=True).get()
     content_changed = record.content != current_content
-    vector, model_name = _embed_many([record.content]) if content_changed else ([None], "")
+    vector, model_name = embed_or_pending([record.content]) if content_changed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         for name in REVERTIBLE_FIELDS:
@@ -542,7 +542,7 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
     skipped = {key for key, pk in ids.items() if pk in mine}
     remap = {key: (uuid.uuid4() if pk in taken and pk not in mine else pk) for key, pk in ids.items()}
     todo = [(line, r) for line, r in enumerate(records, start=1) if str(r["id"]) not in skipped]
-    vectors, model_name = _embed_many([r["content"] for _, r in todo]) if todo else ([], "")
+    vectors, model_name = embed_or_pending([r["content"] for _, r in todo]) if todo else ([], "")
     owned_ids = set(Memory.objects.owned_by(owner).values_list("pk", flat=True))
     from conversations.models import Conversation, Message
 
@@ -668,17 +668,19 @@ def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float
 
 def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
                        source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
-                       llm_decide=None, vectors: list[list[float]] | None = None) -> list[Decision]:
+                       llm_decide=None, vectors: list[list[float] | None] | None = None,
+                       happened_at=None) -> list[Decision]:
     """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
     near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
     confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
     superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
     chooses instead of the rules (after the near-identical check). Each decision is in the history reason.
-    `vectors`: the candidates' embeddings from the configured model, when the caller already has them."""
+    `vectors`: the candidates' embeddings from the configured model, when the caller already has them (callers
+    inside a transaction embed first: `embed_or_pending`). `happened_at`: when what they say was said."""
     if not candidates:
         return []
     if vectors is None:
-        vectors, model_name = _embed_many([c.content for c in candidates])
+        vectors, model_name = embed_or_pending([c.content for c in candidates])
     else:
         model_name = settings.EMBEDDING_MODEL
     decisions = []
@@ -703,12 +705,12 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
                     action, why = "UPDATE", f"same subject and attribute ({candidate.attribute}) with new content"
             decisions.append(_decide(owner, candidate, vector, model_name, action, target, why, scope=scope,
                                      reason=reason, conversation=conversation, message=message,
-                                     source_ref=source_ref or {}, source=source))
+                                     source_ref=source_ref or {}, source=source, happened_at=happened_at))
     return decisions
 
 
 def _decide(owner, candidate, vector, model_name, action, target, why, *, scope, reason, conversation, message,
-            source_ref, source) -> Decision:
+            source_ref, source, happened_at) -> Decision:
     note = f"{reason}: {action} ({why})"
     if action == "NOOP":
         memory = Memory.objects.select_for_update().get(pk=target.pk)
@@ -723,7 +725,7 @@ def _decide(owner, candidate, vector, model_name, action, target, why, *, scope,
         "metadata": {"attribute": candidate.attribute} if getattr(candidate, "attribute", "") else {},
         "project": scope, "conversation": conversation, "message": message, "source_ref": source_ref,
         "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
-        "supersedes": target.pk if action == "UPDATE" else None,
+        "supersedes": target.pk if action == "UPDATE" else None, "happened_at": happened_at,
     })
     write = _write_one(owner=owner, item=item, vector=vector, model_name=model_name, duplicate=None, actor=None,
                        reason=note)

@@ -157,15 +157,17 @@ def test_rerunning_extraction_creates_nothing_new(user, eager):
 
 
 def test_context_respects_the_budget(api, user):
-    for text in ["Is allergic to peanuts", "Prefers vegetarian restaurants", "Lives in Lisbon",
+    for text in ["Is allergic to peanuts", "Prefers vegetarian food", "Lives in Lisbon",
                  "Daughter Emma starts school in May", "Works as a nurse on night shifts"]:
         memory_services.memory_create(owner=user, content=text)
     cid = post(api, "/api/conversations/", {}).json()["id"]
-    big = api.get(f"/api/conversations/{cid}/context/", {"query": "what food should I cook for dinner?"}).json()
-    assert big["memories"] and big["text"].startswith("Relevant memories")
+    query = "any food allergies or food preferences to keep in mind for dinner?"
+    big = api.get(f"/api/conversations/{cid}/context/", {"query": query}).json()
+    assert big["memories"] and big["text"].startswith("Memories (most relevant first):")
     assert any("peanut" in m["content"] for m in big["memories"])
+    assert all(item["type"] == "memory" and item["source"]["memory_id"] for item in big["items"])
     assert big["used_tokens"] <= big["budget"]
-    small = api.get(f"/api/conversations/{cid}/context/", {"query": "food for dinner", "budget": 20}).json()
+    small = api.get(f"/api/conversations/{cid}/context/", {"query": query, "budget": 20}).json()
     assert small["used_tokens"] <= 20
     assert len(small["memories"]) < len(big["memories"])
     assert api.get(f"/api/conversations/{cid}/context/", {"budget": 3}).status_code == 400
