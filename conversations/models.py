@@ -94,10 +94,10 @@ class Message(models.Model):
     )
     embedding_model = models.CharField(max_length=200, blank=True, help_text="Model that made the embedding.")
     search_vector = models.GeneratedField(
-        expression=SearchVector("content", config="english"),
+        expression=SearchVector("name", "content", config="english"),
         output_field=SearchVectorField(),
         db_persist=True,
-        help_text="Full-text vector of the content, kept in sync by PostgreSQL.",
+        help_text="Full-text vector of the speaker's name and the content, kept in sync by PostgreSQL.",
     )
     client_message_id = models.CharField(
         max_length=200, blank=True, help_text="The client's own id; sending it twice appends once."
@@ -134,3 +134,8 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    def embedding_text(self) -> str:
+        """What is embedded: the content, after the speaker's name when there is one (as the full-text vector
+        has it), so that "what did Melanie paint?" finds Melanie's turn."""
+        return f"{self.name}: {self.content}" if self.name else self.content

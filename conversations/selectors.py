@@ -199,11 +199,21 @@ def _memory_item(scored: ScoredMemory) -> ContextItem:
     return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=memory)
 
 
-def _excerpts(owner_id: int, hits: list[ScoredMessage]) -> list[ContextItem]:
-    """Each hit with NEIGHBOURS turns either side; hits whose windows touch in the same conversation make one
-    excerpt (scored by its best hit)."""
-    if not hits:
-        return []
+def _turn_line(message: Message) -> str:
+    return f"{_speaker(message)}: {message.content}"
+
+
+def _excerpt_header(message: Message) -> str:
+    title = f', "{message.conversation.title}"' if message.conversation.title else ""
+    return f"[{_day(message.sent_at)}{title}]"
+
+
+def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int) -> tuple[list[ContextItem], int]:
+    """Excerpts of what was said, within `room` tokens: each hit (best first) with NEIGHBOURS turns either side
+    (just the hit when its window does not fit); a turn is shown once, and turns that end up next to each
+    other in a conversation read as one excerpt under one header (its score: its best hit's)."""
+    if not hits or room <= 0:
+        return [], 0
     wanted: dict[uuid.UUID, set[int]] = {}
     for hit in hits:
         seq = hit.message.sequence
@@ -212,32 +222,47 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage]) -> list[ContextItem]:
     for conversation_id, sequences in wanted.items():
         scope |= Q(conversation_id=conversation_id, sequence__in=sorted(sequences))
     turns = {(m.conversation_id, m.sequence): m for m in Message.objects.filter(scope, owner_id=owner_id)
-             .defer("embedding", "search_vector")}
-    groups: list[dict] = []  # per conversation, runs of consecutive sequences
-    by_conversation: dict[uuid.UUID, list[dict]] = {}
-    for hit in hits:  # best first: a group's score is its first hit's
-        message = hit.message
-        low, high = message.sequence - NEIGHBOURS, message.sequence + NEIGHBOURS
-        runs = by_conversation.setdefault(message.conversation_id, [])
-        merged = next((r for r in runs if low <= r["high"] + 1 and high >= r["low"] - 1), None)
-        if merged is None:
-            merged = {"low": low, "high": high, "score": hit.score, "hits": [], "conversation": message.conversation}
-            runs.append(merged)
-            groups.append(merged)
-        merged["low"], merged["high"] = min(merged["low"], low), max(merged["high"], high)
-        merged["hits"].append(message.pk)
+             .select_related("conversation").defer("embedding", "search_vector", "conversation__metadata")}
+    cost = {key: count_tokens(_turn_line(m)) + 1 for key, m in turns.items()}
+    shown: dict[tuple, float] = {}  # (conversation, sequence) -> score of the hit that brought it
+    used = 0
+    for hit in hits:
+        conversation_id, seq = hit.message.conversation_id, hit.message.sequence
+        for window in (range(seq - NEIGHBOURS, seq + NEIGHBOURS + 1), range(seq, seq + 1)):
+            new = [(conversation_id, s) for s in window if (conversation_id, s) in turns
+                   and (conversation_id, s) not in shown]
+            if not new:
+                break
+            touches = any((conversation_id, s) in shown for s in range(window.start - 1, window.stop + 1))
+            header = 0 if touches else count_tokens(_excerpt_header(hit.message)) + 1
+            price = header + sum(cost[key] for key in new)
+            if used + price <= room:
+                used += price
+                for key in new:
+                    shown[key] = max(shown.get(key, 0.0), hit.score)
+                break
+    hit_ids = {hit.message.pk for hit in hits}
     items = []
-    for group in groups:
-        conversation_id = group["conversation"].pk
-        messages = [turns[(conversation_id, s)] for s in range(group["low"], group["high"] + 1)
-                    if (conversation_id, s) in turns]
-        title = f', "{group["conversation"].title}"' if group["conversation"].title else ""
-        lines = [f"[{_day(messages[0].sent_at)}{title}]"]
-        lines += [f"{_speaker(m)}: {m.content}" for m in messages]
-        text = "\n".join(lines)
-        items.append(ContextItem("excerpt", text, group["score"], count_tokens(text) + 1,
-                                 conversation=group["conversation"], messages=messages, hits=group["hits"]))
-    return items
+    for conversation_id in {key[0] for key in shown}:
+        sequences = sorted(s for c, s in shown if c == conversation_id)
+        runs, run = [], [sequences[0]]
+        for s in sequences[1:]:
+            if s == run[-1] + 1:
+                run.append(s)
+            else:
+                runs.append(run)
+                run = [s]
+        runs.append(run)
+        for run in runs:
+            messages = [turns[(conversation_id, s)] for s in run]
+            text = "\n".join([_excerpt_header(messages[0]), *(_turn_line(m) for m in messages)])
+            items.append(ContextItem(
+                "excerpt", text, max(shown[(conversation_id, s)] for s in run), count_tokens(text) + 1,
+                conversation=messages[0].conversation, messages=messages,
+                hits=[m.pk for m in messages if m.pk in hit_ids],
+            ))
+    items.sort(key=lambda i: -i.score)
+    return items, sum(i.tokens for i in items)
 
 
 def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:
@@ -275,12 +300,11 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     messages = message_search(owner=owner_id, query=query, mode="hybrid", limit=EXCERPT_HITS, project=project,
                               conversation=conversation if stay_in_conversation else None, query_vector=vector)
     memory_items = [_memory_item(s) for s in memories.results]
-    excerpt_items = _excerpts(owner_id, messages.results)
 
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))
-    excerpts, used_excerpts = _pack(excerpt_items, room - used_memories)
+    excerpts, used_excerpts = _excerpts(owner_id, messages.results, room - used_memories)
     rest, _ = _pack([i for i in memory_items if i not in first], room - used_memories - used_excerpts)
     chosen_memories = sorted(first + rest, key=lambda i: -i.score)
 

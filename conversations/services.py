@@ -69,6 +69,18 @@ def conversation_delete(*, conversation: Conversation) -> None:
         conversation.delete()
 
 
+def conversation_forget(*, conversation: Conversation, actor=None) -> int:
+    """Erase a conversation for good: its messages and every memory extracted from it, with their history
+    (a right-to-be-forgotten request); nothing of it stays findable. Returns how many memories were erased."""
+    with transaction.atomic():
+        memories = list(Memory.objects.owned_by(conversation.owner_id).filter(conversation=conversation)
+                        .select_for_update())
+        for memory in memories:
+            memory_services.memory_forget(memory=memory, actor=actor)
+        conversation.delete()
+    return len(memories)
+
+
 def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]]) -> list[tuple[Message, bool]]:
     """Append messages (up to 500 in one call): in order of their `sent_at` (the client's original time, default
     now; equal times keep the order given). A message whose `client_message_id` the conversation already has is
@@ -132,7 +144,7 @@ def messages_embed(*, message_ids) -> int:
     is written (the model outside any transaction). Provider down: they stay without a vector (still found by
     words) and the periodic sweep embeds them later. Returns how many were embedded."""
     todo = list(Message.objects.filter(pk__in=list(message_ids), embedding__isnull=True)
-                .order_by("sent_at", "sequence").only("id", "content"))
+                .order_by("sent_at", "sequence").only("id", "name", "content"))
     if not todo:
         return 0
     size = settings.EMBEDDING_BATCH_SIZE
@@ -140,7 +152,7 @@ def messages_embed(*, message_ids) -> int:
     done = 0
 
     def vectors_for(group):
-        return embeddings.embed_texts([m.content for m in group])
+        return embeddings.embed_texts([m.embedding_text() for m in group])
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(vectors_for, groups[0])

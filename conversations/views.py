@@ -50,6 +50,15 @@ class ConversationViewSet(viewsets.ModelViewSet):
         conversation = services.conversation_end(conversation=self.get_object())
         return Response(self.get_serializer(self.get_queryset().get(pk=conversation.pk)).data)
 
+    @extend_schema(request=None, responses=inline_serializer(
+        "Forgotten", {"forgotten_memories": serializers.IntegerField()}))
+    @action(detail=True, methods=["post"])
+    def forget(self, request, pk=None):
+        """Erase the conversation, its messages and the memories extracted from it, history included (DELETE
+        keeps the extracted memories)."""
+        erased = services.conversation_forget(conversation=self.get_object(), actor=request.user)
+        return Response({"forgotten_memories": erased})
+
     @extend_schema(methods=["GET"], responses=MessageSerializer(many=True))
     @extend_schema(methods=["POST"], request=AppendSerializer, responses=MessageSerializer(many=True))
     @action(detail=True, methods=["get", "post"])

@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='message',
             name='search_vector',
-            field=models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('content', config='english'), help_text='Full-text vector of the content, kept in sync by PostgreSQL.', output_field=django.contrib.postgres.search.SearchVectorField()),
+            field=models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('name', 'content', config='english'), help_text="Full-text vector of the speaker's name and the content, kept in sync by PostgreSQL.", output_field=django.contrib.postgres.search.SearchVectorField()),
         ),
         migrations.AddField(
             model_name='message',

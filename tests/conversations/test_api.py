@@ -226,3 +226,54 @@ def test_tool_calls_never_touch_another_users_memory(api, other_user):
     result = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": str(theirs.pk)}})
     assert result.json()["success"] is False
     assert Memory.objects.get(pk=theirs.pk).is_active
+
+
+def test_history_with_sent_at_and_names_and_a_bad_time_is_a_400(api):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    bad = post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "content": "hi", "sent_at": "last tuesday"}]})
+    assert bad.status_code == 400 and "sent_at" in json.dumps(bad.json())
+    sent = post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "name": "Bob", "content": "Second", "sent_at": "2023-05-08T14:00:00Z"},
+        {"role": "assistant", "content": "First", "sent_at": "2023-05-08T13:00:00+00:00"}]})
+    assert sent.status_code == 201
+    listed = api.get(f"/api/conversations/{cid}/messages/").json()["results"]
+    assert [(m["content"], m["name"], m["sent_at"]) for m in listed] == [
+        ("First", "", "2023-05-08T13:00:00Z"), ("Second", "Bob", "2023-05-08T14:00:00Z")]
+
+
+def test_memory_search_includes_messages_when_asked(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "assistant", "content": "Your locker number at the gym is 318."}]})
+    plain = post(api, "/api/memories/search/", {"query": "gym locker number"}).json()
+    assert "messages" not in plain
+    body = post(api, "/api/memories/search/", {"query": "gym locker number", "include_messages": True}).json()
+    assert body["messages"][0]["message"]["content"] == "Your locker number at the gym is 318."
+    assert body["messages"][0]["message"]["conversation"] == cid and body["messages"][0]["message"]["embedded"]
+
+
+def test_context_endpoint_returns_items_with_their_sources(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {"title": "Gym"}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "user", "content": "Where do I keep my gym bag?"},
+            {"role": "assistant", "content": "In locker 318, next to the sauna."}]})
+    context = api.get(f"/api/conversations/{cid}/context/", {"query": "which locker at the gym?"}).json()
+    excerpt = next(i for i in context["items"] if i["type"] == "excerpt")
+    assert excerpt["source"]["conversation_id"] == cid and excerpt["source"]["conversation_title"] == "Gym"
+    assert "assistant: In locker 318" in excerpt["text"] and excerpt["text"] in context["text"]
+    assert context["used_tokens"] <= context["budget"]
+
+
+def test_forget_erases_the_conversation_and_what_was_learnt(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "user", "content": "I'm allergic to shellfish."}]})
+    assert Memory.objects.filter(owner=user).exists()
+    response = post(api, f"/api/conversations/{cid}/forget/", {})
+    assert response.status_code == 200 and response.json()["forgotten_memories"] == 1
+    assert not Memory.objects.filter(owner=user).exists()
+    assert api.get(f"/api/conversations/{cid}/").status_code == 404
