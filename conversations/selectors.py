@@ -276,24 +276,26 @@ def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:
 
 
 def context_for(*, owner, query: str, budget: int | None = None, conversation: Conversation | None = None,
-                stay_in_conversation: bool = False, limit: int = 20) -> Context:
+                stay_in_conversation: bool = False, limit: int = 20,
+                query_vector: list[float] | None = None) -> Context:
     """The memories and conversation excerpts relevant to `query`, best first, packed into `budget` tokens.
 
     Memories get up to MEMORY_SHARE of the budget first (they are compact), excerpts of what was said (from all
     the owner's conversations in scope, or only `conversation` with `stay_in_conversation`) the rest, then
     memories any room left. The query is embedded once for both searches. Scope follows `conversation`'s project
-    (seed 004's rule)."""
+    (seed 004's rule). `query_vector` skips embedding the query."""
     budget = budget or settings.MEMORY_CONTEXT_BUDGET
     query = (query or "").strip()
     if not query:
         return Context(query="", budget=budget, used_tokens=0, items=[], text="", degraded=False)
     owner_id = getattr(owner, "pk", owner)
     project = conversation.project if conversation is not None else None
-    try:
-        vector = embeddings.embed_text(query)
-    except embeddings.EmbeddingError:
-        logger.warning("embedding provider unavailable; context answered from full text", exc_info=True)
-        vector = None
+    vector = query_vector
+    if vector is None:
+        try:
+            vector = embeddings.embed_text(query)
+        except embeddings.EmbeddingError:
+            logger.warning("embedding provider unavailable; context answered from full text", exc_info=True)
     # with no vector, both searches try the provider again and answer from full text (degraded)
     memories = memory_search(owner=owner_id, query=query, mode="hybrid", limit=limit,
                              filters=MemoryFilters(project=project), query_vector=vector)
