@@ -50,3 +50,15 @@ def conversation_context(*, conversation: Conversation, query: str | None = None
     text = "\n".join(lines) if items else ""
     return Context(query=query, budget=budget, used_tokens=used if items else 0, items=items, text=text,
                    degraded=result.degraded)
+
+
+# placeholder: the lead's rewrite replaces this
+def context_for(*, owner, query: str, budget: int | None = None, conversation=None) -> Context:
+    """What to put in front of the model for `query`: in `conversation` when given (its project's memories too),
+    otherwise from the user's own memories, packed into `budget` tokens as conversation_context packs them."""
+    if conversation is None:
+        if not (query or "").strip():
+            return Context(query="", budget=budget or settings.MEMORY_CONTEXT_BUDGET, used_tokens=0, items=[],
+                           text="", degraded=False)
+        conversation = Conversation(owner=owner)  # unsaved stand-in: no project, no messages
+    return conversation_context(conversation=conversation, query=query, budget=budget)

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from conversations.models import Conversation, Message
+from conversations.tools import TOOL_NAMES
 from memories.models import Project
 from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
 
@@ -49,5 +50,5 @@ class ContextQuerySerializer(StrictSerializer):
 
 
 class ToolCallSerializer(StrictSerializer):
-    name = serializers.ChoiceField(choices=["upsertMemory", "searchMemory", "deleteMemory"])
+    name = serializers.ChoiceField(choices=TOOL_NAMES)
     arguments = serializers.JSONField(help_text="The model's arguments: a JSON object or its JSON string.")

@@ -125,6 +125,7 @@ LOGOUT_REDIRECT_URL = "panel:login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "memento.rls.TokenAuthentication",
+        "memento.rls.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

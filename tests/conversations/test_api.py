@@ -182,11 +182,14 @@ def test_context_defaults_to_the_latest_user_message(api, user, eager, django_ca
 
 
 def test_tool_definitions(api):
+    """The same tools as /mcp (conversations/tools.py); the seed's three names are call-only aliases."""
     tools = api.get("/api/tools/").json()["tools"]
     names = [t["function"]["name"] for t in tools]
-    assert names == ["upsertMemory", "searchMemory", "deleteMemory"]
-    upsert = tools[0]["function"]["parameters"]
-    assert set(upsert["properties"]) == {"content", "metadata", "key"} and upsert["required"] == ["content"]
+    assert names == ["add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
+                     "delete_memory", "memory_history", "get_context"]
+    add = tools[0]["function"]["parameters"]
+    assert {"content", "metadata", "key"} <= set(add["properties"]) and add["required"] == ["content"]
+    assert not any("user" in name for t in tools for name in t["function"]["parameters"]["properties"])
 
 
 def test_tool_calls_round_trip(api, user):
