@@ -30,7 +30,7 @@ INSTRUCTIONS = (
     "as they come up; correct or delete memories when the user says they are wrong."
 )
 
-UNAUTHORIZED = -32001  # JSON-RPC's implementation-defined server error range
+UNAUTHORIZED, REFUSED = -32001, -32000  # JSON-RPC's implementation-defined server errors
 _user: contextvars.ContextVar = contextvars.ContextVar("mcp_user")  # the token's user, set by MCPView
 
 
@@ -104,13 +104,17 @@ class MCPView(APIView):
     def get_authenticate_header(self, request):
         return 'Bearer realm="memento"'
 
+    def perform_content_negotiation(self, request, force=False):
+        return super().perform_content_negotiation(request, force=True)  # the SDK checks Accept itself
+
     def handle_exception(self, exc):
         """A refusal (401, 429, ...) still answers in JSON-RPC, so MCP clients show the person why."""
         response = super().handle_exception(exc)
         detail = response.data.get("detail", "Refused.") if isinstance(response.data, dict) else "Refused."
         if response.status_code == 401:
             detail = f"{detail} Send your Memento API token as 'Authorization: Bearer <token>'."
-        response.data = {"jsonrpc": "2.0", "id": None, "error": {"code": UNAUTHORIZED, "message": str(detail)}}
+        code = UNAUTHORIZED if response.status_code in (401, 403) else REFUSED
+        response.data = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": str(detail)}}
         return response
 
     def post(self, request):
@@ -134,4 +138,5 @@ class MCPView(APIView):
                 response[name.decode("latin-1")] = value.decode("latin-1")
         return response
 
-    get = delete = post
+    # No GET (a standalone SSE stream) and no DELETE (there are no sessions): each would hold a web thread open.
+    # DRF answers them 405, which the protocol allows.

@@ -261,3 +261,13 @@ def test_each_post_is_answered_on_its_own(server):
     assert answer.status_code == 200 and "mcp-session-id" not in answer.headers
     result = answer.json()["result"]
     assert result["structuredContent"]["outcome"] == "created" and "Prefers oat milk" in result["content"][0]["text"]
+
+
+def test_no_stream_is_held_open(server):
+    """Stateless: no standalone SSE stream to GET and no session to DELETE, so no web thread waits on a client."""
+    token = token_for(UserFactory())
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    for method in ("GET", "DELETE"):
+        answer = requests.request(method, f"{server}/mcp", headers=headers, timeout=30)
+        assert answer.status_code == 405 and answer.headers["Allow"].startswith("POST")
+    assert requests.get(f"{server}/mcp", headers={"Accept": "text/event-stream"}, timeout=30).status_code == 401
