@@ -120,7 +120,7 @@ def _memory(user, args: dict[str, Any]) -> Memory:
 # --- the tools ------------------------------------------------------------------------------------------------
 
 
-@_tool("add_memory", title="Remember something", required=("content",), idempotent=False, properties={
+@_tool("add_memory", title="Remember something", required=("content",), properties={
     "content": CONTENT, "key": KEY, **ATTRIBUTES,
     "supersedes": {**MEMORY_ID, "description": "Id of an older memory this one replaces (e.g. a changed fact)."},
 }, description=(
@@ -159,6 +159,8 @@ def search_memories(user, args):
                             action=MemoryEvent.Action.SEARCH, query=query)
     lines = [f"{i}. (score {r.score:.3f}) {_line(r.memory)}" for i, r in enumerate(result.results, 1)]
     text = "\n".join([f"{len(lines)} memories match {query!r}:", *lines]) if lines else f"No memory matches {query!r}."
+    if result.degraded:
+        text += "\n(Matched by words only: the embedding service is unavailable.)"
     return ToolResult(text, {"query": query, "mode": result.mode, "degraded": result.degraded, "results": [
         {**_summary(r.memory), "score": round(r.score, 4)} for r in result.results]})
 

@@ -227,3 +227,22 @@ def test_tool_calls_never_touch_another_users_memory(api, other_user):
     result = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": str(theirs.pk)}})
     assert result.json()["success"] is False
     assert Memory.objects.get(pk=theirs.pk).is_active
+
+
+def test_the_mcp_tools_are_callable_here_too(api, user):
+    call = lambda name, arguments: post(api, "/api/tools/call/", {"name": name, "arguments": arguments})  # noqa: E731
+    added = call("add_memory", {"content": "Prefers aisle seats", "tags": ["travel"]})
+    assert added.status_code == 200
+    memory = added.json()["data"]["memory"]
+    assert memory["version"] == 1 and memory["tags"] == ["travel"] and "Prefers aisle seats" in added.json()["text"]
+    updated = call("update_memory", json.dumps({"memory_id": memory["id"], "content": "Prefers window seats"}))
+    assert updated.json()["data"]["memory"]["version"] == 2
+    found = call("search_memories", {"query": "where does the user like to sit on planes?"}).json()["data"]
+    assert found["results"][0]["id"] == memory["id"] and found["results"][0]["score"] > 0
+    bad = call("search_memories", {"query": "x" * 4001})
+    assert bad.status_code == 400 and bad.json()["query"] == ["At most 4000 characters."]
+
+
+def test_seed_aliases_name_their_own_arguments(api):
+    response = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": 5}})
+    assert response.status_code == 400 and list(response.json()) == ["memoryId"]

@@ -271,3 +271,13 @@ def test_no_stream_is_held_open(server):
         answer = requests.request(method, f"{server}/mcp", headers=headers, timeout=30)
         assert answer.status_code == 405 and answer.headers["Allow"].startswith("POST")
     assert requests.get(f"{server}/mcp", headers={"Accept": "text/event-stream"}, timeout=30).status_code == 401
+
+
+def test_oversized_requests_are_refused(server):
+    token = token_for(UserFactory())
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "add_memory", "arguments": {"content": "x" * 5_000_000}}})
+    answer = requests.post(f"{server}/mcp", data=body, timeout=60, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+    assert answer.status_code in (400, 413)
