@@ -296,13 +296,17 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not a JSON number")
+
+
 def _parsed(raw: Any) -> dict[str, Any]:
     """Arguments as a model produced them: a JSON object, or its JSON text."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw or "{}")
-        except json.JSONDecodeError as exc:
-            raise ValidationError({"arguments": [f"Not valid JSON: {exc.msg}."]}) from None
+            raw = json.loads(raw or "{}", parse_constant=_not_json)
+        except ValueError as exc:  # JSONDecodeError is one
+            raise ValidationError({"arguments": [f"Not valid JSON: {getattr(exc, 'msg', exc)}."]}) from None
     raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise ValidationError({"arguments": ["Must be a JSON object."]})

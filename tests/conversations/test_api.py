@@ -215,6 +215,9 @@ def test_tool_calls_round_trip(api, user):
     ("upsertMemory", {"content": "x", "extra": 1}),
     ("searchMemory", {"query": "x", "limit": 500}),
     ("deleteMemory", {}),
+    ("upsertMemory", '{"content": "x", "importance": NaN}'),
+    ("add_memory", {"content": "nul \x00 byte"}),
+    ("search_memories", {"query": "x", "limit": 2.5}),
     ("launchRocket", {}),
 ])
 def test_bad_tool_calls_are_400(api, name, arguments):
