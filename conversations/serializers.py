@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from conversations.models import Conversation, Message
+from conversations.tools import TOOL_NAMES
 from memories.models import Project
 from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
 
@@ -88,5 +89,5 @@ class ContextSerializer(serializers.Serializer):
 
 
 class ToolCallSerializer(StrictSerializer):
-    name = serializers.ChoiceField(choices=["upsertMemory", "searchMemory", "deleteMemory"])
+    name = serializers.ChoiceField(choices=TOOL_NAMES)
     arguments = serializers.JSONField(help_text="The model's arguments: a JSON object or its JSON string.")

@@ -1,4 +1,3 @@
-from django.core.exceptions import ValidationError
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
@@ -99,25 +98,23 @@ class ConversationViewSet(viewsets.ModelViewSet):
 
 
 class ToolListView(APIView):
-    """OpenAI function-calling definitions of the memory tools."""
+    """OpenAI function-calling definitions of the memory tools (the same tools /mcp serves)."""
 
     @extend_schema(responses=inline_serializer("Tools", {"tools": serializers.ListField()}))
     def get(self, request):
-        return Response({"tools": tools.TOOLS})
+        return Response({"tools": tools.openai_tools()})
 
 
 class ToolCallView(APIView):
-    """Run a model's tool call (name + arguments, as the model produced them) for the authenticated user."""
+    """Run a model's tool call (name + arguments, as the model produced them) for the authenticated user. The seed's
+    upsertMemory / searchMemory / deleteMemory answer in the seed's shape; the other tools with text and data."""
 
     @extend_schema(request=ToolCallSerializer, responses=inline_serializer("ToolResult", {
-        "success": serializers.BooleanField(), "memoryId": serializers.CharField(required=False),
+        "text": serializers.CharField(required=False), "data": serializers.DictField(required=False),
+        "success": serializers.BooleanField(required=False), "memoryId": serializers.CharField(required=False),
         "message": serializers.CharField(required=False), "results": serializers.ListField(required=False),
     }))
     def post(self, request):
         body = ToolCallSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            result = tools.tool_call(user=request.user, **body.validated_data)
-        except ValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from exc
-        return Response(result)
+        return Response(tools.tool_call(user=request.user, **body.validated_data))  # bad arguments: a 400

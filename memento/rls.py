@@ -4,8 +4,8 @@ The tables that hold user data carry a policy (see `rls_policy_sql`) that shows 
 equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
-  (tokens) set the user; anonymous requests see nothing. Staff pages of the Django admin are the one explicit,
-  documented bypass.
+  (tokens, sent as `Token` or `Bearer`; /mcp too) set the user; anonymous requests see nothing. Staff pages of the
+  Django admin are the one explicit, documented bypass.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
   request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
   (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
@@ -103,6 +103,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if result is not None:
             activate(result[0].pk)
         return result
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """The same tokens sent as `Authorization: Bearer <key>`, as MCP clients send them."""
+
+    keyword = "Bearer"
 
 
 def rls_policy_sql(table: str) -> str:

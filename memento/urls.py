@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
+from conversations.mcp import MCPView
 from memento.search import MemorySearchView
 
 urlpatterns = [
@@ -14,5 +15,6 @@ urlpatterns = [
     path("api/", include("memories.urls")),
     path("api/", include("conversations.urls")),
     path("api/", include("documents.urls")),
+    re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]

@@ -184,11 +184,14 @@ def test_context_defaults_to_the_latest_user_message(api, user, eager, django_ca
 
 
 def test_tool_definitions(api):
+    """The same tools as /mcp (conversations/tools.py); the seed's three names are call-only aliases."""
     tools = api.get("/api/tools/").json()["tools"]
     names = [t["function"]["name"] for t in tools]
-    assert names == ["upsertMemory", "searchMemory", "deleteMemory"]
-    upsert = tools[0]["function"]["parameters"]
-    assert set(upsert["properties"]) == {"content", "metadata", "key"} and upsert["required"] == ["content"]
+    assert names == ["add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
+                     "delete_memory", "memory_history", "get_context"]
+    add = tools[0]["function"]["parameters"]
+    assert {"content", "metadata", "key"} <= set(add["properties"]) and add["required"] == ["content"]
+    assert not any("user" in name for t in tools for name in t["function"]["parameters"]["properties"])
 
 
 def test_tool_calls_round_trip(api, user):
@@ -214,6 +217,9 @@ def test_tool_calls_round_trip(api, user):
     ("upsertMemory", {"content": "x", "extra": 1}),
     ("searchMemory", {"query": "x", "limit": 500}),
     ("deleteMemory", {}),
+    ("upsertMemory", '{"content": "x", "importance": NaN}'),
+    ("add_memory", {"content": "nul \x00 byte"}),
+    ("search_memories", {"query": "x", "limit": 2.5}),
     ("launchRocket", {}),
 ])
 def test_bad_tool_calls_are_400(api, name, arguments):
@@ -277,3 +283,20 @@ def test_forget_erases_the_conversation_and_what_was_learnt(api, user, eager, dj
     assert response.status_code == 200 and response.json()["forgotten_memories"] == 1
     assert not Memory.objects.filter(owner=user).exists()
     assert api.get(f"/api/conversations/{cid}/").status_code == 404
+def test_the_mcp_tools_are_callable_here_too(api, user):
+    call = lambda name, arguments: post(api, "/api/tools/call/", {"name": name, "arguments": arguments})  # noqa: E731
+    added = call("add_memory", {"content": "Prefers aisle seats", "tags": ["travel"]})
+    assert added.status_code == 200
+    memory = added.json()["data"]["memory"]
+    assert memory["version"] == 1 and memory["tags"] == ["travel"] and "Prefers aisle seats" in added.json()["text"]
+    updated = call("update_memory", json.dumps({"memory_id": memory["id"], "content": "Prefers window seats"}))
+    assert updated.json()["data"]["memory"]["version"] == 2
+    found = call("search_memories", {"query": "where does the user like to sit on planes?"}).json()["data"]
+    assert found["results"][0]["id"] == memory["id"] and found["results"][0]["score"] > 0
+    bad = call("search_memories", {"query": "x" * 4001})
+    assert bad.status_code == 400 and bad.json()["query"] == ["At most 4000 characters."]
+
+
+def test_seed_aliases_name_their_own_arguments(api):
+    response = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": 5}})
+    assert response.status_code == 400 and list(response.json()) == ["memoryId"]
