@@ -221,6 +221,7 @@ def main() -> None:
     parser.add_argument("--set", choices=sorted(SETS), default="last")
     parser.add_argument("--budgets", default="500,1000,2000")
     parser.add_argument("--reuse", action="store_true", help="keep users whose messages are all loaded")
+    parser.add_argument("--every", type=int, default=1, help="every Nth question only (quick tuning runs)")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
 
@@ -233,7 +234,7 @@ def main() -> None:
     samples = data[SETS[args.set]]
     turns, questions, _ = load_dataset(args.path)
     wanted = {s["sample_id"] for s in samples}
-    questions = [q for q in questions if q.sample_id in wanted]
+    questions = [q for q in questions if q.sample_id in wanted][::args.every]
 
     started = time.perf_counter()
     users, stats = load(samples, turns, reuse=args.reuse)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication
 
 _process_default_bypass = True
@@ -109,6 +110,17 @@ class BearerTokenAuthentication(TokenAuthentication):
     """The same tokens sent as `Authorization: Bearer <key>`, as MCP clients send them."""
 
     keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """The schema names the Bearer form apart from `Token` (both would otherwise be "tokenAuth")."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+    priority = 1  # above drf-spectacular's own scheme for every TokenAuthentication subclass
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer"}
 
 
 def rls_policy_sql(table: str) -> str:
