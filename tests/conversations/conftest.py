@@ -10,15 +10,14 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from urllib.parse import quote
 
 import kombu.pools
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from memento.celery import app as celery_app
 from tests.fakes.openai_server import openai_server  # noqa: F401 - a fixture, used by test_llm.py
+from tests.web import database_url, free_port
 
 
 @pytest.fixture
@@ -27,20 +26,6 @@ def eager():
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = False
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_database_url() -> str:
-    db = connection.settings_dict
-    return (
-        f"postgresql://{quote(db['USER'])}:{quote(db['PASSWORD'] or '')}@/{db['NAME']}"
-        f"?host={quote(db['HOST'], safe='')}&port={db['PORT'] or 5432}"
-    )
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +37,7 @@ def redis_url():
             pytest.fail("CI must run the pipeline tests against Redis: install redis-server (.ci/run does).")
         yield None
         return
-    port = _free_port()
+    port = free_port()
     workdir = tempfile.mkdtemp(prefix="memento-redis-")
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
                                 "no", "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -104,13 +89,13 @@ def broker_for(kind: str, redis: str | None) -> str:
     """The broker URL of a `celery_worker` param: Redis, or kombu's SQLAlchemy transport on the test database."""
     if kind == "redis":
         return redis
-    return "sqla+" + test_database_url().replace("postgresql://", "postgresql+psycopg://", 1)
+    return "sqla+" + database_url().replace("postgresql://", "postgresql+psycopg://", 1)
 
 
 def start_celery_worker(broker: str, *, extra_args: tuple[str, ...] = (), ready_timeout: float = 120.0):
     """Start `celery -A memento worker` on the test database and `broker`; returns the process once the worker
     says it is ready. Its output is drained into `process.log` (a full pipe would block its logging)."""
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "CELERY_BROKER_URL": broker}
+    env = {**os.environ, "DATABASE_URL": database_url(), "CELERY_BROKER_URL": broker}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memento", "worker", "--pool", "solo", "--loglevel", "INFO",
          "--without-gossip", "--without-mingle", "--without-heartbeat", *extra_args],
