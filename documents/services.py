@@ -28,8 +28,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from documents import chunking, parsing
-from documents.extraction import extract_document, slug
 from documents.models import Chunk, Document
+from extraction import extract_document, slug
 from integrations import embeddings
 from memories import services as memory_services
 from memories.models import Memory
@@ -273,7 +273,7 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     conversation extractor (first-person statements), at most DOCUMENT_MEMORIES_PER_CHUNK, without the overlap
     the chunk repeats from the previous one. Project scope when the document belongs to a project; no update
     slots (a document adds or confirms, it never supersedes: deleting it undoes it cleanly)."""
-    from conversations import extraction
+    import extraction
 
     limit = memories_per_chunk()
     if limit == 0:

@@ -1,0 +1,38 @@
+"""First person to third person: the first mention is the name with an agreeing verb, later ones "they"."""
+
+import pytest
+
+from extraction.english import third_person, third_singular
+
+
+@pytest.mark.parametrize(("verb", "third"), [
+    ("love", "loves"), ("am", "is"), ("have", "has"), ("do", "does"), ("don't", "doesn't"), ("go", "goes"),
+    ("study", "studies"), ("watch", "watches"), ("play", "plays"), ("was", "was"), ("went", "went"),
+    ("painted", "painted"), ("can", "can"), ("read", "read"), ("need", "needs"),
+])
+def test_present_verbs_agree_and_everything_else_stays(verb, third):
+    assert third_singular(verb) == third
+
+
+@pytest.mark.parametrize(("sentence", "rewritten"), [
+    ("I love horses", "Ana loves horses"),
+    ("I really love horses and I ride them", "Ana really loves horses and they ride them"),
+    ("I'm tired and I was sick", "Ana is tired and they were sick"),
+    ("I've been busy", "Ana has been busy"),
+    ("I'd go again", "Ana would go again"),
+    ("I'd already left", "Ana had already left"),
+    ("I'll be there", "Ana will be there"),
+    ("My dog loves me", "Ana's dog loves them"),
+    ("The class made me proud of myself", "The class made Ana proud of themselves"),
+    ("We love our new flat", "Ana and others love their new flat"),
+    ("We're moving house", "Ana and their family are moving house"),
+    ("Me and my wife went", "Ana and their wife went"),
+])
+def test_third_person(sentence, rewritten):
+    assert third_person(sentence, "Ana") == rewritten
+
+
+def test_without_a_name_the_user_opens_the_sentence_and_is_lower_case_inside_it():
+    assert third_person("I love horses") == "The user loves horses"
+    assert third_person("Yesterday I ran") == "Yesterday the user ran"
+    assert third_person("Is US trade mine", "Ana") == "Is US trade Ana's"
