@@ -95,6 +95,8 @@ thing things everything nothing something anything king ring spring string sing 
 building ceiling according including regarding following amazing interesting exciting inspiring boring
 interesting awesome red bed need feed seed speed weed shed hundred sacred wicked naked beloved
 """.split())
+_IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
+                  "gave made helped kept reminded brought meant let showed took".split())
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
@@ -124,7 +126,7 @@ exciting crazy wild cute lol haha hug hugs tho yea wow awesome inspiring inspire
 happy joy proud pride special meaningful powerful important tough hard easy worth give gave given forget forgot
 remember remembered start started check use used find found look looking looked hear heard talk talked chat
 chatted share shared show showed send sent put bring brought come came life week last together surely sometime
-soon later lately
+soon later lately done without
 """.split())
 
 
@@ -172,7 +174,10 @@ def _anchor(sentence: str) -> str | None:
             r"must|could|would|should|might|takes|feels|seems)\b", sentence)
         been_it = verb == "been" and re.match(r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever)\b",
                                               sentence)
+        own = {w.strip(".,!?;:\"()").lower() for w in words}
         no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
+        if gerund_subject and verb.endswith("ing") and not own & _SINGULAR:
+            return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
         if verb.endswith("ing") and no_self:
             gerund_subject = True
         if not gerund_subject and not been_it and verb not in _NOT_IMPLIED:
@@ -186,7 +191,7 @@ def _anchor(sentence: str) -> str | None:
                                 "we'll", "my", "our") or (core == "me" and index == 0)
         if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
             return "subject" if subject_form or not prefix else None
-        if core in ("me", "my", "myself") and prefix[0] not in (
+        if core in ("me", "my", "myself") and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
                 "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
             return "object"
         return None
@@ -218,9 +223,12 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
         rest = match["rest"]
         if not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split()) or _content_words(rest) == 0:
             return True
-    needed = 2 if anchor == "implied" and not any(is_first_person(w.strip(".,!?;:")) for w in sentence.split()) \
-        else 1
-    return _content_words(sentence) < needed
+    words = sentence.split()
+    if anchor == "implied" and not own & (_SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
+        return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
+    if words and words[0].lower() in ("my", "our") and len(words) < 4:
+        return True  # "My full support."
+    return _content_words(sentence) < 1
 
 
 def _finish(text: str) -> str:
