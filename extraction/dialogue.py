@@ -56,7 +56,8 @@ _CHATTER = re.compile(
     r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
     r"looking forward to (?:it|seeing|hearing|catching)|i'm here for|count me in|you|your|let's|lets|let us)\b"
     r"|check (?:it |this |that )?out|look at|take a look|here's|here is|see this"
-    r"|\bour (?:friendship|chats?|talks?|conversations?|last chat)\b|\bsince (?:we|our) last\b")
+    r"|\bour (?:friendship|chats?|talks?|conversations?|last chat)\b|\bsince (?:we|our) last\b"
+    r"|\b(?:great|good|awesome) team\b|\beach other\b|\bwe both\b|\bboth of us\b")
 _YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
 _YOU_PHRASES = (
     re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
@@ -106,6 +107,10 @@ _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|thi
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
 _SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
 _MODAL_WORDS = {"can", "can't", "will", "should", "must", "gotta", "we'll", "we'd", "could", "shall", "let's"}
+_VERDICT = re.compile(
+    r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
+    r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
+    r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
 _REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
 STOP = set("""
 i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
@@ -169,14 +174,14 @@ def _anchor(sentence: str) -> str | None:
     implied = _IMPLIED.match(sentence)
     if implied and not is_first_person(words[0]):
         verb = implied["verb"].lower()
-        gerund_subject = verb.endswith("ing") and re.search(
+        gerund_subject = verb.split()[0].endswith("ing") and re.search(
             r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
-            r"must|could|would|should|might|takes|feels|seems)\b", sentence)
+            r"must|could|would|should|might|takes|feels|seems)\b|\b\w+s (?:me|my|us|our)\b", sentence)
         been_it = verb == "been" and re.match(r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever)\b",
                                               sentence)
         own = {w.strip(".,!?;:\"()").lower() for w in words}
         no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
-        if gerund_subject and verb.endswith("ing") and not own & _SINGULAR:
+        if gerund_subject and not own & _SINGULAR:
             return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
         if verb.endswith("ing") and no_self:
             gerund_subject = True
@@ -218,6 +223,8 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     if own & _PLURAL and not own & _SINGULAR and own & _MODAL_WORDS:
         return True
     if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
+        return True
+    if _VERDICT.search(sentence) and _content_words(_VERDICT.sub("", sentence)) < 2:
         return True
     if anchor != "implied" and (match := _OPINION.match(sentence)):
         rest = match["rest"]
