@@ -99,6 +99,9 @@ def _next_verb(words: list[str], start: int) -> int | None:
 
 def third_person(sentence: str, name: str = "The user") -> str:
     """`sentence`, written by the speaker, with the speaker as `name` (first mention) and "they" after."""
+    # "my kids and I painted" -> "I and my kids painted" -> "Ana and their kids painted"
+    sentence = re.sub(r"\b([Mm]y|[Oo]ur)((?: [\w'\-]+){1,3}?) and I\b(?!')",
+                      lambda m: f"I and {m[1].lower()}{m[2]}", sentence)
     words = sentence.split(" ")
     group = f"{name} and their family" if FAMILY.search(sentence) else f"{name} and others"
     named = False
@@ -116,10 +119,11 @@ def third_person(sentence: str, name: str = "The user") -> str:
         replacement = low
         follow: tuple[int, str] | None = None  # (index, new word) for the verb after the pronoun
         if low == "i":
+            compound = i > 0 and words[i - 1].lower() == "and" or (i + 1 < len(words) and words[i + 1] == "and")
             if here:
                 replacement = here
                 verb = _next_verb(words, i + 1)
-                if verb is not None and not post:
+                if verb is not None and not post and not compound:
                     follow = (verb, third_singular(_parts(words[verb])[1]))
             else:
                 replacement = "they"

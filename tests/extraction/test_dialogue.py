@@ -46,7 +46,7 @@ def test_plain_statements_become_third_person_memories(text, content):
     ("Just got back from a week of hiking in the Rockies with my brother.",
      "Caroline just got back from a week of hiking in the Rockies with their brother."),
     ("Last Saturday my kids and I painted a sunset over the lake.",
-     "On Saturday, 6 May 2023 Caroline's kids and they painted a sunset over the lake."),
+     "On Saturday, 6 May 2023 Caroline and their kids painted a sunset over the lake."),
     ("I've been running every morning since last year.", "Caroline has been running every morning since 2022."),
     ("I'd never seen the ocean before that trip.", "Caroline had never seen the ocean before that trip."),
     ("I'd love to adopt a child someday.", "Caroline would love to adopt a child someday."),

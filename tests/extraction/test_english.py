@@ -27,6 +27,8 @@ def test_present_verbs_agree_and_everything_else_stays(verb, third):
     ("We love our new flat", "Ana and others love their new flat"),
     ("We're moving house", "Ana and their family are moving house"),
     ("Me and my wife went", "Ana and their wife went"),
+    ("My kids and I love it", "Ana and their kids love it"),
+    ("Anthony and I love trivia", "Anthony and Ana love trivia"),
 ])
 def test_third_person(sentence, rewritten):
     assert third_person(sentence, "Ana") == rewritten
