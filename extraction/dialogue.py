@@ -55,7 +55,9 @@ _CHATTER = re.compile(
     r"good (?:morning|night|evening|afternoon)|hope|wishing|keep (?:it up|up|going|at it|me posted)|let me know|"
     r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
     r"looking forward to (?:it|seeing|hearing|catching)|i'm here for|count me in|you|your|let's|lets|let us)\b"
-    r"|check (?:it |this |that )?out|look at|take a look|here's|here is|see this"
+    r"|check (?:it|this|that|the|these|those|out)|look at|take a look|here's|here is|see this"
+    r"|(?:i'm|i am|i was) (?:so |really |just |super )?(?:glad|happy|thrilled|relieved) (?:that|it|to hear|to see|we|"
+    r"for|about)\b"
     r"|\bour (?:friendship|chats?|talks?|conversations?|last chat)\b|\bsince (?:we|our) last\b"
     r"|\b(?:great|good|awesome) team\b|\beach other\b|\bwe both\b|\bboth of us\b")
 _YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
@@ -64,7 +66,7 @@ _YOU_PHRASES = (
                r"share with|show|let) you(?: know)?(?: that| about)?\s*"),
     re.compile(r"(?i)\bI (?:wanted|want|have|had|need|needed|got|just wanted) to (?:tell|show|let) you(?: know)?"
                r"(?: that| about)?\s*"),
-    re.compile(r"(?i)\b(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
+    re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
                r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
     re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
 )
@@ -78,7 +80,7 @@ _PRONOUN_LED = re.compile(
 _CHATTER_ANYWHERE = re.compile(
     r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
     r"(?! (?:at|with|in|on)\b)|hanging in there|life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
-    r"our (?:last )?chat)")
+    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been))")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
@@ -106,7 +108,8 @@ _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|thi
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
 _SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
-_MODAL_WORDS = {"can", "can't", "will", "should", "must", "gotta", "we'll", "we'd", "could", "shall", "let's"}
+_MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
+                "let's"}
 _VERDICT = re.compile(
     r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
     r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
