@@ -50,7 +50,8 @@ _QUESTION = re.compile(
     r"isn't|aren't|doesn't|didn't|won't|wouldn't|couldn't|shouldn't|ever)\s+(?:you|u|i|we|they|he|she|it|that|"
     r"this|there|your|anyone|anybody|someone|ya))\b")
 _CHATTER = re.compile(
-    r"(?i)^(?:thanks?|thank|thx|congrat\w*|good luck|best of luck|sorry|bye|goodbye|see ya|see you|take care|"
+    r"(?i)^(?:thanks?|thank|thx|congrat\w*|good luck|don't worry|no worries|best of luck|sorry|bye|goodbye|"
+    r"see ya|see you|take care|"
     r"talk (?:soon|later|to you)|chat (?:soon|later)|catch you|have a (?:good|great|nice)|enjoy|welcome|cheers|"
     r"good (?:morning|night|evening|afternoon)|hope|wishing|keep (?:it up|up|going|at it|me posted)|let me know|"
     r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
@@ -80,7 +81,7 @@ _PRONOUN_LED = re.compile(
 _CHATTER_ANYWHERE = re.compile(
     r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
     r"(?! (?:at|with|in|on)\b)|hanging in there|life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
-    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been))")
+    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same)")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
@@ -199,7 +200,8 @@ def _anchor(sentence: str) -> str | None:
                                 "we'll", "my", "our") or (core == "me" and index == 0)
         if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
             return "subject" if subject_form or not prefix else None
-        if core in ("me", "my", "myself") and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
+        verb_before = set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
+        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
                 "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
             return "object"
         return None
