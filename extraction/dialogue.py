@@ -59,8 +59,7 @@ _CHATTER = re.compile(
     r"|check (?:it|this|that|the|these|those|out)|look at|take a look|here's|here is|see this"
     r"|(?:i'm|i am|i was) (?:so |really |just |super )?(?:glad|happy|thrilled|relieved) (?:that|it|to hear|to see|we|"
     r"for|about)\b"
-    r"|\bour (?:friendship|chats?|talks?|conversations?|last chat)\b|\bsince (?:we|our) last\b"
-    r"|\b(?:great|good|awesome) team\b|\beach other\b|\bwe both\b|\bboth of us\b")
+    r"|(?:i'm|i am) sure\b|i(?:'d| would)? (?:suggest|recommend)\b")
 _YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
 _YOU_PHRASES = (
     re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
@@ -81,7 +80,8 @@ _PRONOUN_LED = re.compile(
 _CHATTER_ANYWHERE = re.compile(
     r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
     r"(?! (?:at|with|in|on)\b)|hanging in there|life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
-    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same)")
+    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
+    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team)")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
@@ -135,7 +135,7 @@ exciting crazy wild cute lol haha hug hugs tho yea wow awesome inspiring inspire
 happy joy proud pride special meaningful powerful important tough hard easy worth give gave given forget forgot
 remember remembered start started check use used find found look looking looked hear heard talk talked chat
 chatted share shared show showed send sent put bring brought come came life week last together surely sometime
-soon later lately done without
+soon later lately done without stoked pumped
 """.split())
 
 
