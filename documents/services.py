@@ -295,7 +295,7 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
             raise ExtractionFailed(
                 f"Memory extraction failed on passage {chunk.chunk_index + 1}: {str(exc).rstrip('.')}.") from exc
     else:
-        found += extraction.extract_local(text, role="user")
+        found += extraction.extract_local(text, role="user", strict=True)
     scope = "project" if document.project_id else "user"
     section_tag = slug(section)
     out, seen = [], set()

@@ -189,7 +189,8 @@ def _anchor(sentence: str) -> str | None:
             return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
         if verb.endswith("ing") and no_self:
             gerund_subject = True
-        if not gerund_subject and not been_it and verb not in _NOT_IMPLIED:
+        participial = no_self and re.search(r",\s+(?:[A-Z]\w*|the|a|an|he|she|they|it|we)\b", sentence)
+        if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
             return "implied"
     for index, word in enumerate(words):
         core = word.strip(".,!?;:\"()").lower()
@@ -269,9 +270,11 @@ def _clauses(sentence: str) -> list[str]:
                          or _EXPLICIT.match(_strip_front(piece))]
 
 
-def _sentence_candidates(sentence: str, name: str, when: datetime | None) -> list[Candidate]:
+def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool) -> list[Candidate]:
     sentence = _strip_front(sentence)
     if not sentence:
+        return []
+    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & _SINGULAR:
         return []
     explicit = False
     if match := _EXPLICIT.match(sentence):
@@ -286,7 +289,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None) -> lis
                              or _CHATTER_ANYWHERE.search(sentence)):
             return []
         anchor = _anchor(sentence)
-        if anchor is None and not explicit:
+        if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":
             sentence = _with_implied_subject(sentence)
@@ -315,18 +318,20 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None) -> lis
     ) for slot in slots]
 
 
-def extract_local(text: str, *, role: str = "user", speaker: str | None = None,
-                  when: datetime | None = None) -> list[Candidate]:
+def extract_local(text: str, *, role: str = "user", speaker: str | None = None, when: datetime | None = None,
+                  strict: bool = False) -> list[Candidate]:
     """The memories in one message: the salient statements the user made about themselves, in the third person
     with `speaker` (else "The user") as subject, relative dates resolved against `when` (the send time). Other
-    roles, questions and small talk give none."""
+    roles, questions and small talk give none. `strict` (for document text): only sentences in which the writer
+    says "I", "me" or "my" - in a document "we" is an organisation, and a sentence opening with a participle
+    ("Founded in 1999, ...") has no implied "I"."""
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     name = (speaker or "").strip() or "The user"
     found: list[Candidate] = []
     for sentence in split_sentences(_normalise(text), dialogue=True):
         for clause in _clauses(sentence):
-            found += _sentence_candidates(clause, name, when)
+            found += _sentence_candidates(clause, name, when, strict)
     return _dedupe(found)
 
 

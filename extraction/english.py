@@ -105,6 +105,7 @@ def third_person(sentence: str, name: str = "The user") -> str:
     words = sentence.split(" ")
     group = f"{name} and their family" if FAMILY.search(sentence) else f"{name} and others"
     named = False
+    agreed: int | None = None  # where in `out` a verb was made to agree with the speaker's name
     out: list[str] = []
     i = 0
     while i < len(words):
@@ -165,9 +166,39 @@ def third_person(sentence: str, name: str = "The user") -> str:
                 out.append(words[i])
                 i += 1
             vpre, vcore, vpost = _parts(words[index])
+            if low == "i" and here:
+                agreed = len(out)
             out.append(vpre + _same_case(vcore, new) + vpost)
             i += 1
+    if agreed is not None:
+        _agree_coordinated(out, agreed)
     return " ".join(out)
+
+
+# verbs that often follow "and" with the same subject: "I joined a band and have been practising"
+COORDINATED = set("""
+have haven't do don't am love like enjoy want need hope plan try work live play go make take get feel spend teach
+run keep use write cook bake paint draw sing dance train volunteer study watch visit practice practise miss think
+know believe appreciate
+""".split())
+_NEW_SUBJECT = {"they", "he", "she", "it", "we", "you", "there", "that", "which", "who", "when", "because", "so",
+                "if", "while", "since", "they're", "it's", "he's", "she's", "we're", "i"}
+
+
+def _agree_coordinated(out: list[str], start: int) -> None:
+    """After "<name> loves ...", a verb joined by "and"/"but"/"or" with no subject of its own agrees too."""
+    index = start + 1
+    while index < len(out) - 1:
+        core = _parts(out[index])[1].lower()
+        if core in _NEW_SUBJECT or core[:1].isupper():
+            return
+        if core in ("and", "but", "or"):
+            verb = _next_verb(out, index + 1)
+            if verb is not None:
+                vpre, vcore, vpost = _parts(out[verb])
+                if vcore.lower() in COORDINATED:
+                    out[verb] = vpre + third_singular(vcore) + vpost
+        index += 1
 
 
 def _name_here(name: str, *, first: bool) -> str:

@@ -195,3 +195,10 @@ def test_a_statement_about_a_named_person_in_the_users_life_is_about_them():
 def test_the_last_word_on_a_slot_wins_within_one_message():
     found = extract_local("I live in Paris. Actually, I live in Lyon. I'm allergic to peanuts.")
     assert [c.content for c in found] == ["The user lives in Lyon.", "The user is allergic to peanuts."]
+
+
+def test_strict_reading_for_document_text_keeps_only_what_the_writer_says_of_themselves():
+    text = ("We decided to use PostgreSQL. Founded in 1999, Acme builds rockets. I'm allergic to peanuts. "
+            "Our office moved to Berlin.")
+    assert contents(text, strict=True) == ["The user is allergic to peanuts."]
+    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker and their family

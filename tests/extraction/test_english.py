@@ -29,6 +29,9 @@ def test_present_verbs_agree_and_everything_else_stays(verb, third):
     ("Me and my wife went", "Ana and their wife went"),
     ("My kids and I love it", "Ana and their kids love it"),
     ("Anthony and I love trivia", "Anthony and Ana love trivia"),
+    ("I joined a band and have been practising", "Ana joined a band and has been practising"),
+    ("I love painting and do it every day", "Ana loves painting and does it every day"),
+    ("I love dogs and they love me", "Ana loves dogs and they love them"),
 ])
 def test_third_person(sentence, rewritten):
     assert third_person(sentence, "Ana") == rewritten
