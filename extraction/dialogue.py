@@ -21,7 +21,7 @@ import re
 from datetime import datetime
 
 from extraction.candidates import Candidate, clean_tags, merge_entities
-from extraction.english import PAST, is_first_person, third_person
+from extraction.english import PAST, has_verb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
 from extraction.timewords import resolve
@@ -86,7 +86,7 @@ _FINITE = set("is are was were 's 're has have had does did do can could will wo
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
 _OPINION = re.compile(
-    r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|"
+    r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
     r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
     r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|am|was|'m)"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
@@ -180,7 +180,8 @@ def _anchor(sentence: str) -> str | None:
         verb = implied["verb"].lower()
         gerund_subject = verb.split()[0].endswith("ing") and re.search(
             r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
-            r"must|could|would|should|might|takes|feels|seems)\b|\b\w+s (?:me|my|us|our)\b", sentence)
+            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|let|make|help|made|helped|gave|give|keep|"
+            r"kept) (?:me|my|us|our)\b", sentence)
         been_it = verb == "been" and re.match(r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever)\b",
                                               sentence)
         own = {w.strip(".,!?;:\"()").lower() for w in words}
@@ -239,8 +240,8 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     words = sentence.split()
     if anchor == "implied" and not own & (_SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
         return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
-    if words and words[0].lower() in ("my", "our") and len(words) < 4:
-        return True  # "My full support."
+    if not has_verb(sentence):
+        return True  # "My full support.", "A reminder to follow my passions."
     return _content_words(sentence) < 1
 
 

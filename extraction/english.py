@@ -186,11 +186,12 @@ _NEW_SUBJECT = {"they", "he", "she", "it", "we", "you", "there", "that", "which"
 
 
 def _agree_coordinated(out: list[str], start: int) -> None:
-    """After "<name> loves ...", a verb joined by "and"/"but"/"or" with no subject of its own agrees too."""
+    """After "<name> loves ...", a verb joined by "and"/"but"/"or" with no subject of its own agrees too (not
+    past a comma, an infinitive's "to" or a new subject)."""
     index = start + 1
     while index < len(out) - 1:
         core = _parts(out[index])[1].lower()
-        if core in _NEW_SUBJECT or core[:1].isupper():
+        if core in _NEW_SUBJECT or core[:1].isupper() or core == "to" or out[index].endswith((",", ";", ":")):
             return
         if core in ("and", "but", "or"):
             verb = _next_verb(out, index + 1)
@@ -210,3 +211,26 @@ def _name_here(name: str, *, first: bool) -> str:
 
 def _same_case(old: str, new: str) -> str:
     return new.upper() if old.isupper() and len(old) > 1 else new
+
+
+def has_verb(sentence: str) -> bool:
+    """A clause rather than a fragment ("My full support."): a subject pronoun, an auxiliary or modal, a past
+    form, a third-person "-s" form after the first word, or a common verb."""
+    words = [_parts(w)[1].lower() for w in sentence.split()]
+    for index, word in enumerate(words):
+        if word in ("i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll") or "'s" in word:
+            return True
+        if word in MODALS or word in PAST or word in COORDINATED or word in _AUXILIARIES or is_past(word):
+            return True
+        if (index and re.fullmatch(r"[a-z]+[^s]s", word) and word not in _NOT_VERBS
+                and words[index - 1] not in _BEFORE_NOUN):
+            return True
+    return False
+
+
+_AUXILIARIES = set("is are was were be been has have had do does did isn't aren't wasn't weren't hasn't doesn't "
+                   "didn't".split())
+_BEFORE_NOUN = set("my our their the a an his her your its some many all these those to of for with and in on at "
+                   "new old few more other".split())
+_NOT_VERBS = set("this his its as us yes less unless always sometimes perhaps ones others parents friends kids "
+                 "things days years thanks news series class glass business process".split())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from extraction.english import third_person, third_singular
+from extraction.english import has_verb, third_person, third_singular
 
 
 @pytest.mark.parametrize(("verb", "third"), [
@@ -32,6 +32,9 @@ def test_present_verbs_agree_and_everything_else_stays(verb, third):
     ("I joined a band and have been practising", "Ana joined a band and has been practising"),
     ("I love painting and do it every day", "Ana loves painting and does it every day"),
     ("I love dogs and they love me", "Ana loves dogs and they love them"),
+    ("I went out to make friends and take photos", "Ana went out to make friends and take photos"),
+    ("I don't surf, but reading helps me relax and feel free",
+     "Ana doesn't surf, but reading helps them relax and feel free"),
 ])
 def test_third_person(sentence, rewritten):
     assert third_person(sentence, "Ana") == rewritten
@@ -41,3 +44,11 @@ def test_without_a_name_the_user_opens_the_sentence_and_is_lower_case_inside_it(
     assert third_person("I love horses") == "The user loves horses"
     assert third_person("Yesterday I ran") == "Yesterday the user ran"
     assert third_person("Is US trade mine", "Ana") == "Is US trade Ana's"
+
+
+@pytest.mark.parametrize(("sentence", "verb"), [
+    ("My full support.", False), ("A reminder to follow my passions.", False), ("My kids love horses.", True),
+    ("My daughter turned seven.", True), ("Our anniversary is in May.", True), ("Pottery calms me.", True),
+])
+def test_a_clause_has_a_verb_and_a_fragment_has_none(sentence, verb):
+    assert has_verb(sentence) is verb
