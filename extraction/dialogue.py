@@ -81,7 +81,9 @@ _CHATTER_ANYWHERE = re.compile(
     r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
     r"(?! (?:at|with|in|on)\b)|hanging in there|life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
     r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
-    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team)")
+    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
+    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b)|^(?:even though|although|though|because|'cause|"
+    r"unless|whereas|if|while)\b[^,]*$")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
@@ -182,8 +184,9 @@ def _anchor(sentence: str) -> str | None:
             r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
             r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|let|make|help|made|helped|gave|give|keep|"
             r"kept) (?:me|my|us|our)\b", sentence)
-        been_it = verb == "been" and re.match(r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever)\b",
-                                              sentence)
+        been_it = verb == "been" and re.match(
+            r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"
+            r"fun|nice|awesome|amazing|hard|wild|ok|okay|fine|alright|a while)\b", sentence)
         own = {w.strip(".,!?;:\"()").lower() for w in words}
         no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
         if gerund_subject and not own & _SINGULAR:

@@ -220,7 +220,9 @@ def has_verb(sentence: str) -> bool:
     for index, word in enumerate(words):
         if word in ("i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll") or "'s" in word:
             return True
-        if word in MODALS or word in PAST or word in COORDINATED or word in _AUXILIARIES or is_past(word):
+        if word in MODALS or word in PAST or word in _AUXILIARIES or is_past(word):
+            return True
+        if word in COORDINATED and (not index or words[index - 1] != "to"):
             return True
         if (index and re.fullmatch(r"[a-z]+[^s]s", word) and word not in _NOT_VERBS
                 and words[index - 1] not in _BEFORE_NOUN):
@@ -231,6 +233,6 @@ def has_verb(sentence: str) -> bool:
 _AUXILIARIES = set("is are was were be been has have had do does did isn't aren't wasn't weren't hasn't doesn't "
                    "didn't".split())
 _BEFORE_NOUN = set("my our their the a an his her your its some many all these those to of for with and in on at "
-                   "new old few more other".split())
+                   "new old few more other off about from into like by up out over".split())
 _NOT_VERBS = set("this his its as us yes less unless always sometimes perhaps ones others parents friends kids "
                  "things days years thanks news series class glass business process".split())

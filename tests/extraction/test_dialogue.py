@@ -95,7 +95,9 @@ def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themse
     "I'll let you know when I'm in Boston.", "I'm so glad it all worked out.", "I would've loved to see that!",
     "We won't lose focus on our goals.", "Check the photo of us on stage.", "Don't worry, I won't let it get me down.",
     "I feel the same way about my team.", "Expression of myself and a way to relax.", "We make a great team!",
-    "I'm sure it made a big impact.", "I'd recommend visiting some castles.", "I'm stoked!",
+    "I'm sure it made a big impact.", "I'd recommend visiting some castles.", "I'm stoked!", "I 100% agree.",
+    "Been hectic for me lately.", "Even though I haven't been successful before.",
+    "Just something nice to take my mind off things.",
 ])
 def test_questions_greetings_thanks_and_small_talk_give_nothing(text):
     assert extract_local(text) == []
