@@ -64,7 +64,8 @@ _YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're
 _YOU_PHRASES = (
     re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
                r"share with|show|let) you(?: know)?(?: that| about)?\s*"),
-    re.compile(r"(?i)\bI (?:wanted|want|have|had|need|needed|got|just wanted) to (?:tell|show|let) you(?: know)?"
+    re.compile(r"(?i)(?:\bI )?(?:(?:just|really) )?\b(?:wanted|want|have|had|need|needed|got) to (?:tell|show|let) you"
+               r"(?: know)?"
                r"(?: that| about)?\s*"),
     re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
                r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
@@ -103,10 +104,12 @@ interesting awesome red bed need feed seed speed weed shed hundred sacred wicked
 """.split())
 _IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
                   "gave made helped kept reminded brought meant let showed took".split())
+_OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire motivate push teach show "
+                    "tell".split())
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
-                   r"feels| felt| makes| made)? (?:so |really |pretty |super |very |quite |just |such )*"
+                   r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
@@ -191,9 +194,12 @@ def _anchor(sentence: str) -> str | None:
         no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
         if gerund_subject and not own & _SINGULAR:
             return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
-        if verb.endswith("ing") and no_self:
+        if verb.endswith("ing") and no_self and not implied["adv"]:
             gerund_subject = True
-        participial = no_self and re.search(r",\s+(?:[A-Z]\w*|the|a|an|he|she|they|it|we)\b", sentence)
+        if been_it:
+            return None  # "Been a busy week": it has been
+        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
+            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
         if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
             return "implied"
     for index, word in enumerate(words):
@@ -205,7 +211,9 @@ def _anchor(sentence: str) -> str | None:
                                 "we'll", "my", "our") or (core == "me" and index == 0)
         if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
             return "subject" if subject_form or not prefix else None
-        verb_before = set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
+        verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
+                       or any(w.endswith("'s") for w in prefix)
+                       or prefix[-1] in _OBJECT_VERBS)
         if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
                 "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
             return "object"

@@ -75,6 +75,19 @@ def test_a_statement_after_a_dash_stands_alone_and_a_question_after_it_is_droppe
         "Cam is keen on counseling.", "Cam would love to support people with similar issues."]
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("I stumbled upon this super cool book from the 1900s.", "Sam stumbled upon this super cool book from the 1900s."),
+    ("Still working on opening a dance studio.", "Sam is still working on opening a dance studio."),
+    ("Got the tattoo a few years ago, it stands for freedom.",
+     "Sam got the tattoo a few years ago, it stands for freedom."),
+    ("Family's super important to me.", "Family's super important to Sam."),
+    ("Creativity and family keep me at peace.", "Creativity and family keep Sam at peace."),
+    ("Wanted to let you know that I'm running for office again.", "Sam is running for office again."),
+])
+def test_more_ways_of_saying_something_about_oneself(text, content):
+    assert contents(text, speaker="Sam") == [content]
+
+
 def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themselves():
     text = "I'm so excited to tell you that I started a weekend yoga class with a colleague!"
     assert contents(text, speaker="John") == ["John started a weekend yoga class with a colleague."]
