@@ -80,7 +80,8 @@ _PRONOUN_LED = re.compile(
     r"great|good|awesome|amazing|cool|fun|nice|beautiful|lovely|sweet|wonderful|fantastic|like|too)\b|\s*$))")
 _CHATTER_ANYWHERE = re.compile(
     r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
-    r"(?! (?:at|with|in|on)\b)|hanging in there|life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
+    r"(?! (?:at|with|in|on)\b)|hanging in there|(?:i'm|i am) (?:so |really |very )?sorry\b|"
+    r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
     r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
     r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
     r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b)|^(?:even though|although|though|because|'cause|"
@@ -94,7 +95,7 @@ _OPINION = re.compile(
     r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|am|was|'m)"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
 _IMPLIED = re.compile(
-    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently)\s+)*)"
+    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
     r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
     + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
 _NOT_IMPLIED = set("""

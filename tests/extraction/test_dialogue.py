@@ -83,6 +83,7 @@ def test_a_statement_after_a_dash_stands_alone_and_a_question_after_it_is_droppe
     ("Family's super important to me.", "Family's super important to Sam."),
     ("Creativity and family keep me at peace.", "Creativity and family keep Sam at peace."),
     ("Wanted to let you know that I'm running for office again.", "Sam is running for office again."),
+    ("Always been interested in other cultures.", "Sam has always been interested in other cultures."),
 ])
 def test_more_ways_of_saying_something_about_oneself(text, content):
     assert contents(text, speaker="Sam") == [content]
@@ -110,7 +111,7 @@ def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themse
     "I feel the same way about my team.", "Expression of myself and a way to relax.", "We make a great team!",
     "I'm sure it made a big impact.", "I'd recommend visiting some castles.", "I'm stoked!", "I 100% agree.",
     "Been hectic for me lately.", "Even though I haven't been successful before.",
-    "Just something nice to take my mind off things.",
+    "Just something nice to take my mind off things.", "Oh no, I'm so sorry about Max.",
 ])
 def test_questions_greetings_thanks_and_small_talk_give_nothing(text):
     assert extract_local(text) == []
