@@ -84,8 +84,10 @@ _CHATTER_ANYWHERE = re.compile(
     r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
     r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
     r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
-    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b)|^(?:even though|although|though|because|'cause|"
-    r"unless|whereas|if|while)\b[^,]*$")
+    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b|\b(?:some|great|awesome|big|exciting|good) news\b"
+    r"(?! about)|something (?:cool|awesome|exciting|big|amazing|crazy|great) happened|"
+    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if)"
+    r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())

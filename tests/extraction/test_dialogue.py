@@ -111,7 +111,9 @@ def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themse
     "I feel the same way about my team.", "Expression of myself and a way to relax.", "We make a great team!",
     "I'm sure it made a big impact.", "I'd recommend visiting some castles.", "I'm stoked!", "I 100% agree.",
     "Been hectic for me lately.", "Even though I haven't been successful before.",
-    "Just something nice to take my mind off things.", "Oh no, I'm so sorry about Max.",
+    "Just something nice to take my mind off things.", "Oh no, I'm so sorry about Max.", "I have some awesome news!",
+    "Something cool happened to me recently.", "My week's been good.", "I'm on cloud nine!",
+    "A lot's been going on in my life.", "I'll definitely reach out if I need any help.",
 ])
 def test_questions_greetings_thanks_and_small_talk_give_nothing(text):
     assert extract_local(text) == []
