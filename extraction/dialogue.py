@@ -86,7 +86,8 @@ _CHATTER_ANYWHERE = re.compile(
     r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
     r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b|\b(?:some|great|awesome|big|exciting|good) news\b"
     r"(?! about)|something (?:cool|awesome|exciting|big|amazing|crazy|great) happened|"
-    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if)"
+    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
+    r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
     r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
@@ -188,7 +189,7 @@ def _anchor(sentence: str) -> str | None:
         verb = implied["verb"].lower()
         gerund_subject = verb.split()[0].endswith("ing") and re.search(
             r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
-            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|let|make|help|made|helped|gave|give|keep|"
+            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|\w+ed|let|make|help|made|gave|give|keep|"
             r"kept) (?:me|my|us|our)\b", sentence)
         been_it = verb == "been" and re.match(
             r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"

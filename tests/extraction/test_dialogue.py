@@ -84,6 +84,8 @@ def test_a_statement_after_a_dash_stands_alone_and_a_question_after_it_is_droppe
     ("Creativity and family keep me at peace.", "Creativity and family keep Sam at peace."),
     ("Wanted to let you know that I'm running for office again.", "Sam is running for office again."),
     ("Always been interested in other cultures.", "Sam has always been interested in other cultures."),
+    ("Driving on winding roads with my friends recharged me.",
+     "Driving on winding roads with Sam's friends recharged them."),
 ])
 def test_more_ways_of_saying_something_about_oneself(text, content):
     assert contents(text, speaker="Sam") == [content]
@@ -113,7 +115,7 @@ def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themse
     "Been hectic for me lately.", "Even though I haven't been successful before.",
     "Just something nice to take my mind off things.", "Oh no, I'm so sorry about Max.", "I have some awesome news!",
     "Something cool happened to me recently.", "My week's been good.", "I'm on cloud nine!",
-    "A lot's been going on in my life.", "I'll definitely reach out if I need any help.",
+    "A lot's been going on in my life.", "I'll definitely reach out if I need any help.", "I have to go, bye!",
 ])
 def test_questions_greetings_thanks_and_small_talk_give_nothing(text):
     assert extract_local(text) == []
