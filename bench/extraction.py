@@ -147,7 +147,8 @@ def main() -> None:
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
-    from conversations import extraction, services
+    import extraction
+    from conversations import services
     from conversations.models import Conversation, Message
     from memories.models import Memory
     from memories.selectors import memory_search

@@ -220,7 +220,7 @@ def _send(message_ids: list[str]) -> None:
 def message_extract(*, message_id) -> Message | None:
     """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
     the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
-    from conversations import extraction
+    import extraction
     from integrations import llm
 
     message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
@@ -237,7 +237,7 @@ def message_extract(*, message_id) -> Message | None:
             )[::-1]
             candidates = extraction.extract_llm(message.content, role=message.role, context=context)
         else:
-            candidates = extraction.extract_local(message.content, role=message.role)
+            candidates = extraction.extract_local(message.content, role=message.role, when=message.created_at)
     except llm.LLMUnavailable:
         raise  # transient: the task retries with backoff
     except llm.LLMError as exc:

@@ -17,10 +17,10 @@ Deterministic: the same blocks always give the same chunks.
 """
 
 import bisect
-import re
 from dataclasses import dataclass, field
 
 from documents.parsing import Block
+from extraction.sentences import SENTENCE_END
 from integrations import embeddings
 
 MAX_TOKENS = embeddings.WINDOW_TOKENS
@@ -28,8 +28,6 @@ OVERLAP_TOKENS = MAX_TOKENS // 10
 MIN_FILL = 0.6  # close a chunk at a paragraph boundary once it is this full
 PARAGRAPH_SEPARATOR = "\n\n"
 
-# A sentence ends at . ! ? (or …) followed by optional closing quotes/brackets, then space and a capital/digit.
-SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
 
 
 @dataclass

@@ -28,8 +28,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from documents import chunking, parsing
-from documents.extraction import extract_document, slug
 from documents.models import Chunk, Document
+from extraction import extract_document, slug
 from integrations import embeddings
 from memories import services as memory_services
 from memories.models import Memory
@@ -273,7 +273,7 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     conversation extractor (first-person statements), at most DOCUMENT_MEMORIES_PER_CHUNK, without the overlap
     the chunk repeats from the previous one. Project scope when the document belongs to a project; no update
     slots (a document adds or confirms, it never supersedes: deleting it undoes it cleanly)."""
-    from conversations import extraction
+    import extraction
 
     limit = memories_per_chunk()
     if limit == 0:
@@ -295,7 +295,7 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
             raise ExtractionFailed(
                 f"Memory extraction failed on passage {chunk.chunk_index + 1}: {str(exc).rstrip('.')}.") from exc
     else:
-        found += extraction.extract_local(text, role="user")
+        found += extraction.extract_local(text, role="user", strict=True)
     scope = "project" if document.project_id else "user"
     section_tag = slug(section)
     out, seen = [], set()

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "memories",
     "conversations",
     "documents",
+    "extraction",
     "panel",
 ]
 

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from conversations import extraction, services
+import extraction
+from conversations import services
 from conversations.models import Message
 from conversations.tasks import extract_message
 from integrations.llm import LLMUnavailable

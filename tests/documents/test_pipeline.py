@@ -330,7 +330,7 @@ def test_erasure_leaves_memories_another_source_also_holds(user):
     assert "NOOP" in Memory.objects.get(pk=elsewhere.pk).history.first().history_change_reason
 
     # derived from the document first, then confirmed by a conversation: kept too, with the link noted
-    from conversations.extraction import Candidate
+    from extraction import Candidate
 
     derived = next(m for m in _live_memories(document) if "audit" in m.content)
     memory_services.memories_reconcile(

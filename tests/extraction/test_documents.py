@@ -1,8 +1,8 @@
-"""The document extractor: precise rules for decisions, dates, people and requirements."""
+"""The document rules: precise rules for decisions, dates, people and requirements."""
 
 import pytest
 
-from documents.extraction import classify, extract_document
+from extraction.documents import classify, extract_document
 
 
 @pytest.mark.parametrize(("sentence", "kind", "subject"), [

@@ -1,6 +1,6 @@
 """Deterministic extraction of memories from document text.
 
-Documents are rarely first-person, so the conversation rules find little in them. These rules pick sentences
+Documents are rarely first-person, so the dialogue extractor finds little in them. These rules pick sentences
 that state something an agent should remember about the work the document describes, and nothing else:
 
 - decisions: "We decided to use PostgreSQL.", "The board approved the budget."
@@ -14,9 +14,9 @@ carries its kind and the section title as tags.
 """
 
 import re
-from dataclasses import dataclass, field
 
-from documents.chunking import SENTENCE_END
+from extraction.candidates import Candidate, slug
+from extraction.sentences import split_sentences
 
 MIN_WORDS, MAX_WORDS = 4, 60
 DEFAULT_LIMIT = 5
@@ -86,43 +86,6 @@ _HEDGE = re.compile(r"\b(?:might|may|could|would|perhaps|maybe|possibly|probably
 _NOT_PROSE = re.compile(r"[|{}<>=#@\\]|^\W|https?://")
 
 
-@dataclass(frozen=True)
-class DocumentCandidate:
-    """A memory found in a document, in the shape `memories_reconcile` takes."""
-
-    content: str
-    category: str
-    subject: str = ""
-    attribute: str = ""
-    tags: tuple[str, ...] = ()
-    entities: dict = field(default_factory=dict)
-    importance: float = 0.5
-    scope: str = "user"
-    explicit: bool = False
-    kind: str = ""
-
-
-def slug(text: str, limit: int = 40) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    out = "-".join(words)[:limit].strip("-")
-    return out
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences of a chunk: paragraphs (blank lines) split at sentence ends, whitespace made single."""
-    found = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        paragraph = re.sub(r"\s+", " ", paragraph).strip()
-        if not paragraph:
-            continue
-        bounds = [0] + [m.end() for m in SENTENCE_END.finditer(paragraph)] + [len(paragraph)]
-        for start, end in zip(bounds, bounds[1:], strict=False):
-            sentence = paragraph[start:end].strip()
-            if sentence:
-                found.append(sentence)
-    return found
-
-
 def _subject(words: str) -> str:
     subject = re.sub(r"^(?:The|All|Every|Each|Our|Any|No)\s+", "", words.strip())
     return subject[:200] if subject not in ("We",) else ""
@@ -141,7 +104,7 @@ def _plain_statement(sentence: str) -> bool:
     return True
 
 
-def classify(sentence: str) -> DocumentCandidate | None:
+def classify(sentence: str) -> Candidate | None:
     """The candidate a sentence makes, or None."""
     if not _plain_statement(sentence):
         return None
@@ -156,7 +119,7 @@ def classify(sentence: str) -> DocumentCandidate | None:
             subject = ""
         if not _PRONOUN_START.match(sentence) or sentence.startswith("It was") or sentence.startswith("It has"):
             entities = {"dates": dates} if dates else {}
-            return DocumentCandidate(content, "context", subject=subject, tags=("decision",), entities=entities,
+            return Candidate(content, "context", subject=subject, tags=("decision",), entities=entities,
                                      importance=0.65, kind="decision")
     if _PRONOUN_START.match(sentence) or hedged:
         return None
@@ -166,32 +129,32 @@ def classify(sentence: str) -> DocumentCandidate | None:
         if len(subject.split()) > 8:
             subject = ""
         deadline = bool(_DEADLINE.search(sentence))
-        return DocumentCandidate(content, "fact", subject=subject, tags=("deadline" if deadline else "date",),
+        return Candidate(content, "fact", subject=subject, tags=("deadline" if deadline else "date",),
                                  entities={"dates": dates}, importance=0.7 if deadline else 0.6,
                                  kind="deadline" if deadline else "date")
     match = _ROLE.match(sentence)
     if match:
         name = match.group("name")
         if name.split()[0].rstrip(".") not in _NOT_NAMES and name.split()[-1] not in _NOT_NAMES:
-            return DocumentCandidate(content, "fact", subject=name, tags=("people",), entities={"people": [name]},
+            return Candidate(content, "fact", subject=name, tags=("people",), entities={"people": [name]},
                                      importance=0.6, kind="role")
     match = _REQUIREMENT.match(sentence)
     if match:
         words = match.group("subject")
         if words.split()[0] in _NOT_NAMES - {"The", "All", "Every", "Each", "Our", "Any", "No"}:
             return None
-        return DocumentCandidate(content, "context", subject=_subject(words), tags=("requirement",),
+        return Candidate(content, "context", subject=_subject(words), tags=("requirement",),
                                  importance=0.6, kind="requirement")
     return None
 
 
-def extract_document(text: str, *, section_title: str = "", limit: int = DEFAULT_LIMIT) -> list[DocumentCandidate]:
+def extract_document(text: str, *, section_title: str = "", limit: int = DEFAULT_LIMIT) -> list[Candidate]:
     """At most `limit` candidates from a chunk's text, the most important first (ties in reading order), each
     tagged with its kind and the section's title."""
-    found: list[tuple[int, DocumentCandidate]] = []
+    found: list[tuple[int, Candidate]] = []
     seen: set[str] = set()
     section_tag = slug(section_title)
-    for position, sentence in enumerate(sentences(text)):
+    for position, sentence in enumerate(split_sentences(text)):
         candidate = classify(sentence)
         if candidate is None:
             continue
@@ -200,7 +163,7 @@ def extract_document(text: str, *, section_title: str = "", limit: int = DEFAULT
             continue
         seen.add(key)
         tags = tuple(dict.fromkeys([*candidate.tags, *([section_tag] if section_tag else [])]))
-        found.append((position, DocumentCandidate(
+        found.append((position, Candidate(
             candidate.content, candidate.category, subject=candidate.subject, tags=tags,
             entities=candidate.entities, importance=candidate.importance, kind=candidate.kind,
         )))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExtractionConfig(AppConfig):
+    name = "extraction"
+    verbose_name = "Memory extraction"

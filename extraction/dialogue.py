@@ -1,0 +1,361 @@
+"""The local dialogue extractor: one message in, the speaker's salient statements out, each a memory in the third
+person. No model, no network; thousands of messages a second.
+
+Design (a filter and a rewrite, not a rule per kind of fact):
+1. Only the user's own turns count. The message is split into sentences (extraction.sentences).
+2. Greetings, interjections and vocatives are stripped from the front ("Hey Mel! Wow,", "Thanks, Maria!").
+3. A sentence is kept when it is a statement by the speaker about themselves or their life: its subject is the
+   speaker ("I", "we", "my daughter", "Last week I ..."), or it opens with an implied "I" ("Just got back from
+   Peru", "Gonna continue my studies"), or it says what something did to them ("The group made me feel
+   accepted"); or it is an explicit "remember that ..." / "note that ...".
+4. It is dropped when it is a question, about the other person ("you", "your"), a thanks, a greeting or sign-off,
+   a pronoun-led comment ("That's awesome!", "It was so fun"), an opinion about what was said ("I think so",
+   "I agree") or has no content word ("I'm so happy!", "I love it!"). Missing a trivial memory beats storing chatter.
+5. The kept sentence is rewritten in the third person (extraction.english) with relative dates made absolute
+   against the send time (extraction.timewords); extraction.slots adds the update slot, category and entities.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from extraction.candidates import Candidate, clean_tags, merge_entities
+from extraction.english import PAST, has_verb, is_first_person, third_person
+from extraction.sentences import split_sentences
+from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
+from extraction.timewords import resolve
+
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
+_MARKER = re.compile(
+    r"^(?:(?:hey|hi|hello|hiya|yo|wow|whoa|woah|oh|ooh|ah|aw+|yeah|yea|yes|yep|yup|no|nope|nah|sure|ok|okay|"
+    r"alright|cool|awesome|great|nice|sweet|amazing|haha+|hehe|lol|lmao|omg|well|so|and|but|also|anyway|anyways|"
+    r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
+    r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
+    r"congrats|congratulations|same here|me too|to be honest|tbh|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
+    r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
+    r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
+    r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
+_VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?=\S)")
+_TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")
+_EXPLICIT = re.compile(
+    r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
+    r"be sure to|try to|please|always|pls)\s+)*"
+    r"(?:remember|memori[sz]e|don't forget|do not forget|never forget|note|take note|make a note|keep in mind|"
+    r"bear in mind|for future reference|for the record)"
+    r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
+_QUESTION = re.compile(
+    r"(?i)^(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|wondering|tell me|remind me|"
+    r"explain|help me|(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|may|might|"
+    r"isn't|aren't|doesn't|didn't|won't|wouldn't|couldn't|shouldn't|ever)\s+(?:you|u|i|we|they|he|she|it|that|"
+    r"this|there|your|anyone|anybody|someone|ya))\b")
+_CHATTER = re.compile(
+    r"(?i)^(?:thanks?|thank|thx|congrat\w*|good luck|don't worry|no worries|best of luck|sorry|bye|goodbye|"
+    r"see ya|see you|take care|"
+    r"talk (?:soon|later|to you)|chat (?:soon|later)|catch you|have a (?:good|great|nice)|enjoy|welcome|cheers|"
+    r"good (?:morning|night|evening|afternoon)|hope|wishing|keep (?:it up|up|going|at it|me posted)|let me know|"
+    r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
+    r"looking forward to (?:it|seeing|hearing|catching)|i'm here for|count me in|you|your|let's|lets|let us)\b"
+    r"|check (?:it|this|that|the|these|those|out)|look at|take a look|here's|here is|see this"
+    r"|(?:i'm|i am|i was) (?:so |really |just |super )?(?:glad|happy|thrilled|relieved) (?:that|it|to hear|to see|we|"
+    r"for|about)\b"
+    r"|(?:i'm|i am) sure\b|i(?:'d| would)? (?:suggest|recommend)\b")
+_YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
+_YOU_PHRASES = (
+    re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
+               r"share with|show|let) you(?: know)?(?: that| about)?\s*"),
+    re.compile(r"(?i)(?:\bI )?(?:(?:just|really) )?\b(?:wanted|want|have|had|need|needed|got) to (?:tell|show|let) you"
+               r"(?: know)?"
+               r"(?: that| about)?\s*"),
+    re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
+               r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
+    re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
+)
+_PRONOUN_LED = re.compile(
+    r"(?i)^(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
+    r"such a|sounds?|looks?|seems?|must)\b|it's|that's|there's|here's|they're|(?:that|this|these|those|so)"
+    r"(?:'s|'re|'ll|'d|\s+(?:is|are|was|were|has|have|had|looks?|sounds?|seems?|feels?|felt|makes?|made|must|can|"
+    r"could|will|would|should|might|really|just|always|also|totally|definitely|gives?|gave|brings?|brought|"
+    r"reminds?|means?|meant|helps?|helped|keeps?|kept|got|gets|did|does|do|takes?|took|goes|went|comes?|came|"
+    r"great|good|awesome|amazing|cool|fun|nice|beautiful|lovely|sweet|wonderful|fantastic|like|too)\b|\s*$))")
+_CHATTER_ANYWHERE = re.compile(
+    r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
+    r"(?! (?:at|with|in|on)\b)|hanging in there|(?:i'm|i am) (?:so |really |very )?sorry\b|"
+    r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
+    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
+    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
+    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b|\b(?:some|great|awesome|big|exciting|good) news\b"
+    r"(?! about)|something (?:cool|awesome|exciting|big|amazing|crazy|great) happened|"
+    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
+    r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
+    r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
+_FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
+              "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
+              "sounds seems feels felt gets got".split())
+_OPINION = re.compile(
+    r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
+    r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
+    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|am|was|'m)"
+    r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
+_IMPLIED = re.compile(
+    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
+    r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
+    + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
+_NOT_IMPLIED = set("""
+thing things everything nothing something anything king ring spring string sing during morning evening wedding
+building ceiling according including regarding following amazing interesting exciting inspiring boring
+interesting awesome red bed need feed seed speed weed shed hundred sacred wicked naked beloved
+""".split())
+_IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
+                  "gave made helped kept reminded brought meant let showed took".split())
+_OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire motivate push teach show "
+                    "tell".split())
+_FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
+                  "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
+_TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
+                   r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
+                   r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
+                   r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
+_PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
+_SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
+_MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
+                "let's"}
+_VERDICT = re.compile(
+    r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
+    r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
+    r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
+_REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
+STOP = set("""
+i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
+that's these those they them their he she him her his a an the and or but so if then than as of to in on at by for
+with about from up down out over into onto off just also too very really so such much many lot lots bit more most
+is am are was were be been being have has had having do does did doing done get gets got getting go goes going
+went gone make makes made take took feel feels felt feeling think thought know knew see saw seen say said tell told
+want wanted need needed like liked love loved loving enjoy enjoyed can could would should will won't can't don't
+didn't doesn't isn't wasn't haven't not no yes yeah yep sure ok okay oh wow hey hi hello thanks thank please great
+good awesome amazing cool nice fun happy glad excited thrilled proud thankful grateful blessed lucky sad sorry
+wonderful fantastic lovely sweet beautiful incredible perfect best better well right now then here there today
+always never ever still even again back thing things stuff something anything everything nothing way time times
+day days one ones some any all every own same other kind sort totally definitely absolutely honestly actually
+finally already pretty quite super gonna wanna gotta let lets let's what when where how why who which while
+because though although since until also maybe probably hope wish agree mean guess bet imagine believe sounds
+looks seems keep kept help helps helped try tried trying feel appreciate appreciated support rooting excited
+exciting crazy wild cute lol haha hug hugs tho yea wow awesome inspiring inspired motivated motivation positive
+happy joy proud pride special meaningful powerful important tough hard easy worth give gave given forget forgot
+remember remembered start started check use used find found look looking looked hear heard talk talked chat
+chatted share shared show showed send sent put bring brought come came life week last together surely sometime
+soon later lately done without stoked pumped
+""".split())
+
+
+def _normalise(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return _EMOJI.sub("", text)
+
+
+def _strip_front(sentence: str) -> str:
+    """Interjections, greetings and a vocative name off the front; a vocative off the end."""
+    previous = None
+    while previous != sentence:
+        previous = sentence
+        sentence = _MARKER.sub("", sentence, count=1).strip()
+        match = _VOCATIVE.match(sentence)
+        if match and match["w"].lower() not in _OPENERS and not match["w"].endswith("ly"):
+            sentence = sentence[match.end():].strip()
+    return _TRAILING_VOCATIVE.sub(r"\1", sentence).strip()
+
+
+_OPENERS = set("""
+yesterday today tonight tomorrow recently lately sometimes often usually now then later earlier also last next
+this that these those honestly actually seriously anyway besides still luckily sadly unfortunately fortunately
+finally eventually basically overall plus meanwhile afterwards personally growing
+""".split()) | {m.lower() for m in ("Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March "
+                                   "April May June July August September October November December").split()}
+
+
+def _content_words(sentence: str) -> int:
+    words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", sentence)
+    return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in STOP and not (
+        w.lower().endswith("ly") and len(w) > 4)))
+
+
+def _anchor(sentence: str) -> str | None:
+    """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
+    words = sentence.split()
+    if not words:
+        return None
+    implied = _IMPLIED.match(sentence)
+    if implied and not is_first_person(words[0]):
+        verb = implied["verb"].lower()
+        gerund_subject = verb.split()[0].endswith("ing") and re.search(
+            r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
+            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|\w+ed|let|make|help|made|gave|give|keep|"
+            r"kept) (?:me|my|us|our)\b", sentence)
+        been_it = verb == "been" and re.match(
+            r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"
+            r"fun|nice|awesome|amazing|hard|wild|ok|okay|fine|alright|a while)\b", sentence)
+        own = {w.strip(".,!?;:\"()").lower() for w in words}
+        no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
+        if gerund_subject and not own & _SINGULAR:
+            return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
+        if verb.endswith("ing") and no_self and not implied["adv"]:
+            gerund_subject = True
+        if been_it:
+            return None  # "Been a busy week": it has been
+        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
+            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
+        if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
+            return "implied"
+    for index, word in enumerate(words):
+        core = word.strip(".,!?;:\"()").lower()
+        if not is_first_person(word.strip(".,!?;:\"()")):
+            continue
+        prefix = [w.strip(".,!?;:\"()").lower() for w in words[:index]]
+        subject_form = core in ("i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd",
+                                "we'll", "my", "our") or (core == "me" and index == 0)
+        if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
+            return "subject" if subject_form or not prefix else None
+        verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
+                       or any(w.endswith("'s") for w in prefix)
+                       or prefix[-1] in _OBJECT_VERBS)
+        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
+                "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
+            return "object"
+        return None
+    return None
+
+
+def _with_implied_subject(sentence: str) -> str:
+    match = _IMPLIED.match(sentence)
+    adverbs, verb, rest = match["adv"].lower(), match["verb"], sentence[match.end():]
+    low = verb.lower()
+    if low in ("gonna", "going to"):
+        return f"I'm {adverbs}going to{rest}"
+    if low == "been":
+        return f"I've {adverbs}been{rest}"
+    if low.endswith("ing") or low in _FEELING_ED:
+        return f"I'm {adverbs}{low}{rest}"
+    return f"I {adverbs}{low}{rest}"
+
+
+def _is_chatter(sentence: str, anchor: str) -> bool:
+    """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
+    "it"/"that" with nearly no content, or no content word at all."""
+    own = {w.strip(".,!?;:\"()").lower() for w in sentence.split()}
+    if own & _PLURAL and not own & _SINGULAR and own & _MODAL_WORDS:
+        return True
+    if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
+        return True
+    if _VERDICT.search(sentence) and _content_words(_VERDICT.sub("", sentence)) < 2:
+        return True
+    if anchor != "implied" and (match := _OPINION.match(sentence)):
+        rest = match["rest"]
+        if not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split()) or _content_words(rest) == 0:
+            return True
+    words = sentence.split()
+    if anchor == "implied" and not own & (_SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
+        return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
+    if not has_verb(sentence):
+        return True  # "My full support.", "A reminder to follow my passions."
+    return _content_words(sentence) < 1
+
+
+def _finish(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip(" ,;:-")
+    text = re.sub(r"[.!?\u2026]*$", "", text).rstrip(" ,;:-") + "."
+    text = re.sub(r"!+", "!", text)
+    return text[:1].upper() + text[1:]
+
+
+def _subject_of(sentence: str) -> str:
+    """A statement about a named person in the speaker's life is about them: "My daughter Lily turned seven"."""
+    rels = "|".join(sorted(RELATIONS, key=len, reverse=True))
+    match = re.match(rf"(?i:my|our) (?:\w+ )?(?i:{rels}),? (?P<n>[A-Z][a-z]+)\b", sentence)
+    return match["n"] if match and match["n"] not in ("I",) else "user"
+
+
+_CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence cut at dashes and semicolons into the statements it joins: "I finished my project - want to see
+    it?" is a statement and a question. A piece without a subject of its own ("- come see!", "- it was great")
+    is dropped: it is nearly always a remark."""
+    pieces = [piece.strip() for piece in _CLAUSE_BREAK.split(sentence) if piece.strip()]
+    return pieces[:1] + [piece for piece in pieces[1:] if _anchor(_strip_front(piece)) is not None
+                         or _EXPLICIT.match(_strip_front(piece))]
+
+
+def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool) -> list[Candidate]:
+    sentence = _strip_front(sentence)
+    if not sentence:
+        return []
+    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & _SINGULAR:
+        return []
+    explicit = False
+    if match := _EXPLICIT.match(sentence):
+        sentence, explicit = _strip_front(match["rest"]), True
+    if sentence.endswith("?") or _QUESTION.match(sentence):
+        return []
+    for pattern in _YOU_PHRASES:
+        sentence = pattern.sub("", sentence).strip()
+    slots = find_slots(sentence, explicit=explicit)
+    if not any(slot.content for slot in slots):
+        if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
+                             or _CHATTER_ANYWHERE.search(sentence)):
+            return []
+        anchor = _anchor(sentence)
+        if anchor is None and not explicit or strict and anchor == "implied":
+            return []
+        if anchor == "implied":
+            sentence = _with_implied_subject(sentence)
+        if not explicit and _is_chatter(sentence, anchor or ""):
+            return []
+        if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
+            return []
+    sentence = _TAIL.sub("", sentence).strip()
+    rewritten = _finish(third_person(resolve(sentence, when), name))
+    category, importance = category_of(sentence)
+    tags = [category] if category != "fact" else []
+    entities = entities_in(sentence)
+    named = {value for slot in slots for values in slot.entities.values() for value in values}
+    entities = {kind: [v for v in values if v not in named] for kind, values in entities.items()}
+    subject = _subject_of(sentence)
+    if not slots:
+        return [Candidate(content=rewritten, category=category, subject=subject, attribute="",
+                          tags=clean_tags([*tags, *topic_tags(sentence)]), entities=merge_entities(entities),
+                          importance=max(importance, 0.8) if explicit else importance, explicit=explicit)]
+    return [Candidate(
+        content=_finish(slot.content.format(name=name)) if slot.content else rewritten,
+        category=slot.category, subject=slot.subject if slot.subject != "user" else subject,
+        attribute=slot.attribute, tags=clean_tags([*slot.tags, *topic_tags(sentence)]),
+        entities=merge_entities(entities, slot.entities),
+        importance=max(slot.importance, 0.8) if explicit else slot.importance, explicit=explicit,
+    ) for slot in slots]
+
+
+def extract_local(text: str, *, role: str = "user", speaker: str | None = None, when: datetime | None = None,
+                  strict: bool = False) -> list[Candidate]:
+    """The memories in one message: the salient statements the user made about themselves, in the third person
+    with `speaker` (else "The user") as subject, relative dates resolved against `when` (the send time). Other
+    roles, questions and small talk give none. `strict` (for document text): only sentences in which the writer
+    says "I", "me" or "my" - in a document "we" is an organisation, and a sentence opening with a participle
+    ("Founded in 1999, ...") has no implied "I"."""
+    if (role or "").lower() != "user" or not text or not text.strip():
+        return []
+    name = (speaker or "").strip() or "The user"
+    found: list[Candidate] = []
+    for sentence in split_sentences(_normalise(text), dialogue=True):
+        for clause in _clauses(sentence):
+            found += _sentence_candidates(clause, name, when, strict)
+    return _dedupe(found)
+
+
+def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per content, and per subject and attribute the last one said."""
+    kept: dict[tuple[str, str], Candidate] = {}
+    for candidate in candidates:
+        key = (candidate.subject.lower(), candidate.attribute or candidate.content.lower())
+        kept.pop(key, None)
+        kept[key] = candidate
+    return list(kept.values())

@@ -1,0 +1,215 @@
+"""What a kept dialogue sentence is about: its update slot (`attribute`), category, importance, tags and entities.
+
+Slots are few and only where they are obvious, so that memories_reconcile treats a new value as an update of
+the old one ("I moved to Berlin" after "I live in Paris": both `location`): location, employer, occupation,
+name, preferred name, diet, allergy:<x>, age, marital status, favourite:<x>, language:<x>, relation:<x>.
+Everything else is a plain statement with category and tags from a few word patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extraction.candidates import slug
+
+MONTHS = ("January February March April May June July August September October November December "
+          "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec").split()
+DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+RELATIONS = set("""
+wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée son daughter kid child baby
+stepson stepdaughter mother father mom mum dad brother sister sibling twin grandmother grandfather grandma
+grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colleague coworker mentor friend
+roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet
+""".split())
+UNIQUE_RELATIONS = set("wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée mother "
+                       "father mom mum dad boss".split())
+OCCUPATIONS = set("""
+engineer developer programmer designer teacher professor nurse doctor physician surgeon dentist pharmacist
+therapist psychologist counselor counsellor lawyer attorney accountant architect scientist researcher analyst
+consultant manager director founder entrepreneur writer author journalist editor artist musician photographer
+chef cook baker barista student intern pilot firefighter officer mechanic electrician plumber carpenter farmer
+driver librarian paramedic veterinarian vet banker freelancer coach trainer instructor tutor actor actress
+dancer singer producer
+""".split())
+DIETS = r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|plant[- ]based"
+_CAP = r"[A-Z][\w.'&\-]*"
+PROPER = rf"(?:[Tt]he )?{_CAP}(?:,? (?:(?:of|de|la|upon|on|am|van|von|and) )?{_CAP})*"
+NAME = r"[A-Z][a-z'\-]+(?: [A-Z][a-z'\-]+)?"
+_ADV = r"(?:(?:just|recently|finally|now|currently|still|also|actually|really|officially) )*"
+_I = r"(?:^|\b(?:and|so|but) )"  # a slot statement starts a sentence or a clause
+
+TOPICS = tuple((tag, re.compile(rf"(?i)\b(?:{words})\b")) for tag, words in (
+    ("health", r"allerg\w*|intoleran\w*|diabet\w*|asthma|doctor|hospital|surgery|injur\w*|sick|illness|therapy|"
+               r"medication|pregnan\w*|health\w*|diagnos\w*"),
+    ("food", r"vegan|vegetarian|gluten|dairy|cook\w*|bak\w*|recipes?|food|meal|dinner|restaurant\w*|diet"),
+    ("travel", r"travel\w*|trip|flight|flights|vacation|holiday|abroad|visit\w*|road trip|camping"),
+    ("work", r"work\w*|job|jobs|career|employer|office|boss|colleagues?|clients?|company|business|promot\w*"),
+    ("family", r"wife|husband|partner|son|daughter|kids?|children|mother|father|mom|mum|dad|brother|sister|"
+               r"family|baby|parents?|grandm\w+|grandp\w+"),
+    ("education", r"school|college|university|degree|class|classes|course|studying|studied|graduat\w*|exam"),
+    ("hobby", r"paint\w*|draw\w*|music|guitar|piano|violin|danc\w*|read\w*|books?|hik\w*|running|yoga|games?|"
+              r"gaming|photograph\w*|garden\w*|sports?|swim\w*"),
+    ("pets", r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|horses?"),
+))
+CATEGORY_WORDS = (
+    ("restriction", 0.85, re.compile(
+        r"(?i)\b(?:allerg\w*|intoleran\w*|can't eat|cannot eat|don't eat|never eat|diabet\w*|celiac|coeliac|"
+        rf"{DIETS})\b")),
+    ("goal", 0.6, re.compile(
+        r"(?i)\b(?:plan(?:s|ning)?|gonna|going to|want to|wanna|hope to|hoping to|dream(?:ing)? (?:of|about|is)|"
+        r"goal|aim(?:ing)? to|intend\w*|looking forward|can't wait to|thinking (?:of|about)|about to|will|'ll|"
+        r"would love to|'d love to|next (?:week|month|year))\b")),
+    ("preference", 0.5, re.compile(
+        r"(?i)\b(?:love|loves|like|likes|enjoy|enjoys|prefer|prefers|hate|hates|dislike|dislikes|favou?rite|"
+        r"fan of|into|can't stand|keen on|passionate about|obsessed with)\b")),
+    ("skill", 0.55, re.compile(
+        r"(?i)\b(?:speak|speaks|fluent|learn(?:ed|t)? (?:to|how)|learning|know how to|good at|skilled|certified|"
+        r"play the)\b")),
+    ("relationship", 0.6, re.compile(rf"(?i)\b(?:my|our) (?:\w+ )?(?:{'|'.join(sorted(RELATIONS))})s?\b")),
+)
+_PAST_HINT = re.compile(r"(?i)\b(?:was|were|had|did|went|got|made|took|ago|yesterday|last \w+|\w+ed)\b")
+
+
+@dataclass
+class Slot:
+    """An obvious update slot found in a sentence, with how to say it when the sentence would say it badly."""
+
+    attribute: str
+    category: str
+    importance: float
+    content: str = ""  # a template over {name}: "{name}'s preferred name is Bob."
+    subject: str = "user"
+    entities: dict[str, list[str]] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+
+
+def _title(value: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in value.split()) if value.islower() else value
+
+
+def _relation(rel: str, name: str) -> Slot:
+    rel = rel.lower()
+    attribute = f"relation:{rel}" if rel in UNIQUE_RELATIONS else f"relation:{rel}:{name.lower()}"
+    kind = "things" if rel in ("dog", "cat", "puppy", "kitten", "horse", "rabbit", "parrot", "hamster", "pet") \
+        else "people"
+    return Slot(attribute, "relationship", 0.7, "", name, {kind: [name]},
+                ("family" if kind == "people" else "pets",))
+
+
+def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
+    """The slots a first-person `sentence` fills (several for "I'm allergic to peanuts and shellfish")."""
+    s = sentence.strip().rstrip(".!")
+    lower = s == s.lower()
+    if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*call me (?P<v>[a-z][\w'\-]*"
+                         r"(?: [a-z][\w'\-]*)?)", s):
+        value = _title(m["v"])
+        return [Slot("preferred name", "preference", 0.7, f"{{name}}'s preferred name is {value}.",
+                     entities={"people": [value]}, tags=("name",))]
+    if m := re.fullmatch(r"(?i)my (?:first |full |given )?name is (?P<v>[a-z][\w'\-]*(?: [a-z][\w'\-]*){0,2})", s):
+        value = _title(m["v"])
+        return [Slot("name", "fact", 0.8, f"{{name}}'s name is {value}.", entities={"people": [value]},
+                     tags=("name", "identity"))]
+    flags = re.IGNORECASE if lower else 0
+    place = r"[a-z]+(?: [a-z]+)?" if lower else PROPER
+    for pattern in (rf"{_I}(?i:i(?:'ve| have)? {_ADV}(?:moved|relocated)(?: back| over| out)? to) (?P<p>{place})",
+                    rf"{_I}(?i:(?:i|we) {_ADV}live in) (?P<p>{place})",
+                    rf"{_I}(?i:(?:i'm|i am|we're|we are) {_ADV}(?:living|based|located) in) (?P<p>{place})"):
+        if (m := re.search(pattern, s, flags)) and m["p"].lower() not in ("the", "a", "an", "my", "our", "town"):
+            value = _title(re.sub(r"\s+(?:and|with|since|for|now|because)$", "", m["p"]))
+            return [Slot("location", "fact", 0.7, entities={"places": [value]}, tags=("location", "home"))]
+    for pattern in (rf"{_I}(?i:(?:i|i'm|i am) {_ADV}work(?:ing)? (?:at|for)) (?P<o>{PROPER})",
+                    rf"{_I}(?i:i(?:'ve| have)? {_ADV}(?:joined|started (?:working |a new job )?at|"
+                    rf"got a job (?:at|with)|got hired (?:at|by)|took a job at)) (?P<o>{PROPER})"):
+        if m := re.search(pattern, s):
+            return [Slot("employer", "fact", 0.7, entities={"organizations": [m["o"]]}, tags=("work", "employer"))]
+    if m := re.search(rf"(?i){_I}(?:i work as|(?:i'm|i am) {_ADV}an?) (?P<j>(?:[\w\-]+ ){{0,2}}(?P<w>[\w\-]+))\b", s):
+        if m["w"].lower() in OCCUPATIONS:
+            return [Slot("occupation", "fact", 0.7, tags=("work", "occupation"))]
+    if re.search(rf"(?i){_I}(?:i'm|i am|we're|we are|i've been|we've been) {_ADV}(?:(?:a|an|strictly|strict|fully|"
+                 rf"mostly|all|both) )*(?:{DIETS})\b", s):
+        return [Slot("diet", "restriction", 0.8, tags=("diet", "food"))]
+    if m := re.search(rf"(?i){_I}(?:i'm|i am|i've been|i have been) {_ADV}(?:(?:very|severely|highly|deathly|mildly|"
+                      r"seriously) )?allergic to (?P<t>[^.;!?]+)", s):
+        things = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+or\s+", re.split(
+            r"(?i)\s+(?:since|because|so|but|which|ever)\b", m["t"])[0])
+        things = [re.sub(r"(?i)^(?:the|all|any|some)\s+", "", t).strip() for t in things if t.strip()]
+        verb = "has been" if re.search(r"(?i)\bbeen\b", s[:m.start("t")]) else "is"
+        return [Slot(f"allergy:{slug(t).replace('-', ' ')}", "restriction", 0.9,
+                     f"{{name}} {verb} allergic to {t}." if len(things) > 1 else "",
+                     entities={"things": [t]}, tags=("allergy", "health"))
+                for t in things]
+    if m := re.search(r"(?i)\bi have an? (?P<t>[\w\- ]{2,30}?) allergy\b", s):
+        return [Slot(f"allergy:{m['t'].lower()}", "restriction", 0.9, entities={"things": [m["t"]]},
+                     tags=("allergy", "health"))]
+    if re.fullmatch(r"(?i)(?:i'm|i am) (?P<a>\d{1,3})(?: years old| yrs old| y/o)?", s) or re.fullmatch(
+            rf"(?i)i {_ADV}turned (?P<a>\d{{1,3}})\b.*", s):
+        return [Slot("age", "fact", 0.6, tags=("age",))]
+    if re.search(rf"(?i){_I}(?:i'm|i am|i got|i just got|i recently got) {_ADV}(?:happily )?(?:married|single|divorced|"
+                 r"engaged|widowed|separated)\b", s):
+        return [Slot("marital status", "relationship", 0.6, tags=("family", "relationship"))]
+    rels = "|".join(sorted(RELATIONS, key=len, reverse=True))
+    for pattern in (rf"(?i:my (?:\w+ )?(?P<rel>{rels})(?:'s name is| is called| is named)) (?P<n>{NAME})",
+                    rf"(?P<n>{NAME}) (?i:is my (?:\w+ )?(?P<rel>{rels}))",
+                    rf"(?i:i (?:have|'ve got|got) an? (?:\w+ )?(?P<rel>{rels}),? (?:named|called)) (?P<n>{NAME})"):
+        if m := re.fullmatch(pattern, s):
+            return [_relation(m["rel"], m["n"])]
+    if m := re.fullmatch(r"(?i)my (?:all[- ]time |absolute )?favou?rite (?P<w>[\w\- ]{2,30}?) (?:is|are) .+", s):
+        return [Slot(f"favourite:{m['w'].lower()}", "preference", 0.5, tags=("favourite",))]
+    if m := re.fullmatch(r"(?i)i (?:can )?speak (?P<l>[a-z]+)(?: fluently)?", s):
+        return [Slot(f"language:{m['l'].lower()}", "skill", 0.6, tags=("languages",))]
+    if explicit and (m := re.match(r"(?i)(?:my|our)\s+([a-z][a-z0-9' -]{0,40}?)\s+(?:is|are|was|were)\s+\S", s)):
+        return [Slot(re.sub(r"[^\w' -]+", " ", m[1].lower()).strip(), "fact", 0.8)]
+    return []
+
+
+def category_of(sentence: str) -> tuple[str, float]:
+    """The category and importance of a plain first-person statement."""
+    for category, importance, pattern in CATEGORY_WORDS:
+        if category == "relationship" and _PAST_HINT.search(sentence):
+            return "history", 0.5
+        if pattern.search(sentence):
+            return category, importance
+    if _PAST_HINT.search(sentence):
+        return "history", 0.5
+    return "fact", 0.5
+
+
+def topic_tags(text: str) -> list[str]:
+    return [tag for tag, pattern in TOPICS if pattern.search(text)]
+
+
+_SKIP_PROPER = set(MONTHS) | set(DAYS) | set("""
+I I'm I've I'd I'll The A An My Our OK During After Before When While Since On In At Last This Next Every Since
+Yesterday Today Tomorrow Then So And But Also Just We We're
+""".split())
+_PROPER_RE = re.compile(rf"(?<![\w'])(?:{_CAP})(?:\s+(?:(?:of|de|the|and)\s+)?{_CAP})*")
+
+
+def entities_in(sentence: str) -> dict[str, list[str]]:
+    """Named things in a sentence, by the words before them: "moved to Lisbon" (place), "work at Acme" (an
+    organisation), "my sister Ana" (a person); other capitalised names are things ("LGBTQ", "Home Alone")."""
+    found: dict[str, list[str]] = {}
+    for m in _PROPER_RE.finditer(sentence):
+        value = m.group(0).rstrip(".,'")
+        words = value.split()
+        while words and words[0] in _SKIP_PROPER:
+            words = words[1:]
+        if not words or (m.start() == 0 and len(words) == 1 and not words[0].isupper()):
+            continue  # a capital that only opens the sentence
+        value = " ".join(words)
+        before = sentence[max(0, m.start() - 40):m.start()].lower()
+        if re.search(r"(?:work(?:s|ed|ing)? (?:at|for)|joined|job (?:at|with)|hired (?:at|by)|intern\w* at)\s+$",
+                     before):
+            kind = "organizations"
+        elif re.search(r"\b(?:in|to|from|near|visit(?:ed|ing)?|around|through|across|at the|trip to)\s+(?:the\s+)?$",
+                       before):
+            kind = "places"
+        elif re.search(rf"\b(?:{'|'.join(RELATIONS)})s?,?\s+$|\bwith\s+$|\bnamed\s+$|\bcalled\s+$", before):
+            kind = "people"
+        else:
+            kind = "things"
+        found.setdefault(kind, [])
+        if value not in found[kind]:
+            found[kind].append(value)
+    return found

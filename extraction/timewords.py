@@ -1,0 +1,130 @@
+"""Relative time words resolved against the moment a message was sent, where that is cheap and unambiguous:
+"yesterday" said on 8 May 2023 -> "on 7 May 2023", "last Saturday" -> "on Saturday, 6 May 2023", "last week" ->
+"in the week before 8 May 2023", "next month" -> "in June 2023", "last year" -> "in 2022", "two days ago" ->
+"on 6 May 2023". A memory read months later ("When did Caroline go to the support group?") then still says when.
+Anything vaguer ("recently", "on Friday", "a few years ago") is left as it was said.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2}
+_SEASONS = ("spring", "summer", "fall", "autumn", "winter")
+# a preposition already in front of the phrase: "since yesterday" -> "since 7 May 2023", not "since on ..."
+_LEAD = r"(?:(?P<prep>\b(?:since|until|till|by|before|after|from|for|as of|of)\s+))?"
+
+
+def _day(d: date) -> str:
+    return f"{d.day} {d:%B} {d.year}"
+
+
+def _weekday(d: date) -> str:
+    return f"{d:%A}, {_day(d)}"
+
+
+def _month(d: date, months: int) -> date:
+    index = d.year * 12 + d.month - 1 + months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _season_year(season: str, today: date, which: str) -> str:
+    """"last summer" said in May 2023 is summer 2022, said in October 2023 it is summer 2023."""
+    start = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}[season]
+    end = {"spring": 5, "summer": 8, "fall": 11, "autumn": 11, "winter": 2}[season]
+    if which == "last":
+        year = today.year if (today.month > end and season != "winter") else today.year - 1
+        if season == "winter":
+            year = today.year - 1 if today.month > 2 else today.year - 2
+    else:  # next / this
+        year = today.year if today.month < start else today.year + 1
+        if which == "this" and start <= today.month <= (end if end > start else 12):
+            year = today.year
+    return f"the winter of {year}-{year + 1}" if season == "winter" else f"{season} {year}"
+
+
+def _rules(today: date) -> list[tuple[re.Pattern, object]]:
+    weekday = "|".join(WEEKDAYS)
+    number = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r"|\d{1,2}"
+
+    def on(d: date) -> tuple[str, str]:
+        return "on ", _day(d)
+
+    def last_weekday(m: re.Match) -> tuple[str, str]:
+        target = WEEKDAYS.index(m["day"].lower())
+        back = (today.weekday() - target) % 7 or 7
+        return "on ", _weekday(today - timedelta(days=back))
+
+    def next_weekday(m: re.Match) -> tuple[str, str]:
+        target = WEEKDAYS.index(m["day"].lower())
+        ahead = (target - today.weekday()) % 7 or 7
+        return "on ", _weekday(today + timedelta(days=ahead))
+
+    def ago(m: re.Match) -> tuple[str, str] | None:
+        count = int(m["n"]) if m["n"].isdigit() else _NUMBERS[m["n"].lower()]
+        unit = m["unit"].lower().rstrip("s")
+        if unit == "day":
+            return on(today - timedelta(days=count))
+        if unit == "week":
+            return "in ", f"the week of {_day(today - timedelta(weeks=count))}"
+        if unit == "month":
+            return "in ", f"{_month(today, -count):%B %Y}"
+        return "in ", str(today.year - count)
+
+    def saturday_before() -> date:
+        back = (today.weekday() - 5) % 7 or 7
+        if today.weekday() == 6:  # on a Sunday, "last weekend" is the one before this one
+            back += 7
+        return today - timedelta(days=back)
+
+    return [
+        (r"(?:the day before yesterday)", lambda m: on(today - timedelta(days=2))),
+        (r"yesterday", lambda m: on(today - timedelta(days=1))),
+        (r"last night", lambda m: ("on ", f"the night of {_day(today - timedelta(days=1))}")),
+        (r"today", lambda m: on(today)),
+        (r"tonight", lambda m: ("on ", f"the night of {_day(today)}")),
+        (r"this (?P<part>morning|afternoon|evening)", lambda m: ("on ", f"the {m['part']} of {_day(today)}")),
+        (r"(?:the day after tomorrow)", lambda m: on(today + timedelta(days=2))),
+        (r"tomorrow", lambda m: on(today + timedelta(days=1))),
+        (rf"last (?P<day>{weekday})", last_weekday),
+        (rf"(?:next|this coming|this) (?P<day>{weekday})", next_weekday),
+        (r"last weekend", lambda m: ("on ", f"the weekend of {_day(saturday_before())}")),
+        (r"this weekend|next weekend", lambda m: (
+            "on ", f"the weekend of {_day(today + timedelta(days=(5 - today.weekday()) % 7))}")),
+        (r"last week", lambda m: ("in ", f"the week before {_day(today)}")),
+        (r"this week", lambda m: ("in ", f"the week of {_day(today)}")),
+        (r"next week", lambda m: ("in ", f"the week after {_day(today)}")),
+        (r"last month", lambda m: ("in ", f"{_month(today, -1):%B %Y}")),
+        (r"this month", lambda m: ("in ", f"{today:%B %Y}")),
+        (r"next month", lambda m: ("in ", f"{_month(today, 1):%B %Y}")),
+        (r"last year", lambda m: ("in ", str(today.year - 1))),
+        (r"this year", lambda m: ("in ", str(today.year))),
+        (r"next year", lambda m: ("in ", str(today.year + 1))),
+        (rf"(?P<which>last|next|this) (?P<season>{'|'.join(_SEASONS)})",
+         lambda m: ("in ", _season_year(m["season"].lower(), today, m["which"].lower()))),
+        (rf"(?P<n>{number}) (?P<unit>days?|weeks?|months?|years?) ago", ago),
+    ]
+
+
+def resolve(text: str, when: datetime | date | None) -> str:
+    """`text` with its relative time words made absolute for a message sent at `when` (unchanged without it)."""
+    if when is None:
+        return text
+    today = when.date() if isinstance(when, datetime) else when
+    for pattern, make in _rules(today):
+        regex = re.compile(rf"{_LEAD}(?:\b(?:on|in|during|at)\s+)?(?<!\bthe\s)\b(?P<phrase>{pattern})\b", re.IGNORECASE)
+
+        def replace(m: re.Match, make=make) -> str:
+            made = make(m)
+            if made is None:
+                return m.group(0)
+            preposition, phrase = made
+            if m["prep"]:
+                return m["prep"] + phrase
+            return preposition + phrase
+
+        text = regex.sub(replace, text)
+    return text

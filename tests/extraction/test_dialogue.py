@@ -1,0 +1,224 @@
+"""The local dialogue extractor as a specification: a statement the speaker makes about themselves comes out as a
+memory in clean third person (with a stable slot when there is an obvious one); questions, greetings, thanks,
+compliments and small talk come out as nothing. Pure functions: no database."""
+
+from datetime import datetime
+
+import pytest
+
+from extraction.dialogue import extract_local
+
+SENT = datetime(2023, 5, 8, 13, 56)  # a Monday
+
+
+def contents(text: str, **kwargs) -> list[str]:
+    return [c.content for c in extract_local(text, **kwargs)]
+
+
+def only(text: str, **kwargs):
+    candidates = extract_local(text, **kwargs)
+    assert len(candidates) == 1, candidates
+    return candidates[0]
+
+
+# --- statements in, memories out ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("remember that my flight to Tokyo leaves on June 3rd", "The user's flight to Tokyo leaves on June 3rd."),
+    ("My daughter Lily just turned seven and she loves horses",
+     "The user's daughter Lily just turned seven and she loves horses."),
+    ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
+    ("We're vegan at home", "The user and their family are vegan at home."),
+    ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
+    ("Please call me Bob", "The user's preferred name is Bob."),
+    ("I'm planning a trip to Peru in December", "The user is planning a trip to Peru in December."),
+])
+def test_plain_statements_become_third_person_memories(text, content):
+    assert contents(text) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I went to an LGBTQ support group yesterday.", "Caroline went to an LGBTQ support group on 7 May 2023."),
+    ("The support group has made me feel accepted and given me courage to embrace myself.",
+     "The support group has made Caroline feel accepted and given them courage to embrace themselves."),
+    ("Gonna continue my studies and look at careers in counseling, which is pretty exciting!",
+     "Caroline is going to continue their studies and look at careers in counseling."),
+    ("Just got back from a week of hiking in the Rockies with my brother.",
+     "Caroline just got back from a week of hiking in the Rockies with their brother."),
+    ("Last Saturday my kids and I painted a sunset over the lake.",
+     "On Saturday, 6 May 2023 Caroline and their kids painted a sunset over the lake."),
+    ("I've been running every morning since last year.", "Caroline has been running every morning since 2022."),
+    ("I'd never seen the ocean before that trip.", "Caroline had never seen the ocean before that trip."),
+    ("I'd love to adopt a child someday.", "Caroline would love to adopt a child someday."),
+    ("When I was a kid, I loved horses.", "When Caroline was a kid, they loved horses."),
+    ("I do pottery on weekends and I really love it.", "Caroline does pottery on weekends and they really love it."),
+    ("I'm starting a new job at the hospital next month.",
+     "Caroline is starting a new job at the hospital in June 2023."),
+])
+def test_dialogue_turns_are_rewritten_with_the_speakers_name_and_absolute_dates(text, content):
+    assert contents(text, speaker="Caroline", when=SENT) == [content]
+
+
+def test_each_salient_sentence_of_a_turn_is_its_own_memory_and_the_chatter_around_it_is_dropped():
+    turn = ("Hey Mel! Good to see you! I went to a pottery class last week and it was so relaxing. "
+            "How have you been? My husband bought me a new wheel for our anniversary. That's awesome, right?")
+    assert contents(turn, speaker="Melanie", when=SENT) == [
+        "Melanie went to a pottery class in the week before 8 May 2023 and it was so relaxing.",
+        "Melanie's husband bought them a new wheel for their anniversary.",
+    ]
+
+
+def test_a_statement_after_a_dash_stands_alone_and_a_question_after_it_is_dropped():
+    assert contents("FYI, I finished another pottery project - want to see a pic?", speaker="Mel") == [
+        "Mel finished another pottery project."]
+    assert contents("I'm keen on counseling - I'd love to support people with similar issues.", speaker="Cam") == [
+        "Cam is keen on counseling.", "Cam would love to support people with similar issues."]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I stumbled upon this super cool book from the 1900s.", "Sam stumbled upon this super cool book from the 1900s."),
+    ("Still working on opening a dance studio.", "Sam is still working on opening a dance studio."),
+    ("Got the tattoo a few years ago, it stands for freedom.",
+     "Sam got the tattoo a few years ago, it stands for freedom."),
+    ("Family's super important to me.", "Family's super important to Sam."),
+    ("Creativity and family keep me at peace.", "Creativity and family keep Sam at peace."),
+    ("Wanted to let you know that I'm running for office again.", "Sam is running for office again."),
+    ("Always been interested in other cultures.", "Sam has always been interested in other cultures."),
+    ("Driving on winding roads with my friends recharged me.",
+     "Driving on winding roads with Sam's friends recharged them."),
+])
+def test_more_ways_of_saying_something_about_oneself(text, content):
+    assert contents(text, speaker="Sam") == [content]
+
+
+def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themselves():
+    text = "I'm so excited to tell you that I started a weekend yoga class with a colleague!"
+    assert contents(text, speaker="John") == ["John started a weekend yoga class with a colleague."]
+
+
+# --- chatter in, nothing out ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "That's awesome!", "Wow, love that painting!", "How have you been?", "Thanks so much!", "Haha yes",
+    "I'm so happy for you!", "Good to see you!", "Hey Mel! Good to see you! How have you been?",
+    "What's the weather like?", "Am I allergic to peanuts?", "Hi there!", "Thanks, that's all!", "How are you?",
+    "Can you help me with my code?", "lol ok", "", "   ", "I know, right?", "I think so too.", "I love it!",
+    "I couldn't agree more!", "We can do it!", "Congrats on the new job, you deserve it!", "See ya!",
+    "Take care, talk soon!", "Let's keep spreading kindness.", "I'm doing OK, thanks for asking.",
+    "It was so much fun.", "Sounds like a plan!", "You're such a great friend.", "Your paintings are amazing!",
+    "I get what you mean.", "I'm here for you.", "Keep it up!", "Glad you had a great time!",
+    "Check out this pic of my dog!", "I hope you like it.", "I'll keep you posted.", "Me too!",
+    "I'll let you know when I'm in Boston.", "I'm so glad it all worked out.", "I would've loved to see that!",
+    "We won't lose focus on our goals.", "Check the photo of us on stage.", "Don't worry, I won't let it get me down.",
+    "I feel the same way about my team.", "Expression of myself and a way to relax.", "We make a great team!",
+    "I'm sure it made a big impact.", "I'd recommend visiting some castles.", "I'm stoked!", "I 100% agree.",
+    "Been hectic for me lately.", "Even though I haven't been successful before.",
+    "Just something nice to take my mind off things.", "Oh no, I'm so sorry about Max.", "I have some awesome news!",
+    "Something cool happened to me recently.", "My week's been good.", "I'm on cloud nine!",
+    "A lot's been going on in my life.", "I'll definitely reach out if I need any help.", "I have to go, bye!",
+])
+def test_questions_greetings_thanks_and_small_talk_give_nothing(text):
+    assert extract_local(text) == []
+
+
+@pytest.mark.parametrize("role", ["assistant", "system", "tool"])
+def test_only_the_users_own_turns_are_read(role):
+    assert extract_local("I'm allergic to peanuts. Remember that I live in Paris.", role=role) == []
+
+
+# --- explicit requests ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Remember that my passport expires in March 2027.", "The user's passport expires in March 2027."),
+    ("Please remember I take my coffee black.", "The user takes their coffee black."),
+    ("remember that i'm allergic to peanuts", "The user is allergic to peanuts."),
+    ("Note that the meeting moved to Friday.", "The meeting moved to Friday."),
+])
+def test_explicit_requests_are_kept_and_marked(text, content):
+    candidate = only(text)
+    assert candidate.content == content
+    assert candidate.explicit is True and candidate.importance >= 0.8
+
+
+def test_explicit_requests_about_something_of_mine_name_it_as_the_attribute():
+    assert only("Remember that my locker code is 4411.").attribute == "locker code"
+    assert only("Please remember: my wifi password is hunter2").attribute == "wifi password"
+    assert only("Remember that the meeting moved to Friday.").attribute == ""
+
+
+# --- slots, categories, entities ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "attribute", "category"), [
+    ("I live in Paris.", "location", "fact"),
+    ("I moved to Berlin last month.", "location", "fact"),
+    ("We live in Lisbon now.", "location", "fact"),
+    ("I work at Acme Corp as a nurse.", "employer", "fact"),
+    ("I just joined Stripe.", "employer", "fact"),
+    ("I'm a nurse.", "occupation", "fact"),
+    ("My name is Dana.", "name", "fact"),
+    ("Please call me Bob.", "preferred name", "preference"),
+    ("I'm vegetarian.", "diet", "restriction"),
+    ("We're vegan at home.", "diet", "restriction"),
+    ("I'm allergic to peanuts.", "allergy:peanuts", "restriction"),
+    ("I'm 34 years old.", "age", "fact"),
+    ("I got married last year.", "marital status", "relationship"),
+    ("My wife is called Ana.", "relation:wife", "relationship"),
+    ("I have a dog named Rex.", "relation:dog:rex", "relationship"),
+    ("My favourite colour is green.", "favourite:colour", "preference"),
+    ("I speak Portuguese.", "language:portuguese", "skill"),
+])
+def test_obvious_slots_so_that_a_new_value_updates_the_old(text, attribute, category):
+    candidate = only(text)
+    assert (candidate.attribute, candidate.category) == (attribute, category)
+
+
+def test_a_move_after_a_home_is_the_same_slot():
+    assert only("I live in Paris.").attribute == only("I moved to Berlin last month.").attribute == "location"
+    assert only("I moved to Berlin last month.", when=SENT).content == "The user moved to Berlin in April 2023."
+
+
+def test_several_allergies_are_one_memory_each():
+    found = extract_local("I'm allergic to peanuts, shellfish and kiwi.")
+    assert [(c.content, c.attribute) for c in found] == [
+        ("The user is allergic to peanuts.", "allergy:peanuts"), ("The user is allergic to shellfish.",
+                                                                  "allergy:shellfish"),
+        ("The user is allergic to kiwi.", "allergy:kiwi")]
+    assert all(c.importance >= 0.9 and "health" in c.tags for c in found)
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I love spicy Thai food.", "preference"),
+    ("I can't eat gluten.", "restriction"),
+    ("I'm planning to run a marathon next year.", "goal"),
+    ("I went to Japan with my sister.", "history"),
+    ("I'm learning the violin.", "skill"),
+])
+def test_categories(text, category):
+    assert only(text).category == category
+
+
+def test_statements_carry_entities_and_topic_tags():
+    candidate = only("I moved to Lisbon to work at Feedzai.")
+    assert candidate.entities["places"] == ["Lisbon"]
+    assert "Feedzai" in candidate.entities["organizations"]
+    assert "work" in candidate.tags
+    assert only("My daughter Emma starts school in May.").entities["people"] == ["Emma"]
+
+
+def test_a_statement_about_a_named_person_in_the_users_life_is_about_them():
+    candidate = only("My daughter Emma starts school in May.")
+    assert candidate.content == "The user's daughter Emma starts school in May."
+    assert candidate.subject == "Emma" and "family" in candidate.tags
+    assert only("I'm allergic to peanuts.").subject == "user"
+
+
+def test_the_last_word_on_a_slot_wins_within_one_message():
+    found = extract_local("I live in Paris. Actually, I live in Lyon. I'm allergic to peanuts.")
+    assert [c.content for c in found] == ["The user lives in Lyon.", "The user is allergic to peanuts."]
+
+
+def test_strict_reading_for_document_text_keeps_only_what_the_writer_says_of_themselves():
+    text = ("We decided to use PostgreSQL. Founded in 1999, Acme builds rockets. I'm allergic to peanuts. "
+            "Our office moved to Berlin.")
+    assert contents(text, strict=True) == ["The user is allergic to peanuts."]
+    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker and their family
