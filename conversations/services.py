@@ -11,8 +11,9 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+import extraction
 from conversations.models import Conversation, Message
-from integrations import embeddings
+from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
 
@@ -220,9 +221,6 @@ def _send(message_ids: list[str]) -> None:
 def message_extract(*, message_id) -> Message | None:
     """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
     the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
-    import extraction
-    from integrations import llm
-
     message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
     if message is None:  # its conversation was deleted after the task was queued
         return None
@@ -232,12 +230,13 @@ def message_extract(*, message_id) -> Message | None:
     try:
         if use_llm:
             context = list(
-                message.conversation.messages.filter(sequence__lt=message.sequence)
-                .order_by("-sequence").values_list("content", flat=True)[:4]
+                message.conversation.messages.filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
+                .order_by("-sent_at", "-sequence").values_list("content", flat=True)[:4]
             )[::-1]
             candidates = extraction.extract_llm(message.content, role=message.role, context=context)
         else:
-            candidates = extraction.extract_local(message.content, role=message.role, when=message.created_at)
+            candidates = extraction.extract_local(message.content, role=message.role, speaker=message.name or None,
+                                                  when=message.sent_at)
     except llm.LLMUnavailable:
         raise  # transient: the task retries with backoff
     except llm.LLMError as exc:

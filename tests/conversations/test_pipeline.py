@@ -56,7 +56,7 @@ def test_appended_history_is_embedded_by_the_worker_then_extracted(celery_worker
     found = api.post("/api/memories/search/", {"query": "seafood allergy", "include_messages": True},
                      format="json").json()
     assert found["messages"][0]["message"]["content"] == "I'm allergic to shellfish."
-    assert found["results"][0]["memory"]["content"] == "Is allergic to shellfish"
+    assert found["results"][0]["memory"]["content"] == "The user is allergic to shellfish."
 
 
 def test_a_lost_task_is_picked_up_again(celery_worker):
