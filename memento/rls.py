@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
-from rest_framework import authentication
+from rest_framework import authentication, exceptions
 
 _process_default_bypass = True
 
@@ -96,13 +96,28 @@ class RowLevelSecurityMiddleware:
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    """`Authorization: Token <key>`; binds the database session to the token's user."""
+    """`Authorization: Token <key>` or `Bearer <key>`, or `x-api-key: <key>` (how LangGraph's SDK sends its API
+    key); binds the database session to the token's user."""
 
     def authenticate(self, request):
-        result = super().authenticate(request)
+        auth = authentication.get_authorization_header(request).split()
+        if auth and auth[0].lower() == b"bearer":
+            if len(auth) != 2:
+                raise exceptions.AuthenticationFailed("Invalid bearer header: send `Bearer <token>`.")
+            result = self._key(auth[1])
+        elif not auth and request.META.get("HTTP_X_API_KEY"):
+            result = self._key(request.META["HTTP_X_API_KEY"].encode())
+        else:
+            result = super().authenticate(request)
         if result is not None:
             activate(result[0].pk)
         return result
+
+    def _key(self, raw: bytes):
+        try:
+            return self.authenticate_credentials(raw.decode())
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed("Invalid token.") from None
 
 
 def rls_policy_sql(table: str) -> str:

@@ -11,5 +11,6 @@ urlpatterns = [
     path("api/", include("memories.urls")),
     path("api/", include("conversations.urls")),
     path("api/", include("documents.urls")),
+    path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]
