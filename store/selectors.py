@@ -146,7 +146,7 @@ def _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, 
         f"SELECT {_COLUMNS}, 1 - s.d, (SELECT count(*) FROM near) "
         f"FROM s JOIN memories_memory AS m ON m.id = s.id {threshold} "
         f"ORDER BY s.d, m.updated_at DESC, m.id LIMIT %s OFFSET %s",
-        [*rows_params, *where_params, owner_id, half, k, *rows_params, *where_params, half, k, full,
+        [*rows_params, owner_id, *where_params, half, k, *rows_params, *where_params, half, k, full,
          *([search.threshold] if search.threshold is not None else []), search.limit, search.offset],
     )
     rows = cursor.fetchall()
@@ -162,7 +162,7 @@ def _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, 
         f"   WHERE v.owner_id = %s AND {where})"
         f"  UNION ALL (SELECT m.id FROM {rows_sql} WHERE m.value IS NULL AND m.embedding IS NOT NULL AND {where})"
         f") AS scored",
-        [*rows_params, *where_params, owner_id, *rows_params, *where_params],
+        [*rows_params, owner_id, *where_params, *rows_params, *where_params],
     )
     scored = cursor.fetchone()[0]
     skip = max(0, search.offset - scored)
