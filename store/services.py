@@ -2,13 +2,14 @@
 `memories.services.memory_batch_create` (never merged with near-duplicates), deletes are soft deletes; every text
 a batch needs embedded (contents, indexed fields, search queries) is embedded in one go before the transaction."""
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 
 from integrations import embeddings
 from memories import services as memory_services
@@ -65,6 +66,7 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
     results: list[Any] = [None] * len(batch)
     touched: dict[int, tuple[str, str]] = {}  # memory id -> (event action, query) for reads that refresh TTLs
     with transaction.atomic():
+        _lock_keys(owner, [op for op in batch if isinstance(op, ops.Put) and op.namespace])
         index = 0
         while index < len(batch):
             op = batch[index]
@@ -98,6 +100,17 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
         for (action, query), ids in by_action.items():
             memory_services.memories_touch(memory_ids=ids, owner_id=owner.pk, action=action, query=query)
     return results
+
+
+def _lock_keys(owner, writes: list[ops.Put]) -> None:
+    """Serialise concurrent writers of the same items (two upserts of a new key would both insert, and one
+    would fail on the unique live key): a transaction-level advisory lock per (owner, namespace, key), taken
+    in one sorted order for the whole batch so that two batches cannot deadlock."""
+    identities = sorted({json.dumps([owner.pk, list(op.namespace), op.key]) for op in writes})
+    if identities:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+                           "FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS ordered", [identities])
 
 
 def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> None:
