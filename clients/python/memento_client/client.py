@@ -48,7 +48,7 @@ def raise_for_status(response: httpx.Response) -> None:
 
 
 class MementoClient:
-    """The memory API: `create` (or upsert by namespace + key), `search`, `get`, `history`, `delete`."""
+    """The memory API: `create` (or upsert by namespace + key), `search`, `list`, `get`, `history`, `delete`."""
 
     def __init__(self, *, url: str, token: str, timeout: float = DEFAULT_TIMEOUT,
                  client: httpx.Client | None = None):
@@ -69,6 +69,16 @@ class MementoClient:
         """Memories ranked for `query` (`mode`: hybrid, semantic or keyword), each with its `score`."""
         body = {"query": query, "limit": limit, "mode": mode, **filters}
         return self._call("POST", "/memories/search/", json=body)["results"]
+
+    def list(self, **filters: Any) -> list[dict]:
+        """Live memories, newest first (the first page; filters such as namespace=[...] (a prefix), tags=[...],
+        category, page, page_size)."""
+        params = dict(filters)
+        if isinstance(params.get("namespace"), list | tuple):
+            params["namespace"] = "/".join(params["namespace"])
+        if isinstance(params.get("tags"), list | tuple):
+            params["tags"] = ",".join(params["tags"])
+        return self._call("GET", "/memories/", params=params)["results"]
 
     def get(self, memory_id: str) -> dict:
         return self._call("GET", f"/memories/{memory_id}/")
