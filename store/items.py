@@ -37,10 +37,14 @@ def content_for(value: dict, texts: list[tuple[str, str]]) -> str:
 
 
 def _cut(text: str, max_tokens: int) -> str:
-    encoding = embeddings.tokenizer().encode(text, add_special_tokens=False)
-    if len(encoding.ids) <= max_tokens:
-        return text
-    return text[: encoding.offsets[max_tokens - 1][1]]
+    """`text` cut after `max_tokens` word pieces (a word cut in two may split into more pieces: cut again)."""
+    keep = max_tokens
+    while True:
+        encoding = embeddings.tokenizer().encode(text, add_special_tokens=False)
+        if len(encoding.ids) <= max_tokens:
+            return text
+        text = text[: encoding.offsets[keep - 1][1]]
+        keep = max(1, keep - 8)
 
 
 def item_value(value: dict | None, content: str) -> dict:

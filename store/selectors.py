@@ -22,6 +22,7 @@ FULL = f"vector({EMBEDDING_DIMENSIONS})"
 ROW_FIELDS = ("id", "namespace", "key", "value", "content", "created_at", "updated_at", "embedding")
 COMPARISONS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 EF_SEARCH = 100
+MAX_EF_SEARCH = 1000  # pgvector's bound; iterative scans go on past it up to the LIMIT
 
 
 @dataclass
@@ -131,7 +132,7 @@ def _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, 
     k = min(max(4 * wanted, 100), 4000)
     half, full = HalfVector(vector).to_text(), Vector(vector).to_text()
     cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                   "set_config('hnsw.ef_search', %s, true)", [str(max(EF_SEARCH, k))])
+                   "set_config('hnsw.ef_search', %s, true)", [str(min(max(EF_SEARCH, k), MAX_EF_SEARCH))])
     threshold = "" if search.threshold is None else "WHERE 1 - s.d >= %s"
     cursor.execute(
         f"WITH near AS MATERIALIZED ("

@@ -342,3 +342,14 @@ def test_tokens_are_accepted_as_x_api_key_and_bearer_and_bad_ones_refused(user):
         client = APIClient()
         client.credentials(**credentials)
         assert client.post("/api/store/namespaces", {}, format="json").status_code in (401, 403)
+
+
+def test_a_long_value_is_kept_whole_and_its_content_cut_to_the_limit(api, put, settings, search):
+    settings.MEMORY_MAX_TOKENS = 50
+    long_text = " ".join(f"word{i}" for i in range(400))
+    put(["long"], "doc", {"text": long_text})
+
+    assert api.get("/api/store/items", {"namespace": "long", "key": "doc"}).json()["value"] == {"text": long_text}
+    content = memory_at(["long"], "doc").content
+    assert content.startswith('{"text": "word0 word1 word2') and len(content) < len(long_text)
+    assert search(["long"], query="word17", limit=1000)[0]["key"] == "doc"
