@@ -487,7 +487,8 @@ def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: s
     if not ids:
         return
     now = timezone.now()
-    with transaction.atomic():
+    # inside a caller's transaction no savepoint: a failure fails the caller's transaction anyway
+    with transaction.atomic(savepoint=False):
         Memory.objects.filter(owner_id=owner_id, pk__in=ids).update(accessed_at=now)
         if settings.MEMORY_LOG_READS:
             MemoryEvent.objects.bulk_create(
