@@ -1,8 +1,14 @@
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from memories.models import EMBEDDING_DIMENSIONS, hnsw_index
 
 
 class Conversation(models.Model):
@@ -47,7 +53,9 @@ class Conversation(models.Model):
 
 
 class Message(models.Model):
-    """One turn of a conversation. Each user message goes through memory extraction, whose state it shows."""
+    """One turn of a conversation: an episode that stays searchable by meaning and by words (what was said is
+    never lost to a bad extraction). Each user message also goes through memory extraction, whose state it
+    shows."""
 
     class Role(models.TextChoices):
         USER = "user", "User"
@@ -70,7 +78,27 @@ class Message(models.Model):
         help_text="Same as the conversation's owner (kept here for row-level security).",
     )
     role = models.CharField(max_length=20, choices=Role.choices, help_text="Who spoke.")
+    name = models.CharField(
+        max_length=200, blank=True,
+        help_text="The speaker's name, when the client gives one (shown in context instead of the role).",
+    )
     content = models.TextField(help_text="What was said.")
+    sent_at = models.DateTimeField(
+        default=timezone.now,
+        help_text="When it was said (the client's original time for imported history, else when received). "
+                  "Orders the conversation and dates the memories extracted from it.",
+    )
+    embedding = VectorField(
+        dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True,
+        help_text="Unit vector of the content; null until the background embedding has run.",
+    )
+    embedding_model = models.CharField(max_length=200, blank=True, help_text="Model that made the embedding.")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("name", "content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+        help_text="Full-text vector of the speaker's name and the content, kept in sync by PostgreSQL.",
+    )
     client_message_id = models.CharField(
         max_length=200, blank=True, help_text="The client's own id; sending it twice appends once."
     )
@@ -95,7 +123,19 @@ class Message(models.Model):
                 name="message_unique_client_id",
             ),
         ]
-        indexes = [models.Index(fields=["owner", "extraction_status"], name="message_owner_extraction")]
+        indexes = [
+            models.Index(fields=["owner", "extraction_status"], name="message_owner_extraction"),
+            hnsw_index("message_embedding_hnsw"),
+            GinIndex(fields=["owner", "search_vector"], name="message_owner_search_gin"),  # owner first: btree_gin
+            models.Index(fields=["conversation", "sent_at", "sequence"], name="message_conversation_time"),
+            # the sweep's work list: messages still waiting for their vector
+            models.Index(fields=["created_at"], condition=Q(embedding__isnull=True), name="message_unembedded"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+    def embedding_text(self) -> str:
+        """What is embedded: the content, after the speaker's name when there is one (as the full-text vector
+        has it), so that "what did Melanie paint?" finds Melanie's turn."""
+        return f"{self.name}: {self.content}" if self.name else self.content

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from conversations.models import Conversation, Message
+from conversations.tools import TOOL_NAMES
 from memories.models import Project
 from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
 
@@ -19,11 +20,16 @@ class ConversationSerializer(StrictSerializer, serializers.ModelSerializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     memories = serializers.SerializerMethodField()
+    embedded = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
-        fields = ["id", "sequence", "role", "content", "client_message_id", "metadata", "extraction_status",
-                  "extraction_error", "created_at", "memories"]
+        fields = ["id", "conversation", "sequence", "role", "name", "content", "sent_at", "client_message_id",
+                  "metadata", "extraction_status", "extraction_error", "embedded", "created_at", "memories"]
+
+    def get_embedded(self, message) -> bool:
+        """Searchable by meaning yet (words are searchable at once)."""
+        return message.embedding is not None
 
     def get_memories(self, message) -> list[str]:
         """Ids of the memories this message produced."""
@@ -32,7 +38,12 @@ class MessageSerializer(serializers.ModelSerializer):
 
 class MessageInSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                 help_text="The speaker's name (shown in context instead of the role).")
     content = serializers.CharField(max_length=100_000)
+    sent_at = serializers.DateTimeField(required=False, help_text=(
+        "When it was said (ISO 8601), for history imported from elsewhere; default: now. Orders the "
+        "conversation and dates what is extracted from it."))
     client_message_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
     metadata = serializers.DictField(required=False)
 
@@ -45,9 +56,38 @@ class ContextQuerySerializer(StrictSerializer):
     query = serializers.CharField(required=False, max_length=4000)
     budget = serializers.IntegerField(required=False, min_value=16, max_value=32000)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20)
+    stay = serializers.BooleanField(required=False, default=False, help_text=(
+        "Excerpts from this conversation only (default: from all of the user's conversations in scope)."))
     format = serializers.CharField(required=False)
 
 
+class ScoredMessageSerializer(serializers.Serializer):
+    message = MessageSerializer()
+    score = serializers.FloatField()
+    parts = serializers.DictField(child=serializers.FloatField())
+
+
+class ContextItemSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["memory", "excerpt"])
+    text = serializers.CharField(help_text="What the model reads for this item.")
+    score = serializers.FloatField()
+    tokens = serializers.IntegerField()
+    source = serializers.DictField(help_text=(
+        "Where it came from: a memory's id and the conversation/message or document it was extracted from; an "
+        "excerpt's conversation, its messages in order and which of them matched, and when it was said."))
+
+
+class ContextSerializer(serializers.Serializer):
+    query = serializers.CharField()
+    budget = serializers.IntegerField()
+    used_tokens = serializers.IntegerField()
+    degraded = serializers.BooleanField()
+    text = serializers.CharField()
+    items = ContextItemSerializer(many=True)
+    memories = serializers.ListField(child=serializers.DictField(), help_text="The memories in the context.")
+    scores = serializers.ListField(child=serializers.FloatField(), help_text="Their scores, in the same order.")
+
+
 class ToolCallSerializer(StrictSerializer):
-    name = serializers.ChoiceField(choices=["upsertMemory", "searchMemory", "deleteMemory"])
+    name = serializers.ChoiceField(choices=TOOL_NAMES)
     arguments = serializers.JSONField(help_text="The model's arguments: a JSON object or its JSON string.")

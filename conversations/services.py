@@ -1,6 +1,7 @@
 """Writes to conversations and messages, and the extraction step that turns a message into memories."""
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -11,11 +12,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
+from integrations import embeddings
 from memories import services as memory_services
 from memories.models import Memory
 
 logger = logging.getLogger(__name__)
 
+EMBED_TASK_SIZE = 256  # messages per embedding task: a long import is spread over tasks other users' work can join
 CONVERSATION_FIELDS = ("title", "agent_id", "project", "status", "summary", "metadata", "ended_at")
 
 
@@ -66,57 +69,145 @@ def conversation_delete(*, conversation: Conversation) -> None:
         conversation.delete()
 
 
+def conversation_forget(*, conversation: Conversation, actor=None) -> int:
+    """Erase a conversation for good: its messages and every memory extracted from it, with their history
+    (a right-to-be-forgotten request); nothing of it stays findable. Returns how many memories were erased."""
+    with transaction.atomic():
+        memories = list(Memory.objects.owned_by(conversation.owner_id).filter(conversation=conversation)
+                        .select_for_update())
+        for memory in memories:
+            memory_services.memory_forget(memory=memory, actor=actor)
+        conversation.delete()
+    return len(memories)
+
+
 def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]]) -> list[tuple[Message, bool]]:
-    """Append messages in order. A message whose `client_message_id` the conversation already has is not added
-    again (the stored one is returned with created=False). User messages are queued for memory extraction
-    according to MEMORY_EXTRACTION_TRIGGER once the transaction commits."""
+    """Append messages (up to 500 in one call): in order of their `sent_at` (the client's original time, default
+    now; equal times keep the order given). A message whose `client_message_id` the conversation already has is
+    not added again (the stored one is returned with created=False). Once the transaction commits, the new
+    messages are embedded in the background (searchable by meaning; by words at once) and then user messages
+    are extracted into memories according to MEMORY_EXTRACTION_TRIGGER."""
+    now = timezone.now()
+    ordered = sorted(messages, key=lambda data: data.get("sent_at") or now)  # stable: ties keep the given order
     results: list[tuple[Message, bool]] = []
+    new: list[Message] = []
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         if locked.status in (Conversation.Status.COMPLETED, Conversation.Status.ARCHIVED):
             raise ValidationError({"conversation": [f"The conversation is {locked.status}; start a new one."]})
         sequence = locked.messages.aggregate(top=Max("sequence"))["top"] or 0
-        for data in messages:
+        client_ids = [data["client_message_id"] for data in ordered if data.get("client_message_id")]
+        known = {m.client_message_id: m for m in locked.messages.filter(client_message_id__in=client_ids)}
+        for data in ordered:
             client_id = data.get("client_message_id") or ""
-            if client_id:
-                existing = locked.messages.filter(client_message_id=client_id).first()
-                if existing is not None:
-                    results.append((existing, False))
-                    continue
+            if client_id and client_id in known:
+                results.append((known[client_id], False))
+                continue
             sequence += 1
             role = data["role"]
             message = Message(
-                conversation=locked, owner_id=locked.owner_id, role=role, content=data["content"],
-                client_message_id=client_id, metadata=data.get("metadata") or {}, sequence=sequence,
+                conversation=locked, owner_id=locked.owner_id, role=role, name=data.get("name") or "",
+                content=data["content"], client_message_id=client_id, metadata=data.get("metadata") or {},
+                sequence=sequence, sent_at=data.get("sent_at") or now,
                 extraction_status=Message.Extraction.PENDING if role == Message.Role.USER
                 else Message.Extraction.SKIPPED,
             )
-            message.full_clean()
-            message.save()
+            # uniqueness is the lock's and the lookup's job above; one INSERT for the whole list below
+            message.full_clean(exclude=["conversation", "owner"], validate_unique=False, validate_constraints=False)
+            new.append(message)
             results.append((message, True))
+            if client_id:
+                known[client_id] = message
+        Message.objects.bulk_create(new)
         locked.save(update_fields=["updated_at"])
-        _queue_pending(locked, trigger="message")
+        extract = _queue_pending(locked, trigger="message", send=False)
+        new_ids = [str(m.pk) for m in new]
+        if new_ids:
+            transaction.on_commit(lambda: _send_embedding(new_ids, extract))
+        elif extract:
+            transaction.on_commit(lambda: _send(extract))
     return results
 
 
-def _queue_pending(conversation: Conversation, *, trigger: str) -> None:
+def _send_embedding(message_ids: list[str], extract: list[str]) -> None:
+    from conversations.tasks import embed_messages
+
+    for start in range(0, len(message_ids), EMBED_TASK_SIZE):
+        last = start + EMBED_TASK_SIZE >= len(message_ids)
+        # extraction follows the last embedding task: the worker's CPU goes to making the conversation
+        # searchable first (extraction embeds its own memories too)
+        embed_messages.delay(message_ids[start:start + EMBED_TASK_SIZE], extract if last else [])
+
+
+def messages_embed(*, message_ids) -> int:
+    """Embed the given messages that have no vector yet, in batches, the next batch embedded while the last one
+    is written (the model outside any transaction). Provider down: they stay without a vector (still found by
+    words) and the periodic sweep embeds them later. Returns how many were embedded."""
+    todo = list(Message.objects.filter(pk__in=list(message_ids), embedding__isnull=True)
+                .order_by("sent_at", "sequence").only("id", "name", "content"))
+    if not todo:
+        return 0
+    size = settings.EMBEDDING_BATCH_SIZE
+    groups = [todo[i:i + size] for i in range(0, len(todo), size)]
+    done = 0
+
+    def vectors_for(group):
+        return embeddings.embed_texts([m.embedding_text() for m in group])
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(vectors_for, groups[0])
+        for index, group in enumerate(groups):
+            try:
+                vectors = future.result()
+            except embeddings.EmbeddingError:
+                logger.warning("embedding provider unavailable; %d messages left for the sweep",
+                               len(todo) - done, exc_info=True)
+                return done
+            if index + 1 < len(groups):
+                future = pool.submit(vectors_for, groups[index + 1])
+            for message, vector in zip(group, vectors, strict=True):
+                message.embedding = vector
+                message.embedding_model = settings.EMBEDDING_MODEL
+            with transaction.atomic():
+                Message.objects.bulk_update(group, ["embedding", "embedding_model"])
+            done += len(group)
+    return done
+
+
+def messages_embed_pending(*, limit: int = 2000) -> int:
+    """Periodic: embed messages stored while the provider was down or whose task was lost, oldest first."""
+    cutoff = timezone.now() - timedelta(seconds=60)  # younger ones are most likely in a queued task
+    ids = list(Message.objects.filter(embedding__isnull=True, created_at__lt=cutoff)
+               .order_by("created_at").values_list("pk", flat=True)[:limit])
+    return messages_embed(message_ids=ids)
+
+
+def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = True) -> list[str]:
     """Queue extraction of the conversation's not-yet-queued pending messages when the configured trigger is
-    met, and stamp them queued (the periodic sweep only re-sends what was queued and never finished)."""
+    met, and stamp them queued (the periodic sweep only re-sends what was queued and never finished). With
+    `send=False` the caller sends them (after embedding); returns their ids."""
     configured = settings.MEMORY_EXTRACTION_TRIGGER
     waiting = conversation.messages.filter(extraction_status=Message.Extraction.PENDING,
                                            extraction_queued_at__isnull=True)
     pending = [str(pk) for pk in waiting.values_list("pk", flat=True)]
     if not pending:
-        return
+        return []
     due = (
         trigger == "end"
         or configured == "message"
         or (configured == "every_n" and len(pending) >= settings.MEMORY_EXTRACTION_EVERY_N)
     )
     if not due:
-        return
+        return []
     Message.objects.filter(pk__in=pending).update(extraction_queued_at=timezone.now())
-    transaction.on_commit(lambda: _send(pending))
+    if send:
+        transaction.on_commit(lambda: _send(pending))
+    return pending
+
+
+def messages_send_extraction(message_ids: list[str]) -> None:
+    """Send the extraction tasks of messages already stamped queued."""
+    _send(message_ids)
 
 
 def _send(message_ids: list[str]) -> None:
@@ -152,6 +243,7 @@ def message_extract(*, message_id) -> Message | None:
     except llm.LLMError as exc:
         return message_mark_failed(message_id=message.pk, error=str(exc))
     conversation = message.conversation
+    vectors, _ = memory_services.embed_or_pending([c.content for c in candidates])  # the model, before any lock
     try:
         with transaction.atomic():
             locked = Message.objects.select_for_update().get(pk=message.pk)
@@ -162,7 +254,8 @@ def message_extract(*, message_id) -> Message | None:
                 reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
                 conversation=conversation, message=locked,
                 source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
-                llm_decide=extraction.reconcile_llm if use_llm else None,
+                llm_decide=extraction.reconcile_llm if use_llm else None, vectors=vectors,
+                happened_at=locked.sent_at,
             )
             locked.extraction_status = Message.Extraction.DONE
             locked.extraction_error = ""

@@ -30,6 +30,23 @@ def extract_message(self, message_id: str) -> str:
         raise
 
 
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=2, max_retries=6)
+def embed_messages(message_ids: list[str], extract: list[str]) -> int:
+    """Embed new messages (idempotent: only those without a vector), then queue the extraction the append
+    decided on. A provider failure leaves them to the periodic sweep and extraction goes ahead; if the task
+    itself is lost, the extraction sweep re-sends what was stamped queued."""
+    done = services.messages_embed(message_ids=message_ids)
+    if extract:
+        services.messages_send_extraction(extract)
+    return done
+
+
+@shared_task
+def embed_pending_messages() -> int:
+    """Periodic: messages still without a vector (provider was down, a task was lost) are embedded."""
+    return services.messages_embed_pending()
+
+
 @shared_task
 def requeue_stale_extractions() -> int:
     """Periodic: pending messages whose task was lost are queued again."""

@@ -1,4 +1,3 @@
-from django.core.exceptions import ValidationError
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
@@ -11,6 +10,7 @@ from conversations.models import Conversation
 from conversations.serializers import (
     AppendSerializer,
     ContextQuerySerializer,
+    ContextSerializer,
     ConversationSerializer,
     MessageSerializer,
     ToolCallSerializer,
@@ -49,6 +49,15 @@ class ConversationViewSet(viewsets.ModelViewSet):
         conversation = services.conversation_end(conversation=self.get_object())
         return Response(self.get_serializer(self.get_queryset().get(pk=conversation.pk)).data)
 
+    @extend_schema(request=None, responses=inline_serializer(
+        "Forgotten", {"forgotten_memories": serializers.IntegerField()}))
+    @action(detail=True, methods=["post"])
+    def forget(self, request, pk=None):
+        """Erase the conversation, its messages and the memories extracted from it, history included (DELETE
+        keeps the extracted memories)."""
+        erased = services.conversation_forget(conversation=self.get_object(), actor=request.user)
+        return Response({"forgotten_memories": erased})
+
     @extend_schema(methods=["GET"], responses=MessageSerializer(many=True))
     @extend_schema(methods=["POST"], request=AppendSerializer, responses=MessageSerializer(many=True))
     @action(detail=True, methods=["get", "post"])
@@ -56,7 +65,8 @@ class ConversationViewSet(viewsets.ModelViewSet):
         """GET lists the messages in order; POST appends one or more (a repeated client_message_id is ignored)."""
         conversation = self.get_object()
         if request.method == "GET":
-            page = self.paginate_queryset(conversation.messages.order_by("sequence"))
+            page = self.paginate_queryset(conversation.messages.defer("embedding", "search_vector")
+                                          .order_by("sent_at", "sequence"))
             return self.get_paginated_response(MessageSerializer(page, many=True).data)
         body = AppendSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -65,52 +75,46 @@ class ConversationViewSet(viewsets.ModelViewSet):
         return Response(MessageSerializer([m for m, _ in results], many=True).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(
-        parameters=[ContextQuerySerializer],
-        responses=inline_serializer("Context", {
-            "query": serializers.CharField(), "budget": serializers.IntegerField(),
-            "used_tokens": serializers.IntegerField(), "degraded": serializers.BooleanField(),
-            "text": serializers.CharField(), "memories": MemorySerializer(many=True),
-            "scores": serializers.ListField(child=serializers.FloatField()),
-        }),
-    )
+    @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer)
     @action(detail=True, methods=["get"])
     def context(self, request, pk=None):
-        """What to inject into the next prompt: relevant memories within a token budget, as items and as text."""
+        """What to inject into the next prompt: the best memories and conversation excerpts within a token
+        budget, as items (each saying what it is and where it came from) and as text."""
         params = ContextQuerySerializer(data=request.query_params.dict())
         params.is_valid(raise_exception=True)
         data = params.validated_data
         context = selectors.conversation_context(conversation=self.get_object(), query=data.get("query"),
-                                                 budget=data.get("budget"), limit=data["limit"])
-        return Response({
+                                                 budget=data.get("budget"), limit=data["limit"],
+                                                 stay_in_conversation=data["stay"])
+        memories = [i.memory for i in context.items if i.type == "memory"]
+        return Response(ContextSerializer({
             "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
             "degraded": context.degraded, "text": context.text,
-            "memories": MemorySerializer([i.memory for i in context.items], many=True,
-                                         context=self.get_serializer_context()).data,
-            "scores": [i.score for i in context.items],
-        })
+            "items": [{"type": i.type, "text": i.text, "score": i.score, "tokens": i.tokens, "source": i.source()}
+                      for i in context.items],
+            "memories": MemorySerializer(memories, many=True, context=self.get_serializer_context()).data,
+            "scores": [i.score for i in context.items if i.type == "memory"],
+        }).data)
 
 
 class ToolListView(APIView):
-    """OpenAI function-calling definitions of the memory tools."""
+    """OpenAI function-calling definitions of the memory tools (the same tools /mcp serves)."""
 
     @extend_schema(responses=inline_serializer("Tools", {"tools": serializers.ListField()}))
     def get(self, request):
-        return Response({"tools": tools.TOOLS})
+        return Response({"tools": tools.openai_tools()})
 
 
 class ToolCallView(APIView):
-    """Run a model's tool call (name + arguments, as the model produced them) for the authenticated user."""
+    """Run a model's tool call (name + arguments, as the model produced them) for the authenticated user. The seed's
+    upsertMemory / searchMemory / deleteMemory answer in the seed's shape; the other tools with text and data."""
 
     @extend_schema(request=ToolCallSerializer, responses=inline_serializer("ToolResult", {
-        "success": serializers.BooleanField(), "memoryId": serializers.CharField(required=False),
+        "text": serializers.CharField(required=False), "data": serializers.DictField(required=False),
+        "success": serializers.BooleanField(required=False), "memoryId": serializers.CharField(required=False),
         "message": serializers.CharField(required=False), "results": serializers.ListField(required=False),
     }))
     def post(self, request):
         body = ToolCallSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            result = tools.tool_call(user=request.user, **body.validated_data)
-        except ValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from exc
-        return Response(result)
+        return Response(tools.tool_call(user=request.user, **body.validated_data))  # bad arguments: a 400

@@ -17,18 +17,16 @@ layer). When the embedding provider fails, semantic and hybrid answer from full 
 """
 
 import logging
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Q
-from pgvector import HalfVector
 
 from documents.models import Chunk, Document
 from memories.models import EMBEDDING_DIMENSIONS, Memory
-from memories.selectors import search_start, tsquery_term
+from memories.selectors import passage_candidates, search_start
 
 logger = logging.getLogger(__name__)
 
@@ -104,65 +102,6 @@ def _calibrated(similarity: float | None) -> float:
     return min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR)))
 
 
-def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[tuple[uuid.UUID, float | None, float]]:
-    """(chunk id, cosine or None, BM25 share) for the k nearest chunks and the k best full-text matches."""
-    rows_sql, rows_params = base.order_by().values("id", "owner_id", "embedding", "search_vector").query \
-        .sql_with_params()
-    rows_sql = f"({rows_sql})"
-    ctes, params, sources = [], [], []
-    if vector is not None:
-        vector_text = HalfVector(vector).to_text()
-        ctes.append(
-            f"sem AS MATERIALIZED (SELECT c.id FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.embedding IS NOT "
-            f"NULL ORDER BY c.embedding::{VECTOR} <=> %s::{VECTOR} LIMIT %s)"
-        )
-        params += [*rows_params, owner_id, vector_text, k]
-        sources.append("SELECT id FROM sem")
-    if lexemes:
-        any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
-        ctes.append(
-            f"kwm AS MATERIALIZED (SELECT c.id, c.search_vector AS v, length(c.search_vector) AS dl "
-            f"FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.search_vector @@ %s::tsquery)"
-        )
-        params += [*rows_params, owner_id, any_word]
-        # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time
-        counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
-        ctes.append(
-            f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
-            f"(SELECT count(*) FROM documents_chunk WHERE owner_id = %s)::float8 AS total FROM kwm)"
-        )
-        params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
-        idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
-        norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * x.dl / s.avgdl)"
-        terms = []
-        for i in range(len(lexemes)):
-            tf = ("(SELECT coalesce(sum(cardinality(u.positions)), 0)::float8 FROM unnest(x.v) AS u "
-                  "WHERE u.lexeme = %s)")
-            terms.append(f"(SELECT {idf[i]} * t.tf * {BM25_K1 + 1} / (t.tf + {norm}) FROM (SELECT {tf} AS tf) AS t)")
-            params.append(lexemes[i])
-        ctes.append(
-            f"kw AS MATERIALIZED (SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
-            f"FROM kwm AS x, stats AS s ORDER BY score DESC LIMIT %s)"
-        )
-        params.append(k)
-        sources.append("SELECT id FROM kw")
-    if not sources:
-        return []
-    similarity = f"1 - (c.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
-    keyword = "coalesce(kw.score, 0)" if lexemes else "0::float"
-    join_kw = "LEFT JOIN kw ON kw.id = c.id" if lexemes else ""
-    sql = (
-        f"WITH {', '.join(ctes)}, cand AS ({' UNION '.join(sources)}) "
-        f"SELECT c.id, {similarity}, {keyword} FROM cand JOIN documents_chunk AS c ON c.id = cand.id {join_kw} "
-        f"WHERE c.owner_id = %s"
-    )
-    if vector is not None:
-        params.append(vector_text)
-    params.append(owner_id)
-    cursor.execute(sql, params)
-    return [(row[0], row[1], float(row[2] or 0.0)) for row in cursor.fetchall()]
-
-
 def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, threshold: float | None = None,
                  project=None, all_projects: bool = False, document=None, created_after=None, created_before=None,
                  query_vector: list[float] | None = None) -> ChunkResults:
@@ -195,7 +134,8 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
     with transaction.atomic(), connection.cursor() as cursor:
         lexemes = search_start(cursor, query if use_keyword else "",
                                ef_search=HNSW_EF_SEARCH if vector is not None else None)
-        found = _candidates(cursor, base, owner_id, vector, lexemes, max(CANDIDATES, limit))
+        found = passage_candidates(cursor, base=base, table="documents_chunk", owner_id=owner_id, vector=vector,
+                                   lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B)
 
     scored = []
     for chunk_id, similarity, keyword in found:

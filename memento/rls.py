@@ -4,8 +4,8 @@ The tables that hold user data carry a policy (see `rls_policy_sql`) that shows 
 equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
-  (tokens) set the user; anonymous requests see nothing. Staff pages of the Django admin are the one explicit,
-  documented bypass.
+  (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
+  requests see nothing. Staff pages of the Django admin are the one explicit, documented bypass.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
   request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
   (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
-from rest_framework import authentication, exceptions
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication
 
 _process_default_bypass = True
 
@@ -96,28 +97,35 @@ class RowLevelSecurityMiddleware:
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    """`Authorization: Token <key>` or `Bearer <key>`, or `x-api-key: <key>` (how LangGraph's SDK sends its API
-    key); binds the database session to the token's user."""
+    """`Authorization: Token <key>`, or `x-api-key: <key>` without an Authorization header (how LangGraph's SDK
+    sends its API key); binds the database session to the token's user."""
 
     def authenticate(self, request):
-        auth = authentication.get_authorization_header(request).split()
-        if auth and auth[0].lower() == b"bearer":
-            if len(auth) != 2:
-                raise exceptions.AuthenticationFailed("Invalid bearer header: send `Bearer <token>`.")
-            result = self._key(auth[1])
-        elif not auth and request.META.get("HTTP_X_API_KEY"):
-            result = self._key(request.META["HTTP_X_API_KEY"].encode())
+        api_key = request.META.get("HTTP_X_API_KEY")
+        if api_key and not authentication.get_authorization_header(request):
+            result = self.authenticate_credentials(api_key)
         else:
             result = super().authenticate(request)
         if result is not None:
             activate(result[0].pk)
         return result
 
-    def _key(self, raw: bytes):
-        try:
-            return self.authenticate_credentials(raw.decode())
-        except UnicodeError:
-            raise exceptions.AuthenticationFailed("Invalid token.") from None
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """The same tokens sent as `Authorization: Bearer <key>`, as MCP clients send them."""
+
+    keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """The schema names the Bearer form apart from `Token` (both would otherwise be "tokenAuth")."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+    priority = 1  # above drf-spectacular's own scheme for every TokenAuthentication subclass
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer"}
 
 
 def rls_policy_sql(table: str) -> str:

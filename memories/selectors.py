@@ -206,6 +206,11 @@ IMPORTANCE_WEIGHT = 0.1
 RECENCY_WEIGHT = 0.05
 RECENCY_HALF_LIFE_DAYS = 30.0
 RRF_K = 60
+# hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
+# related at all, so that a search with nothing related returns nothing rather than the nearest noise
+# (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
+# nurse": 0.34)
+MIN_SIMILARITY = 0.25
 
 RANKINGS = {
     "fused": (
@@ -445,10 +450,75 @@ def _candidates(cursor, base, owner_id, vector, lexemes, k) -> list[_Candidate]:
     return found
 
 
+def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
+                       b: float) -> list[tuple[uuid.UUID, float | None, float]]:
+    """(id, cosine or None, BM25 share) for the k nearest and the k best full-text matches among `base`'s rows
+    of `table` (document chunks, conversation messages: passages with `embedding` and `search_vector` columns).
+    BM25 counts each word's occurrences from the tsvector's positions; the result is a share of the query's
+    total IDF (1 ~ every query word matched in an average passage)."""
+    rows_sql, rows_params = base.order_by().values("id", "owner_id", "embedding", "search_vector").query \
+        .sql_with_params()
+    rows_sql = f"({rows_sql})"
+    ctes, params, sources = [], [], []
+    if vector is not None:
+        vector_text = HalfVector(vector).to_text()
+        ctes.append(
+            f"sem AS MATERIALIZED (SELECT c.id FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.embedding IS NOT "
+            f"NULL ORDER BY c.embedding::{VECTOR} <=> %s::{VECTOR} LIMIT %s)"
+        )
+        params += [*rows_params, owner_id, vector_text, k]
+        sources.append("SELECT id FROM sem")
+    if lexemes:
+        any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+        ctes.append(
+            f"kwm AS MATERIALIZED (SELECT c.id, c.search_vector AS v, length(c.search_vector) AS dl "
+            f"FROM {rows_sql} AS c WHERE c.owner_id = %s AND c.search_vector @@ %s::tsquery)"
+        )
+        params += [*rows_params, owner_id, any_word]
+        # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time
+        counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
+        ctes.append(
+            f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+            f"(SELECT count(*) FROM {table} WHERE owner_id = %s)::float8 AS total FROM kwm)"
+        )
+        params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
+        idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
+        norm = f"{k1} * (1 - {b} + {b} * x.dl / s.avgdl)"
+        terms = []
+        for i in range(len(lexemes)):
+            tf = ("(SELECT coalesce(sum(cardinality(u.positions)), 0)::float8 FROM unnest(x.v) AS u "
+                  "WHERE u.lexeme = %s)")
+            terms.append(f"(SELECT {idf[i]} * t.tf * {k1 + 1} / (t.tf + {norm}) FROM (SELECT {tf} AS tf) AS t)")
+            params.append(lexemes[i])
+        ctes.append(
+            f"kw AS MATERIALIZED (SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
+            f"FROM kwm AS x, stats AS s ORDER BY score DESC LIMIT %s)"
+        )
+        params.append(k)
+        sources.append("SELECT id FROM kw")
+    if not sources:
+        return []
+    similarity = f"1 - (c.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    keyword = "coalesce(kw.score, 0)" if lexemes else "0::float"
+    join_kw = "LEFT JOIN kw ON kw.id = c.id" if lexemes else ""
+    sql = (
+        f"WITH {', '.join(ctes)}, cand AS ({' UNION '.join(sources)}) "
+        f"SELECT c.id, {similarity}, {keyword} FROM cand JOIN {table} AS c ON c.id = cand.id {join_kw} "
+        f"WHERE c.owner_id = %s"
+    )
+    if vector is not None:
+        params.append(vector_text)
+    params.append(owner_id)
+    cursor.execute(sql, params)
+    return [(row[0], row[1], float(row[2] or 0.0)) for row in cursor.fetchall()]
+
+
 # --- search: ranking ------------------------------------------------------------------------------------------
 
 
-def _calibrated(similarity: float | None) -> float:
+def calibrated_similarity(similarity: float | None) -> float:
+    """all-MiniLM-L6-v2's cosine between short texts on 0..1: SEMANTIC_FLOOR (unrelated) -> 0, SEMANTIC_CEILING
+    (a paraphrase) -> 1, more is more."""
     if similarity is None:
         return 0.0
     return max(0.0, (similarity - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR))
@@ -456,7 +526,7 @@ def _calibrated(similarity: float | None) -> float:
 
 def _relevance(candidates: list[_Candidate]) -> None:
     for c in candidates:
-        c.relevance = SEMANTIC_WEIGHT * _calibrated(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
+        c.relevance = SEMANTIC_WEIGHT * calibrated_similarity(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
 
 
 def _add_context(cursor, base, owner_id, candidates: list[_Candidate], vector) -> list[_Candidate]:
@@ -501,7 +571,7 @@ def _add_context(cursor, base, owner_id, candidates: list[_Candidate], vector) -
                 if neighbour is None:
                     neighbour = _Candidate(id=row[1], similarity=row[4], importance=row[5], updated_at=row[6],
                                            when=row[7], thread=row[8])
-                    neighbour.relevance = SEMANTIC_WEIGHT * _calibrated(neighbour.similarity)
+                    neighbour.relevance = SEMANTIC_WEIGHT * calibrated_similarity(neighbour.similarity)
                     by_id[neighbour.id] = neighbour
                 neighbour.context = max(neighbour.context, share * hit.relevance)
     return list(by_id.values())
@@ -522,6 +592,9 @@ def _rank(candidates: list[_Candidate], ranking: str, query: str) -> list[tuple[
     rrf_semantic = {c.id: c.semantic_rank for c in candidates}
     for c in candidates:
         recency = _recency(c, now)
+        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0
+                and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
+            continue  # unrelated: no floor-less padding in hybrid search
         if ranking == "similarity":
             if c.similarity is None:
                 continue
@@ -540,13 +613,13 @@ def _rank(candidates: list[_Candidate], ranking: str, query: str) -> list[tuple[
             }
         else:  # fused, blend
             parts = {
-                "semantic": SEMANTIC_WEIGHT * _calibrated(c.similarity),
+                "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
                 "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
             }
             if ranking == "fused":
                 parts["context"] = c.context
                 relevant = c.relevance > 0 or c.context > 0
-                parts["date"] = DATE_BONUS if relevant and periods and _within(c.when, periods) else 0.0
+                parts["date"] = DATE_BONUS if relevant and periods and within_periods(c.when, periods) else 0.0
             parts["importance"] = IMPORTANCE_WEIGHT * c.importance
             parts["recency"] = RECENCY_WEIGHT * recency
         score = sum(parts.values())
@@ -624,7 +697,7 @@ def query_periods(query: str) -> list[tuple]:
     return periods
 
 
-def _within(when: float | None, periods: list[tuple]) -> bool:
+def within_periods(when: float | None, periods: list[tuple]) -> bool:
     if when is None:
         return False
     day = datetime.fromtimestamp(when, tz=UTC).date()

@@ -132,7 +132,10 @@ class SearchSerializer(FilterSerializer):
                                        help_text="Minimum cosine similarity (semantic: default 0.7).")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
     ranking = serializers.CharField(required=False, allow_null=True, max_length=50)
-    include_chunks = serializers.BooleanField(required=False, default=False)
+    include_chunks = serializers.BooleanField(required=False, default=False, help_text=(
+        "Also return document chunks for the same query, mode, limit and scope."))
+    include_messages = serializers.BooleanField(required=False, default=False, help_text=(
+        "Also return conversation messages (what was said) for the same query, mode, limit and scope."))
 
 
 class ScoredMemorySerializer(serializers.Serializer):

@@ -78,7 +78,7 @@ def _check_ownership(memory: Memory) -> None:
 # --- embedding ------------------------------------------------------------------------------------------------
 
 
-def _embed_many(texts: list[str]) -> tuple[list[list[float] | None], str]:
+def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
     """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
     later by `manage.py reembed` or the periodic task."""
     try:
@@ -90,12 +90,12 @@ def _embed_many(texts: list[str]) -> tuple[list[list[float] | None], str]:
 
 
 def _embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
-    """`_embed_many` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
+    """`embed_or_pending` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
     wanted = [i for i, item in enumerate(items) if item.get("indexed", True)]
     vectors: list[list[float] | None] = [None] * len(items)
     if not wanted:
         return vectors, ""
-    found, model_name = _embed_many([items[i]["content"] for i in wanted])
+    found, model_name = embed_or_pending([items[i]["content"] for i in wanted])
     for i, vector in zip(wanted, found, strict=True):
         vectors[i] = vector
     return vectors, model_name
@@ -360,7 +360,7 @@ def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: s
         validate_namespace(data["namespace"])
     content_changed = "content" in data and data["content"] != memory.content
     indexed = data.get("indexed", memory.indexed)
-    vector, model_name = _embed_many([data["content"]]) if content_changed and indexed else ([None], "")
+    vector, model_name = embed_or_pending([data["content"]]) if content_changed and indexed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         _apply(locked, data)
@@ -412,7 +412,7 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         raise ValidationError({field: ["No such version of this memory."]})
     current_content = Memory.objects.filter(pk=memory.pk).values_list("content", flat=True).get()
     content_changed = record.content != current_content
-    vector, model_name = _embed_many([record.content]) if content_changed and record.indexed else ([None], "")
+    vector, model_name = embed_or_pending([record.content]) if content_changed and record.indexed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         for name in REVERTIBLE_FIELDS:
@@ -692,17 +692,19 @@ def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float
 
 def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
                        source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
-                       llm_decide=None, vectors: list[list[float]] | None = None) -> list[Decision]:
+                       llm_decide=None, vectors: list[list[float] | None] | None = None,
+                       happened_at=None) -> list[Decision]:
     """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
     near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
     confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
     superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
     chooses instead of the rules (after the near-identical check). Each decision is in the history reason.
-    `vectors`: the candidates' embeddings from the configured model, when the caller already has them."""
+    `vectors`: the candidates' embeddings from the configured model, when the caller already has them (callers
+    inside a transaction embed first: `embed_or_pending`). `happened_at`: when what they say was said."""
     if not candidates:
         return []
     if vectors is None:
-        vectors, model_name = _embed_many([c.content for c in candidates])
+        vectors, model_name = embed_or_pending([c.content for c in candidates])
     else:
         model_name = settings.EMBEDDING_MODEL
     decisions = []
@@ -727,12 +729,12 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
                     action, why = "UPDATE", f"same subject and attribute ({candidate.attribute}) with new content"
             decisions.append(_decide(owner, candidate, vector, model_name, action, target, why, scope=scope,
                                      reason=reason, conversation=conversation, message=message,
-                                     source_ref=source_ref or {}, source=source))
+                                     source_ref=source_ref or {}, source=source, happened_at=happened_at))
     return decisions
 
 
 def _decide(owner, candidate, vector, model_name, action, target, why, *, scope, reason, conversation, message,
-            source_ref, source) -> Decision:
+            source_ref, source, happened_at) -> Decision:
     note = f"{reason}: {action} ({why})"
     if action == "NOOP":
         memory = Memory.objects.select_for_update().get(pk=target.pk)
@@ -747,7 +749,7 @@ def _decide(owner, candidate, vector, model_name, action, target, why, *, scope,
         "metadata": {"attribute": candidate.attribute} if getattr(candidate, "attribute", "") else {},
         "project": scope, "conversation": conversation, "message": message, "source_ref": source_ref,
         "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
-        "supersedes": target.pk if action == "UPDATE" else None,
+        "supersedes": target.pk if action == "UPDATE" else None, "happened_at": happened_at,
     })
     write = _write_one(owner=owner, item=item, vector=vector, model_name=model_name, duplicate=None, actor=None,
                        reason=note)

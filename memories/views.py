@@ -5,8 +5,6 @@ from rest_framework.decorators import action
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from documents.selectors import chunks_for_memory_search
-from documents.serializers import MemorySearchWithChunksResponseSerializer
 from memories import selectors, services
 from memories.models import Memory, MemoryEvent, Project
 from memories.parsers import JSONLinesParser
@@ -19,7 +17,6 @@ from memories.serializers import (
     MemoryWriteSerializer,
     ProjectSerializer,
     RevertSerializer,
-    SearchSerializer,
 )
 
 
@@ -42,7 +39,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         services.project_delete(project=instance)
 
 
-def _filters(request, data: dict) -> selectors.MemoryFilters:
+def request_filters(request, data: dict) -> selectors.MemoryFilters:
     """Validated filter values -> MemoryFilters; a project id must be one of the caller's projects."""
     values = {k: v for k, v in data.items() if k in selectors.MemoryFilters.__dataclass_fields__}
     project = values.get("project")
@@ -86,7 +83,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
             data["namespace"] = [p for p in data["namespace"].split("/") if p]
         if "tags" in data:
             data["tags"] = [t.strip() for t in data["tags"].split(",") if t.strip()]
-        queryset = selectors.memory_list(owner=request.user, filters=_filters(request, data))
+        queryset = selectors.memory_list(owner=request.user, filters=request_filters(request, data))
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
@@ -161,36 +158,6 @@ class MemoryViewSet(viewsets.ModelViewSet):
         """The supersession chain this memory belongs to, oldest to newest."""
         chain = selectors.memory_chain(memory=self.get_object())
         return Response(self.get_serializer(chain, many=True).data)
-
-    @extend_schema(request=SearchSerializer, responses=MemorySearchWithChunksResponseSerializer)
-    @action(detail=False, methods=["post"])
-    def search(self, request):
-        """Ranked search over the caller's memories: semantic, keyword or hybrid (default)."""
-        body = SearchSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        ranking = data.get("ranking")
-        if ranking and ranking not in selectors.RANKINGS:
-            choices = ", ".join(sorted(selectors.RANKINGS))
-            raise serializers.ValidationError({"ranking": [f"Unknown ranking; choose one of: {choices}."]})
-        result = selectors.memory_search(
-            owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
-            limit=data["limit"], filters=_filters(request, data), ranking=ranking,
-        )
-        services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=request.user.pk,
-                                action=MemoryEvent.Action.SEARCH, query=data["query"])
-        payload = {
-            "mode": result.mode, "ranking": result.ranking, "degraded": result.degraded,
-            "results": [{"memory": r.memory, "score": r.score, "parts": r.parts} for r in result.results],
-        }
-        if data["include_chunks"]:  # document chunks beside the memories, for RAG prompts (documents app)
-            chunks = chunks_for_memory_search(
-                owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
-                threshold=data.get("threshold"), filters=_filters(request, data),
-            )
-            payload["chunks"] = [{"chunk": r.chunk, "score": r.score, "parts": r.parts} for r in chunks]
-        return Response(
-            MemorySearchWithChunksResponseSerializer(payload, context=self.get_serializer_context()).data)
 
     @extend_schema(request=BatchSerializer, responses=BatchResultSerializer(many=True))
     @action(detail=False, methods=["post"])

@@ -157,15 +157,17 @@ def test_rerunning_extraction_creates_nothing_new(user, eager):
 
 
 def test_context_respects_the_budget(api, user):
-    for text in ["Is allergic to peanuts", "Prefers vegetarian restaurants", "Lives in Lisbon",
+    for text in ["Is allergic to peanuts", "Prefers vegetarian food", "Lives in Lisbon",
                  "Daughter Emma starts school in May", "Works as a nurse on night shifts"]:
         memory_services.memory_create(owner=user, content=text)
     cid = post(api, "/api/conversations/", {}).json()["id"]
-    big = api.get(f"/api/conversations/{cid}/context/", {"query": "what food should I cook for dinner?"}).json()
-    assert big["memories"] and big["text"].startswith("Relevant memories")
+    query = "any food allergies or food preferences to keep in mind for dinner?"
+    big = api.get(f"/api/conversations/{cid}/context/", {"query": query}).json()
+    assert big["memories"] and big["text"].startswith("Memories (most relevant first):")
     assert any("peanut" in m["content"] for m in big["memories"])
+    assert all(item["type"] == "memory" and item["source"]["memory_id"] for item in big["items"])
     assert big["used_tokens"] <= big["budget"]
-    small = api.get(f"/api/conversations/{cid}/context/", {"query": "food for dinner", "budget": 20}).json()
+    small = api.get(f"/api/conversations/{cid}/context/", {"query": query, "budget": 20}).json()
     assert small["used_tokens"] <= 20
     assert len(small["memories"]) < len(big["memories"])
     assert api.get(f"/api/conversations/{cid}/context/", {"budget": 3}).status_code == 400
@@ -182,11 +184,14 @@ def test_context_defaults_to_the_latest_user_message(api, user, eager, django_ca
 
 
 def test_tool_definitions(api):
+    """The same tools as /mcp (conversations/tools.py); the seed's three names are call-only aliases."""
     tools = api.get("/api/tools/").json()["tools"]
     names = [t["function"]["name"] for t in tools]
-    assert names == ["upsertMemory", "searchMemory", "deleteMemory"]
-    upsert = tools[0]["function"]["parameters"]
-    assert set(upsert["properties"]) == {"content", "metadata", "key"} and upsert["required"] == ["content"]
+    assert names == ["add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
+                     "delete_memory", "memory_history", "get_context"]
+    add = tools[0]["function"]["parameters"]
+    assert {"content", "metadata", "key"} <= set(add["properties"]) and add["required"] == ["content"]
+    assert not any("user" in name for t in tools for name in t["function"]["parameters"]["properties"])
 
 
 def test_tool_calls_round_trip(api, user):
@@ -212,6 +217,9 @@ def test_tool_calls_round_trip(api, user):
     ("upsertMemory", {"content": "x", "extra": 1}),
     ("searchMemory", {"query": "x", "limit": 500}),
     ("deleteMemory", {}),
+    ("upsertMemory", '{"content": "x", "importance": NaN}'),
+    ("add_memory", {"content": "nul \x00 byte"}),
+    ("search_memories", {"query": "x", "limit": 2.5}),
     ("launchRocket", {}),
 ])
 def test_bad_tool_calls_are_400(api, name, arguments):
@@ -224,3 +232,71 @@ def test_tool_calls_never_touch_another_users_memory(api, other_user):
     result = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": str(theirs.pk)}})
     assert result.json()["success"] is False
     assert Memory.objects.get(pk=theirs.pk).is_active
+
+
+def test_history_with_sent_at_and_names_and_a_bad_time_is_a_400(api):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    bad = post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "content": "hi", "sent_at": "last tuesday"}]})
+    assert bad.status_code == 400 and "sent_at" in json.dumps(bad.json())
+    sent = post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "name": "Bob", "content": "Second", "sent_at": "2023-05-08T14:00:00Z"},
+        {"role": "assistant", "content": "First", "sent_at": "2023-05-08T13:00:00+00:00"}]})
+    assert sent.status_code == 201
+    listed = api.get(f"/api/conversations/{cid}/messages/").json()["results"]
+    assert [(m["content"], m["name"], m["sent_at"]) for m in listed] == [
+        ("First", "", "2023-05-08T13:00:00Z"), ("Second", "Bob", "2023-05-08T14:00:00Z")]
+
+
+def test_memory_search_includes_messages_when_asked(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "assistant", "content": "Your locker number at the gym is 318."}]})
+    plain = post(api, "/api/memories/search/", {"query": "gym locker number"}).json()
+    assert "messages" not in plain
+    body = post(api, "/api/memories/search/", {"query": "gym locker number", "include_messages": True}).json()
+    assert body["messages"][0]["message"]["content"] == "Your locker number at the gym is 318."
+    assert body["messages"][0]["message"]["conversation"] == cid and body["messages"][0]["message"]["embedded"]
+
+
+def test_context_endpoint_returns_items_with_their_sources(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {"title": "Gym"}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "user", "content": "Where do I keep my gym bag?"},
+            {"role": "assistant", "content": "In locker 318, next to the sauna."}]})
+    context = api.get(f"/api/conversations/{cid}/context/", {"query": "which locker at the gym?"}).json()
+    excerpt = next(i for i in context["items"] if i["type"] == "excerpt")
+    assert excerpt["source"]["conversation_id"] == cid and excerpt["source"]["conversation_title"] == "Gym"
+    assert "assistant: In locker 318" in excerpt["text"] and excerpt["text"] in context["text"]
+    assert context["used_tokens"] <= context["budget"]
+
+
+def test_forget_erases_the_conversation_and_what_was_learnt(api, user, eager, django_capture_on_commit_callbacks):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        post(api, f"/api/conversations/{cid}/messages/", {"messages": [
+            {"role": "user", "content": "I'm allergic to shellfish."}]})
+    assert Memory.objects.filter(owner=user).exists()
+    response = post(api, f"/api/conversations/{cid}/forget/", {})
+    assert response.status_code == 200 and response.json()["forgotten_memories"] == 1
+    assert not Memory.objects.filter(owner=user).exists()
+    assert api.get(f"/api/conversations/{cid}/").status_code == 404
+def test_the_mcp_tools_are_callable_here_too(api, user):
+    call = lambda name, arguments: post(api, "/api/tools/call/", {"name": name, "arguments": arguments})  # noqa: E731
+    added = call("add_memory", {"content": "Prefers aisle seats", "tags": ["travel"]})
+    assert added.status_code == 200
+    memory = added.json()["data"]["memory"]
+    assert memory["version"] == 1 and memory["tags"] == ["travel"] and "Prefers aisle seats" in added.json()["text"]
+    updated = call("update_memory", json.dumps({"memory_id": memory["id"], "content": "Prefers window seats"}))
+    assert updated.json()["data"]["memory"]["version"] == 2
+    found = call("search_memories", {"query": "where does the user like to sit on planes?"}).json()["data"]
+    assert found["results"][0]["id"] == memory["id"] and found["results"][0]["score"] > 0
+    bad = call("search_memories", {"query": "x" * 4001})
+    assert bad.status_code == 400 and bad.json()["query"] == ["At most 4000 characters."]
+
+
+def test_seed_aliases_name_their_own_arguments(api):
+    response = post(api, "/api/tools/call/", {"name": "deleteMemory", "arguments": {"memoryId": 5}})
+    assert response.status_code == 400 and list(response.json()) == ["memoryId"]

@@ -40,6 +40,25 @@ def test_posted_message_becomes_a_searchable_memory(celery_worker):
     assert found["results"][0]["memory"]["id"] == str(memory.pk)
 
 
+def test_appended_history_is_embedded_by_the_worker_then_extracted(celery_worker):
+    user = UserFactory()
+    api = _client(user)
+    cid = api.post("/api/conversations/", {}, format="json").json()["id"]
+    turns = [{"role": "user" if i % 2 else "assistant", "content": f"Turn {i} mentions the word blueberry{i}.",
+              "sent_at": f"2023-01-01T10:{i:02d}:00Z"} for i in range(40)]
+    turns.append({"role": "user", "content": "I'm allergic to shellfish.", "sent_at": "2023-01-01T11:00:00Z"})
+    response = api.post(f"/api/conversations/{cid}/messages/", {"messages": turns}, format="json")
+    assert response.status_code == 201 and not any(m["embedded"] for m in response.json())  # never blocks
+    wait_for(lambda: not Message.objects.filter(conversation_id=cid, embedding__isnull=True).exists(),
+             worker=celery_worker)
+    wait_for(lambda: not Message.objects.filter(conversation_id=cid, extraction_status="pending").exists(),
+             worker=celery_worker)
+    found = api.post("/api/memories/search/", {"query": "seafood allergy", "include_messages": True},
+                     format="json").json()
+    assert found["messages"][0]["message"]["content"] == "I'm allergic to shellfish."
+    assert found["results"][0]["memory"]["content"] == "Is allergic to shellfish"
+
+
 def test_a_lost_task_is_picked_up_again(celery_worker):
     """The database, not the broker, records what is left: a pending message whose task was lost (a worker
     killed mid-task, a broker restarted) is queued again by the periodic sweep and finishes exactly once."""

@@ -159,18 +159,27 @@ def test_search_endpoint_returns_scores_and_marks_what_it_returned(api, user, se
     response = api.post("/api/memories/search/", {"query": "peanut allergy", "limit": 3}, format="json")
     assert response.status_code == 200
     body = response.json()
-    assert body["mode"] == "hybrid" and body["degraded"] is False and len(body["results"]) == 3
+    # only the related memory: hybrid search does not pad with unrelated ones
+    assert body["mode"] == "hybrid" and body["degraded"] is False and len(body["results"]) == 1
     top = body["results"][0]
     assert top["memory"]["id"] == str(memories[0].pk) and set(top["parts"]) >= {"semantic", "keyword"}
     returned = [r["memory"]["id"] for r in body["results"]]
     touched = Memory.objects.filter(owner=user, accessed_at__isnull=False)
     assert sorted(str(pk) for pk in touched.values_list("pk", flat=True)) == sorted(returned)
     events = MemoryEvent.objects.filter(action="SEARCH")
-    assert events.count() == 3 and events.first().query == "peanut allergy"
+    assert events.count() == 1 and events.first().query == "peanut allergy"
 
     settings.MEMORY_LOG_READS = False
     api.post("/api/memories/search/", {"query": "peanut allergy"}, format="json")
-    assert MemoryEvent.objects.filter(action="SEARCH").count() == 3
+    assert MemoryEvent.objects.filter(action="SEARCH").count() == 1
+
+
+def test_hybrid_returns_nothing_unrelated(user):
+    allergy, _ = store(user, ["Is allergic to peanuts", "Lives in Berlin"])
+    assert ids(memory_search(owner=user, query="allergy")) == [allergy.pk]
+    assert ids(memory_search(owner=user, query="favourite football team")) == []
+    # the floor is hybrid's: semantic mode keeps its own threshold, which a caller may lower
+    assert len(ids(memory_search(owner=user, query="allergy", mode="semantic", threshold=0))) == 2
 
 
 def test_search_endpoint_degrades_instead_of_failing(openai_embeddings, api, user):  # noqa: F811

@@ -93,6 +93,7 @@ class Command(BaseCommand):
             f"  admin:    {base}/admin/   (same login)\n"
             f"  API:      {base}/api/     header 'Authorization: Token {token.key}'\n"
             f"  API docs: {base}/api/docs/\n"
+            f"  MCP:      {base}/mcp      header 'Authorization: Bearer {token.key}'\n"
             f"Ctrl-C stops the web server, the worker and the embedded database.\n"
         ))
 

@@ -1,0 +1,72 @@
+"""`POST /api/memories/search/`: memory search, with document chunks and conversation messages beside the
+memories when asked. It lives in the wiring floor because it joins three apps (memories knows nothing of
+documents or conversations); the query is embedded once for all of them."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations.selectors import message_search
+from conversations.serializers import ScoredMessageSerializer
+from documents.selectors import chunks_for_memory_search
+from documents.serializers import MemorySearchWithChunksResponseSerializer
+from integrations import embeddings
+from memories import selectors, services
+from memories.models import MemoryEvent
+from memories.serializers import SearchSerializer
+from memories.views import request_filters
+
+
+class SearchResponseSerializer(MemorySearchWithChunksResponseSerializer):
+    """Memory search's answer; with `include_chunks` / `include_messages` also the matching document chunks and
+    conversation messages (for RAG prompts)."""
+
+    messages = ScoredMessageSerializer(many=True, required=False, help_text=(
+        "Only with include_messages=true: messages for the same query, mode, limit and scope, best first."))
+
+
+class MemorySearchView(APIView):
+    """Ranked search over the caller's memories: semantic, keyword or hybrid (default)."""
+
+    @extend_schema(request=SearchSerializer, responses=SearchResponseSerializer, operation_id="memories_search")
+    def post(self, request):
+        body = SearchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        ranking = data.get("ranking")
+        if ranking and ranking not in selectors.RANKINGS:
+            choices = ", ".join(sorted(selectors.RANKINGS))
+            raise serializers.ValidationError({"ranking": [f"Unknown ranking; choose one of: {choices}."]})
+        filters = request_filters(request, data)
+        vector = None
+        if data["mode"] != "keyword" and (data["include_chunks"] or data["include_messages"]):
+            try:  # once for every search below; on failure each answers from full text (degraded)
+                vector = embeddings.embed_text(data["query"])
+            except embeddings.EmbeddingError:
+                vector = None
+        result = selectors.memory_search(
+            owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
+            limit=data["limit"], filters=filters, ranking=ranking, query_vector=vector,
+        )
+        services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=request.user.pk,
+                                action=MemoryEvent.Action.SEARCH, query=data["query"])
+        payload = {
+            "mode": result.mode, "ranking": result.ranking, "degraded": result.degraded,
+            "results": [{"memory": r.memory, "score": r.score, "parts": r.parts} for r in result.results],
+        }
+        if data["include_chunks"]:
+            chunks = chunks_for_memory_search(
+                owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
+                threshold=data.get("threshold"), filters=filters, query_vector=vector,
+            )
+            payload["chunks"] = [{"chunk": r.chunk, "score": r.score, "parts": r.parts} for r in chunks]
+        if data["include_messages"]:
+            messages = message_search(
+                owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
+                threshold=data.get("threshold"), project=filters.project, all_projects=filters.all_projects,
+                query_vector=vector,
+            )
+            payload["messages"] = [{"message": r.message, "score": r.score, "parts": r.parts}
+                                   for r in messages.results]
+        return Response(SearchResponseSerializer(payload, context={"request": request}).data)

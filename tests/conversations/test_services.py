@@ -1,0 +1,83 @@
+"""Appending history (sent_at, speaker names, 500 turns at once), background embedding, erasure."""
+
+from datetime import UTC, datetime, timedelta
+
+from conversations import selectors, services
+from conversations.models import Message
+from memories import services as memory_services
+from memories.models import Memory
+from memories.selectors import memory_search
+from tests.factories import ConversationFactory
+
+T0 = datetime(2022, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def test_history_is_ordered_by_sent_at_and_dates_what_is_extracted(user, eager, django_capture_on_commit_callbacks):
+    conversation = ConversationFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.messages_append(conversation=conversation, messages=[
+            {"role": "assistant", "content": "Welcome back!", "sent_at": T0 + timedelta(minutes=1)},
+            {"role": "user", "name": "Ana", "content": "I'm vegetarian.", "sent_at": T0},
+        ])
+    first, second = Message.objects.filter(conversation=conversation).order_by("sequence")
+    assert (first.content, first.name, first.sent_at) == ("I'm vegetarian.", "Ana", T0)
+    assert second.sent_at == T0 + timedelta(minutes=1)
+    memory = Memory.objects.get(owner=user)
+    assert memory.message_id == first.pk and memory.happened_at == T0
+
+
+def test_five_hundred_turns_in_one_call_all_become_searchable(user, eager, django_capture_on_commit_callbacks):
+    conversation = ConversationFactory(owner=user)
+    turns = [{"role": "assistant", "content": f"Note {i}: the code word for day {i} is word{i}.",
+              "sent_at": T0 + timedelta(minutes=i), "client_message_id": f"m{i}"} for i in range(500)]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = services.messages_append(conversation=conversation, messages=turns)
+    assert [m.sequence for m, created in results] == list(range(1, 501)) and all(c for _, c in results)
+    assert not Message.objects.filter(conversation=conversation, embedding__isnull=True).exists()
+    found = selectors.message_search(owner=user, query="word417", mode="keyword").results
+    assert [r.message.client_message_id for r in found] == ["m417"]
+    # sending the same history again appends nothing
+    again = services.messages_append(conversation=conversation, messages=turns[:3])
+    assert [created for _, created in again] == [False] * 3 and conversation.messages.count() == 500
+
+
+def test_messages_stored_while_the_provider_is_down_are_found_by_words_and_embedded_later(user, settings):
+    conversation = ConversationFactory(owner=user)
+    services.messages_append(conversation=conversation, messages=[
+        {"role": "assistant", "content": "The gate code is 4471."}])  # no task ran: nothing embedded yet
+    assert selectors.message_search(owner=user, query="gate code").results
+    message = Message.objects.get(conversation=conversation)
+    Message.objects.filter(pk=message.pk).update(created_at=message.created_at - timedelta(minutes=5))
+    assert services.messages_embed_pending() == 1
+    assert Message.objects.get(pk=message.pk).embedding is not None
+    assert services.messages_embed_pending() == 0
+
+
+def test_a_deleted_conversation_leaves_no_message_findable(user, eager, django_capture_on_commit_callbacks):
+    conversation = ConversationFactory(owner=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.messages_append(conversation=conversation, messages=[
+            {"role": "user", "content": "I'm allergic to shellfish."}])
+    services.conversation_delete(conversation=conversation)
+    for mode in ("semantic", "keyword", "hybrid"):
+        assert selectors.message_search(owner=user, query="shellfish allergy", mode=mode, threshold=0).results == []
+    # delete keeps what was learnt; forget (below) erases it too
+    assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_a_forgotten_conversation_leaves_nothing_findable(user, eager, django_capture_on_commit_callbacks):
+    conversation = ConversationFactory(owner=user)
+    kept = memory_services.memory_create(owner=user, content="Prefers trains to planes").memory
+    with django_capture_on_commit_callbacks(execute=True):
+        services.messages_append(conversation=conversation, messages=[
+            {"role": "user", "content": "I'm allergic to shellfish."},
+            {"role": "user", "content": "Actually I moved to Berlin last month."}])
+    assert Memory.objects.filter(owner=user, conversation=conversation).count() >= 1
+    erased = services.conversation_forget(conversation=conversation, actor=user)
+    assert erased >= 1
+    assert list(Memory.objects.filter(owner=user)) == [kept]
+    assert not Memory.history.filter(owner=user).exclude(id=kept.pk).exists()
+    for mode in ("semantic", "keyword", "hybrid"):
+        assert selectors.message_search(owner=user, query="shellfish", mode=mode, threshold=0).results == []
+        assert [r.memory for r in memory_search(owner=user, query="shellfish", mode=mode, threshold=0).results
+                if r.memory.pk != kept.pk] == []
