@@ -9,7 +9,7 @@ def test_create_search_get_history_and_delete(server_url, token):
         created = memento.create("Is allergic to peanuts", key="allergy", importance=0.9, tags=["health"])
         memento.create("Is allergic to shellfish too", key="allergy")  # same key: an update, version 2
 
-        hits = memento.search("what should I not cook for them?", limit=5)
+        hits = memento.search("which seafood allergy do they have?", limit=5)
         assert hits[0]["memory"]["id"] == created["id"] and hits[0]["score"] > 0
         memory = memento.get(created["id"])
         assert memory["content"] == "Is allergic to shellfish too" and memory["version"] == 2
