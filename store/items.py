@@ -12,27 +12,30 @@ from integrations import embeddings
 DEFAULT_FIELDS = ["$"]  # LangGraph's default: the whole value, as JSON
 
 
-def indexed_texts(value: dict, index: Any) -> list[tuple[str, str]]:
-    """(path, text) for every text `index` selects from `value`, as LangGraph's stores name them: a path that
-    yields several texts (`"arr[*].x"`) gives `"arr[*].x.0"`, `"arr[*].x.1"`, ...; blank texts are skipped.
-    `index=False`: none; None: the store's default fields."""
+def indexed_texts(value: dict, index: Any) -> list[tuple[str, str, str]]:
+    """(field, path, text) for every text `index` selects from `value`: `field` as asked for, `path` as
+    LangGraph's stores name the text: a field that yields several texts (`"arr[*].x"`) gives `"arr[*].x.0"`,
+    `"arr[*].x.1"`, ...; blank texts are skipped. `index=False`: none; None: the store's default fields."""
     if index is False:
         return []
-    found: list[tuple[str, str]] = []
-    for path in index or DEFAULT_FIELDS:
-        texts = get_text_at_path(value, "$" if path == "$" else tokenize_path(path))
+    found: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for field in dict.fromkeys(index or DEFAULT_FIELDS):
+        texts = get_text_at_path(value, "$" if field == "$" else tokenize_path(field))
         for i, text in enumerate(texts):
-            if text.strip():
-                found.append((f"{path}.{i}" if len(texts) > 1 else path, text))
+            path = f"{field}.{i}" if len(texts) > 1 else field
+            if text.strip() and path not in seen:  # ["a.0", "a"] could name one text twice
+                seen.add(path)
+                found.append((field, path, text))
     return found
 
 
-def content_for(value: dict, texts: list[tuple[str, str]]) -> str:
+def content_for(value: dict, texts: list[tuple[str, str, str]]) -> str:
     """The memory's content: `value["content"]` when it is text, else the indexed texts, else the value as
     JSON; cut to MEMORY_MAX_TOKENS word pieces (the value itself is kept whole)."""
     content = value.get("content")
     if not isinstance(content, str) or not content.strip():
-        content = "\n".join(text for _, text in texts) or json.dumps(value, ensure_ascii=False, sort_keys=True)
+        content = "\n".join(text for _, _, text in texts) or json.dumps(value, ensure_ascii=False, sort_keys=True)
     return _cut(content, settings.MEMORY_MAX_TOKENS)
 
 

@@ -23,6 +23,11 @@ class ItemVector(models.Model):
         help_text='The field path, with ".<n>" appended for the n-th of several texts (LangGraph\'s naming), '
                   'e.g. "$", "title", "sections.1".',
     )
+    field = models.CharField(
+        max_length=200, default="",
+        help_text='The field path as asked for in `index` ("$", "title", "sections[*].text"); `path` adds the '
+                  "text's position when the path gives several.",
+    )
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, help_text="Unit vector of the field's text.")
     embedding_model = models.CharField(max_length=200, help_text="Model that made the embedding.")
 

@@ -23,7 +23,7 @@ from store.models import ItemVector
 class _PreparedPut:
     op: ops.Put
     content: str
-    fields: list[tuple[str, str]]  # (path, text)
+    fields: list[tuple[str, str, str]]  # (field, path, text)
 
 
 def _embed_exact(texts: list[str]) -> dict[str, list[float]]:
@@ -60,7 +60,7 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
     put or delete, a list of Items for a search, a list of namespace tuples for a listing."""
     prepared = {i: _prepare(op) for i, op in enumerate(batch) if isinstance(op, ops.Put) and op.value is not None}
     texts = [p.content for p in prepared.values() if p.op.index is not False]
-    texts += [text for p in prepared.values() for _, text in p.fields]
+    texts += [text for p in prepared.values() for _, _, text in p.fields]
     texts += [op.query for op in batch if isinstance(op, ops.Search) and op.query]
     vectors = _embed_exact(texts) if texts else {}
     results: list[Any] = [None] * len(batch)
@@ -130,9 +130,9 @@ def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> No
                                                  reason="store put")
     ItemVector.objects.filter(owner=owner, memory__in=[w.memory.pk for w in writes]).delete()
     ItemVector.objects.bulk_create([
-        ItemVector(memory_id=write.memory.pk, owner=owner, path=path, embedding=vectors[text],
+        ItemVector(memory_id=write.memory.pk, owner=owner, field=field, path=path, embedding=vectors[text],
                    embedding_model=settings.EMBEDDING_MODEL)
-        for write, put in zip(writes, puts, strict=True) for path, text in put.fields
+        for write, put in zip(writes, puts, strict=True) for field, path, text in put.fields
     ])
 
 
@@ -143,3 +143,28 @@ def _delete(owner, op: ops.Put) -> None:
               .filter(namespace=list(op.namespace), key=op.key, is_active=True).first())
     if memory is not None:
         memory_services.memory_soft_delete(memory=memory, reason="store delete")
+
+
+def item_vectors_reembed(*, memory_ids: list) -> int:
+    """Embed the indexed fields of these store items again with the configured model (after a model change),
+    from their values as stored; texts are embedded before the transaction, and an item put meanwhile (its put
+    wrote fresh vectors) is left alone. Returns how many vectors were replaced."""
+    memories = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids, value__isnull=False).only("id", "value")}
+    fields: dict[Any, list[str]] = defaultdict(list)
+    for memory_id, field in ItemVector.objects.filter(memory__in=list(memories)).values_list("memory", "field"):
+        fields[memory_id].append(field)
+    texts = {pk: {path: text for _, path, text in indexed_texts(memories[pk].value, names)}
+             for pk, names in fields.items()}
+    vectors = _embed_exact([text for by_path in texts.values() for text in by_path.values()])
+    with transaction.atomic():
+        current = {pk: value for pk, value in Memory.objects.select_for_update()
+                   .filter(pk__in=list(texts)).values_list("id", "value")}
+        rows = [row for row in ItemVector.objects.filter(memory__in=list(texts))
+                if current.get(row.memory_id) == memories[row.memory_id].value
+                and row.path in texts[row.memory_id]]
+        for row in rows:
+            row.embedding = vectors[texts[row.memory_id][row.path]]
+            row.embedding_model = settings.EMBEDDING_MODEL
+        ItemVector.objects.bulk_update(rows, ["embedding", "embedding_model"])
+    return len(rows)
+
