@@ -67,7 +67,7 @@ def wipe_users(prefix: str) -> int:
         return 0
     rls.activate(None, bypass=True)
     with transaction.atomic(), connection.cursor() as cursor:
-        for table in ("memories_memoryevent", "memories_memoryhistory", "memories_memory"):
+        for table in ("store_itemvector", "memories_memoryevent", "memories_memoryhistory", "memories_memory"):
             cursor.execute(f"DELETE FROM {table} WHERE owner_id = ANY(%s)", [ids])
         User.objects.filter(pk__in=ids).delete()
     return len(ids)

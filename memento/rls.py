@@ -4,8 +4,8 @@ The tables that hold user data carry a policy (see `rls_policy_sql`) that shows 
 equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
-  (tokens, sent as `Token` or `Bearer`; /mcp too) set the user; anonymous requests see nothing. Staff pages of the
-  Django admin are the one explicit, documented bypass.
+  (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
+  requests see nothing. Staff pages of the Django admin are the one explicit, documented bypass.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
   request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
   (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
@@ -97,10 +97,15 @@ class RowLevelSecurityMiddleware:
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    """`Authorization: Token <key>`; binds the database session to the token's user."""
+    """`Authorization: Token <key>`, or `x-api-key: <key>` without an Authorization header (how LangGraph's SDK
+    sends its API key); binds the database session to the token's user."""
 
     def authenticate(self, request):
-        result = super().authenticate(request)
+        api_key = request.META.get("HTTP_X_API_KEY")
+        if api_key and not authentication.get_authorization_header(request):
+            result = self.authenticate_credentials(api_key)
+        else:
+            result = super().authenticate(request)
         if result is not None:
             activate(result[0].pk)
         return result

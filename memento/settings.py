@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "conversations",
     "documents",
     "extraction",
+    "store",
     "panel",
 ]
 
@@ -172,6 +173,11 @@ MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH a
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
+# LangGraph store API (/api/store/): bounds on one request
+STORE_BATCH_MAX_OPS = env.int("STORE_BATCH_MAX_OPS", default=1000)
+STORE_VALUE_MAX_BYTES = env.int("STORE_VALUE_MAX_BYTES", default=256 * 1024)  # one item's JSON value
+STORE_MAX_FIELDS = env.int("STORE_MAX_FIELDS", default=100)  # texts (vectors) one item may be indexed by
+STORE_SEARCH_MAX_LIMIT = env.int("STORE_SEARCH_MAX_LIMIT", default=1000)
 
 # --- Extraction pipeline (conversations). ----------------------------------------------------------------------
 # When messages are turned into memories: after every user "message", "every_n" user messages, or at "end".

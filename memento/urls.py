@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/", include("memories.urls")),
     path("api/", include("conversations.urls")),
     path("api/", include("documents.urls")),
+    path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]

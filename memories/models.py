@@ -1,4 +1,5 @@
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -6,8 +7,9 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
-from django.db.models.functions import Cast, Now
+from django.db.models import ExpressionWrapper, F, Q
+from django.db.models.functions import Cast, Greatest, Now
+from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
@@ -69,6 +71,22 @@ class Project(models.Model):
         return self.name
 
 
+def ttl_deadline():
+    """When a memory with a TTL expires: `ttl_minutes` after its last write or read (a read refreshes the TTL by
+    setting `accessed_at`, which is not versioned, so a refresh is no history row)."""
+    return ExpressionWrapper(
+        Greatest("updated_at", "accessed_at") + F("ttl_minutes") * timedelta(minutes=1),
+        output_field=models.DateTimeField(),
+    )
+
+
+def expired_q() -> Q:
+    """Memories that are past `expires_at` or past their TTL (NULLs are never expired)."""
+    return (Q(expires_at__isnull=False) & Q(expires_at__lte=Now())) | (
+        Q(ttl_minutes__isnull=False) & Q(LessThanOrEqual(ttl_deadline(), Now()))
+    )
+
+
 class MemoryQuerySet(models.QuerySet):
     def owned_by(self, user) -> "MemoryQuerySet":
         return self.filter(owner=user)
@@ -78,7 +96,14 @@ class MemoryQuerySet(models.QuerySet):
         return self.filter(is_active=True, superseded_by__isnull=True).unexpired()
 
     def unexpired(self) -> "MemoryQuerySet":
-        return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+        return self.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=Now()),
+            Q(ttl_minutes__isnull=True) | Q(GreaterThan(ttl_deadline(), Now())),
+        )
+
+    def expired(self) -> "MemoryQuerySet":
+        """Past `expires_at`, or past their TTL (`ttl_minutes` after the last write or read)."""
+        return self.filter(expired_q())
 
     def in_scope(self, project) -> "MemoryQuerySet":
         """Seed 004's scope rule: no project -> user-scoped memories only; a project -> those plus its own."""
@@ -188,6 +213,21 @@ class Memory(models.Model):
     accessed_at = models.DateTimeField(null=True, blank=True, help_text="When a read or search last returned it.")
     happened_at = models.DateTimeField(null=True, blank=True, help_text="When the described event happened.")
     expires_at = models.DateTimeField(null=True, blank=True, help_text="After this it leaves search and lists.")
+    ttl_minutes = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0)],
+        help_text="Time to live: it expires this many minutes after its last write or read (a LangGraph store "
+                  "TTL; reads refresh it). Empty: no TTL.",
+    )
+    value = models.JSONField(
+        null=True, blank=True,
+        help_text="The JSON object a LangGraph store client put, kept verbatim (content is taken from it). "
+                  'Empty for memories written otherwise; the store shows those as {"content": ...}.',
+    )
+    indexed = models.BooleanField(
+        default=True,
+        help_text="False: never embedded, now or later (a store item put with index=False); filters and keyword "
+                  "search still find it, meaning search does not.",
+    )
     conversation = models.ForeignKey(
         "conversations.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories",
         help_text="The conversation it was extracted from.",

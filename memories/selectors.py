@@ -120,12 +120,12 @@ EXPORT_FIELDS = (
     "id", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
     "importance", "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by",
     "is_active", "created_at", "updated_at", "happened_at", "expires_at", "conversation", "message",
-    "embedding_model",
+    "embedding_model", "value", "ttl_minutes", "indexed",
 )
 VERSION_FIELDS = (
     "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject", "importance",
     "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by", "is_active",
-    "created_at", "updated_at", "happened_at", "expires_at", "embedding_model",
+    "created_at", "updated_at", "happened_at", "expires_at", "embedding_model", "value", "ttl_minutes", "indexed",
 )
 
 

@@ -51,17 +51,18 @@ class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
             "id", "project", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category",
             "subject", "importance", "confidence", "source", "source_ref", "links", "version", "supersedes",
             "superseded_by", "is_active", "created_at", "updated_at", "accessed_at", "happened_at", "expires_at",
-            "conversation", "message", "embedding_model", "embedding_pending",
+            "conversation", "message", "embedding_model", "embedding_pending", "value", "ttl_minutes", "indexed",
         ]
+        # value, ttl_minutes and indexed are set through the LangGraph store API (/api/store/)
         read_only_fields = [
             "id", "version", "supersedes", "superseded_by", "is_active", "created_at", "updated_at", "accessed_at",
-            "conversation", "message", "embedding_model",
+            "conversation", "message", "embedding_model", "value", "ttl_minutes", "indexed",
         ]
         extra_kwargs = {"key": {"required": False}}
         validators = []
 
     def get_embedding_pending(self, memory: Memory) -> bool:
-        return memory.embedding is None
+        return memory.embedding is None and memory.indexed
 
 
 class MemoryWriteSerializer(MemorySerializer):

@@ -27,7 +27,7 @@ Action = HistoryAction.Action
 WRITABLE_FIELDS = (
     "project", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
     "importance", "confidence", "source", "source_ref", "links", "happened_at", "expires_at", "conversation",
-    "message",
+    "message", "value", "ttl_minutes", "indexed",
 )
 # Items embedded together while the previous chunk is being written (see memory_batch_create).
 EMBED_CHUNK = 200
@@ -89,6 +89,18 @@ def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
         return [None] * len(texts), ""
 
 
+def _embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
+    """`embed_or_pending` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
+    wanted = [i for i, item in enumerate(items) if item.get("indexed", True)]
+    vectors: list[list[float] | None] = [None] * len(items)
+    if not wanted:
+        return vectors, ""
+    found, model_name = embed_or_pending([items[i]["content"] for i in wanted])
+    for i, vector in zip(wanted, found, strict=True):
+        vectors[i] = vector
+    return vectors, model_name
+
+
 def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
     """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
     (callers also compare the figures of the two texts, see `_numbers`).
@@ -109,6 +121,8 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
                 WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
                   AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
                   AND (expires_at IS NULL OR expires_at > now())
+                  AND (ttl_minutes IS NULL
+                       OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
                 ORDER BY embedding::halfvec(384) <=> q.v::halfvec(384)
                 LIMIT 1
             ) AS m
@@ -189,8 +203,10 @@ def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicat
     if existing is not None:
         content_changed = item["content"] != existing.content
         _apply(existing, item)
-        if content_changed:
-            existing.embedding, existing.embedding_model = vector, model_name
+        if not existing.indexed:
+            existing.embedding, existing.embedding_model = None, ""
+        elif content_changed or (existing.embedding is None and vector is not None):
+            existing.embedding, existing.embedding_model = vector, model_name if vector is not None else ""
         existing.version += 1
         _check_ownership(existing)
         if supersedes is not None:
@@ -202,7 +218,7 @@ def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicat
         return MemoryWrite(existing, "updated")
     if duplicate is not None and supersedes is None:
         return MemoryWrite(duplicate, "duplicate")
-    memory = Memory(owner=owner, embedding=vector, embedding_model=model_name, **item)
+    memory = Memory(owner=owner, embedding=vector, embedding_model=model_name if vector is not None else "", **item)
     _check_ownership(memory)
     old = _resolve_supersedes(owner, supersedes, memory.pk) if supersedes is not None else None
     memory.supersedes = old
@@ -264,7 +280,7 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
             return _write_batch(owner, prepared, vectors, settings.EMBEDDING_MODEL, actor=actor, reason=reason)
     chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        futures = [pool.submit(embed_or_pending, [item["content"] for item in chunk]) for chunk in chunks]
+        futures = [pool.submit(_embed_indexed, chunk) for chunk in chunks]
         futures[0].result()
         try:
             with transaction.atomic():
@@ -291,6 +307,7 @@ def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list
     duplicates = _duplicates_for(owner, prepared, vectors)
     results: list[MemoryWrite | None] = [None] * len(prepared)
     fresh, slow, seen = [], [], set()
+    vectors = [vector if item.get("indexed", True) else None for item, vector in zip(prepared, vectors, strict=True)]
     for index, (item, vector, duplicate) in enumerate(zip(prepared, vectors, duplicates, strict=True)):
         identity = (tuple(item["namespace"]), item["key"])
         if identity in live or identity in seen or item.get("supersedes") is not None:
@@ -299,7 +316,8 @@ def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list
             results[index] = MemoryWrite(duplicate, "duplicate")
         else:
             fields = {k: v for k, v in item.items() if k != "allow_duplicate"}
-            memory = Memory(owner=owner, embedding=vector, embedding_model=model_name, **fields)
+            memory = Memory(owner=owner, embedding=vector, embedding_model=model_name if vector is not None else "",
+                            **fields)
             _check_ownership(memory)
             # field validation here; uniqueness and check constraints are enforced by the database itself, and
             # the related objects are loaded instances checked above (their existence queries cost a query each)
@@ -341,11 +359,14 @@ def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: s
     if "namespace" in data:
         validate_namespace(data["namespace"])
     content_changed = "content" in data and data["content"] != memory.content
-    vector, model_name = embed_or_pending([data["content"]]) if content_changed else ([None], "")
+    indexed = data.get("indexed", memory.indexed)
+    vector, model_name = embed_or_pending([data["content"]]) if content_changed and indexed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         _apply(locked, data)
-        if content_changed:
+        if not locked.indexed:
+            locked.embedding, locked.embedding_model = None, ""
+        elif content_changed:
             locked.embedding, locked.embedding_model = vector[0], model_name
         locked.version += 1
         _check_ownership(locked)
@@ -391,12 +412,14 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         raise ValidationError({field: ["No such version of this memory."]})
     current_content = Memory.objects.filter(pk=memory.pk).values_list("content", flat=True).get()
     content_changed = record.content != current_content
-    vector, model_name = embed_or_pending([record.content]) if content_changed else ([None], "")
+    vector, model_name = embed_or_pending([record.content]) if content_changed and record.indexed else ([None], "")
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         for name in REVERTIBLE_FIELDS:
             setattr(locked, _attname(name), getattr(record, _attname(name)))
-        if content_changed:
+        if not locked.indexed:
+            locked.embedding, locked.embedding_model = None, ""
+        elif content_changed:
             locked.embedding, locked.embedding_model = vector[0], model_name
         if locked.is_active and _key_clash(locked):
             raise ValidationError({"key": [f"A live memory already uses key {locked.key!r} in this namespace."]})
@@ -443,7 +466,7 @@ def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded",
         current = [
             m for m in Memory.objects.select_for_update().defer("embedding", "search_vector")
             .filter(pk__in=list(contents)).order_by("pk")
-            if m.content == contents[m.pk]
+            if m.content == contents[m.pk] and m.indexed  # index=False: never embedded
         ]
         for memory in current:
             memory.embedding = vectors[memory.pk]
@@ -464,7 +487,8 @@ def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: s
     if not ids:
         return
     now = timezone.now()
-    with transaction.atomic():
+    # inside a caller's transaction no savepoint: a failure fails the caller's transaction anyway
+    with transaction.atomic(savepoint=False):
         Memory.objects.filter(owner_id=owner_id, pk__in=ids).update(accessed_at=now)
         if settings.MEMORY_LOG_READS:
             MemoryEvent.objects.bulk_create(
@@ -542,7 +566,7 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
     skipped = {key for key, pk in ids.items() if pk in mine}
     remap = {key: (uuid.uuid4() if pk in taken and pk not in mine else pk) for key, pk in ids.items()}
     todo = [(line, r) for line, r in enumerate(records, start=1) if str(r["id"]) not in skipped]
-    vectors, model_name = embed_or_pending([r["content"] for _, r in todo]) if todo else ([], "")
+    vectors, model_name = _embed_indexed([r for _, r in todo])
     owned_ids = set(Memory.objects.owned_by(owner).values_list("pk", flat=True))
     from conversations.models import Conversation, Message
 
@@ -576,7 +600,8 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
                 message_id=record.get("message") if record.get("message") in messages else None,
                 **{name: record[name] for name in (
                     "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
-                    "importance", "confidence", "source", "source_ref", "links", "version", "is_active",
+                    "importance", "confidence", "source", "source_ref", "links", "version", "is_active", "value",
+                    "ttl_minutes", "indexed",
                 ) if name in record},
                 **{name: _parse_time(record.get(name), name, line) for name in (
                     "created_at", "updated_at", "happened_at", "expires_at")},
@@ -613,12 +638,10 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
 
 
 def memories_deactivate_expired(*, batch_size: int = 500) -> int:
-    """Soft-delete live memories whose `expires_at` has passed (one version each, reason 'expired')."""
+    """Soft-delete live memories past their `expires_at` or their TTL (one version each, reason 'expired')."""
     done = 0
     while True:
-        expired = list(
-            Memory.objects.filter(is_active=True, expires_at__lte=timezone.now()).order_by("pk")[:batch_size]
-        )
+        expired = list(Memory.objects.filter(is_active=True).expired().order_by("pk")[:batch_size])
         for memory in expired:
             memory_soft_delete(memory=memory, reason="expired")
         done += len(expired)
@@ -632,7 +655,8 @@ def memories_embed_pending(*, batch_size: int = 200) -> int:
     Returns how many were embedded."""
     done = 0
     while True:
-        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True).order_by("pk")[:batch_size])
+        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True)
+                       .order_by("pk")[:batch_size])
         if not pending:
             return done
         done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")

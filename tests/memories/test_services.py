@@ -195,3 +195,28 @@ def test_touch_sets_accessed_at_and_logs_events_without_new_versions(user, setti
     settings.MEMORY_LOG_READS = False
     services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action="READ")
     assert memory.events.count() == 1
+
+
+def test_a_memory_stored_unindexed_is_never_embedded(user):
+    memory = create(user, "Kept for filters and keywords only", indexed=False).memory
+    services.memory_update(memory=memory, data={"content": "Still only for keywords"})
+    services.memories_embed_pending()
+
+    memory.refresh_from_db()
+    assert memory.embedding is None and memory.embedding_model == ""
+    assert [h.history_action for h in memory.history.all()] == ["UPDATE", "CREATE"]
+
+
+def test_a_ttl_runs_from_the_last_write_or_read(user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    memory = create(user, "Short-lived note", ttl_minutes=10).memory
+    assert Memory.objects.active().filter(pk=memory.pk).exists()
+    old = timezone.now() - timedelta(minutes=11)
+    Memory.objects.filter(pk=memory.pk).update(updated_at=old, accessed_at=None)
+    assert not Memory.objects.active().filter(pk=memory.pk).exists()
+
+    services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action="READ")  # a read refreshes it
+    assert Memory.objects.active().filter(pk=memory.pk).exists()

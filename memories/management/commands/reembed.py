@@ -65,7 +65,7 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1.")
         model_name = settings.EMBEDDING_MODEL
         stale = Q() if options["all"] else Q(embedding__isnull=True) | ~Q(embedding_model=model_name)
-        memories = Memory.objects.filter(stale).only("id", "content")
+        memories = Memory.objects.filter(stale, indexed=True).only("id", "content")  # index=False: never
         chunks = Chunk.objects.filter(stale).only("id", "content")
         if options["dry_run"]:
             self.stdout.write(

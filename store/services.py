@@ -1,0 +1,170 @@
+"""Executing store operations. A batch runs in order, in one transaction: puts are upserts through
+`memories.services.memory_batch_create` (never merged with near-duplicates), deletes are soft deletes; every text
+a batch needs embedded (contents, indexed fields, search queries) is embedded in one go before the transaction."""
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+
+from integrations import embeddings
+from memories import services as memory_services
+from memories.models import Memory, MemoryEvent
+from store import ops, selectors
+from store.items import content_for, indexed_texts
+from store.models import ItemVector
+
+
+@dataclass
+class _PreparedPut:
+    op: ops.Put
+    content: str
+    fields: list[tuple[str, str, str]]  # (field, path, text)
+
+
+def _embed_exact(texts: list[str]) -> dict[str, list[float]]:
+    """Vectors of distinct texts, embedded in groups of equal length: padding a text to the longest one in its
+    batch moves its vector in the 7th decimal, and the same text must score the same whatever it was put with.
+    An unavailable provider is a 503 (nothing was written)."""
+    distinct = list(dict.fromkeys(texts))
+    by_length: dict[int, list[str]] = defaultdict(list)
+    for text in distinct:
+        by_length[embeddings.count_tokens(text)].append(text)
+    vectors: dict[str, list[float]] = {}
+    try:
+        for group in by_length.values():
+            vectors.update(zip(group, embeddings.embed_texts(group), strict=True))
+    except embeddings.EmbeddingError as exc:
+        raise StoreUnavailable("The embedding provider is unavailable; nothing was written.") from exc
+    return vectors
+
+
+class StoreUnavailable(Exception):
+    """A slow dependency (the embedding provider) failed before anything was written."""
+
+
+def _prepare(op: ops.Put) -> _PreparedPut:
+    fields = indexed_texts(op.value, op.index)
+    if len(fields) > settings.STORE_MAX_FIELDS:
+        raise ValidationError({"index": [f"The item has {len(fields)} texts to index; the limit is "
+                                         f"{settings.STORE_MAX_FIELDS}."]})
+    return _PreparedPut(op=op, content=content_for(op.value, fields), fields=fields)
+
+
+def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
+    """Run the operations in order and return their results in order: an Item or None for a get, None for a
+    put or delete, a list of Items for a search, a list of namespace tuples for a listing."""
+    prepared = {i: _prepare(op) for i, op in enumerate(batch) if isinstance(op, ops.Put) and op.value is not None}
+    texts = [p.content for p in prepared.values() if p.op.index is not False]
+    texts += [text for p in prepared.values() for _, _, text in p.fields]
+    texts += [op.query for op in batch if isinstance(op, ops.Search) and op.query]
+    vectors = _embed_exact(texts) if texts else {}
+    results: list[Any] = [None] * len(batch)
+    touched: dict[int, tuple[str, str]] = {}  # memory id -> (event action, query) for reads that refresh TTLs
+    with transaction.atomic():
+        _lock_keys(owner, [op for op in batch if isinstance(op, ops.Put) and op.namespace])
+        index = 0
+        while index < len(batch):
+            op = batch[index]
+            if isinstance(op, ops.Put) and op.value is not None:
+                run = index
+                while run < len(batch) and isinstance(batch[run], ops.Put) and batch[run].value is not None:
+                    run += 1
+                _put(owner, [prepared[i] for i in range(index, run)], vectors)
+                index = run
+                continue
+            if isinstance(op, ops.Put):
+                _delete(owner, op)
+            elif isinstance(op, ops.Get):
+                results[index] = selectors.items_get(owner_id=owner.pk, gets=[op])[0]
+                if results[index] is not None and op.refresh_ttl:
+                    touched.setdefault(results[index].id, (MemoryEvent.Action.READ, ""))
+            elif isinstance(op, ops.Search):
+                found = selectors.items_search(owner_id=owner.pk, search=op,
+                                               vector=vectors.get(op.query) if op.query else None)
+                results[index] = found
+                if op.refresh_ttl:
+                    for item in found:
+                        touched.setdefault(item.id, (MemoryEvent.Action.SEARCH, op.query or ""))
+            else:
+                results[index] = selectors.namespaces_list(owner_id=owner.pk, listing=op)
+            index += 1
+        # what a read returned gets `accessed_at` (which refreshes TTLs) and a READ/SEARCH event
+        by_action: dict[tuple[str, str], list] = defaultdict(list)
+        for memory_id, action in touched.items():
+            by_action[action].append(memory_id)
+        for (action, query), ids in by_action.items():
+            memory_services.memories_touch(memory_ids=ids, owner_id=owner.pk, action=action, query=query)
+    return results
+
+
+def _lock_keys(owner, writes: list[ops.Put]) -> None:
+    """Serialise concurrent writers of the same items (two upserts of a new key would both insert, and one
+    would fail on the unique live key): a transaction-level advisory lock per (owner, namespace, key), taken
+    in one sorted order for the whole batch so that two batches cannot deadlock."""
+    identities = sorted({json.dumps([owner.pk, list(op.namespace), op.key]) for op in writes})
+    if identities:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) "
+                           "FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS ordered", [identities])
+
+
+def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> None:
+    """Upsert a run of consecutive puts (the last put of a key wins, as in LangGraph's batching) and replace
+    their field vectors."""
+    last: dict[tuple, _PreparedPut] = {}
+    for put in puts:
+        last.pop((put.op.namespace, put.op.key), None)
+        last[(put.op.namespace, put.op.key)] = put
+    puts = list(last.values())
+    items = [{
+        "namespace": list(p.op.namespace), "key": p.op.key, "content": p.content, "value": p.op.value,
+        "ttl_minutes": p.op.ttl, "indexed": p.op.index is not False, "allow_duplicate": True,
+    } for p in puts]
+    content_vectors = [vectors.get(p.content) if p.op.index is not False else None for p in puts]
+    writes = memory_services.memory_batch_create(owner=owner, items=items, vectors=content_vectors,
+                                                 reason="store put")
+    ItemVector.objects.filter(owner=owner, memory__in=[w.memory.pk for w in writes]).delete()
+    ItemVector.objects.bulk_create([
+        ItemVector(memory_id=write.memory.pk, owner=owner, field=field, path=path, embedding=vectors[text],
+                   embedding_model=settings.EMBEDDING_MODEL)
+        for write, put in zip(writes, puts, strict=True) for field, path, text in put.fields
+    ])
+
+
+def _delete(owner, op: ops.Put) -> None:
+    if not op.namespace:
+        return
+    memory = (Memory.objects.owned_by(owner)
+              .filter(namespace=list(op.namespace), key=op.key, is_active=True).first())
+    if memory is not None:
+        memory_services.memory_soft_delete(memory=memory, reason="store delete")
+
+
+def item_vectors_reembed(*, memory_ids: list) -> int:
+    """Embed the indexed fields of these store items again with the configured model (after a model change),
+    from their values as stored; texts are embedded before the transaction, and an item put meanwhile (its put
+    wrote fresh vectors) is left alone. Returns how many vectors were replaced."""
+    memories = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids, value__isnull=False).only("id", "value")}
+    fields: dict[Any, list[str]] = defaultdict(list)
+    for memory_id, field in ItemVector.objects.filter(memory__in=list(memories)).values_list("memory", "field"):
+        fields[memory_id].append(field)
+    texts = {pk: {path: text for _, path, text in indexed_texts(memories[pk].value, names)}
+             for pk, names in fields.items()}
+    vectors = _embed_exact([text for by_path in texts.values() for text in by_path.values()])
+    with transaction.atomic():
+        current = {pk: value for pk, value in Memory.objects.select_for_update()
+                   .filter(pk__in=list(texts)).values_list("id", "value")}
+        rows = [row for row in ItemVector.objects.filter(memory__in=list(texts))
+                if current.get(row.memory_id) == memories[row.memory_id].value
+                and row.path in texts[row.memory_id]]
+        for row in rows:
+            row.embedding = vectors[texts[row.memory_id][row.path]]
+            row.embedding_model = settings.EMBEDDING_MODEL
+        ItemVector.objects.bulk_update(rows, ["embedding", "embedding_model"])
+    return len(rows)
+
