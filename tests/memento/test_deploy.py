@@ -48,5 +48,6 @@ def test_vector_extension_and_indexes_exist(db):
         assert cursor.fetchone()[0].startswith("0.8")
         cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%%hnsw%%'")
         indexes = dict(cursor.fetchall())
-    assert set(indexes) == {"memory_embedding_hnsw", "chunk_embedding_hnsw", "message_embedding_hnsw"}
+    assert set(indexes) == {"memory_embedding_hnsw", "chunk_embedding_hnsw", "message_embedding_hnsw",
+                            "itemvector_embedding_hnsw"}
     assert all("halfvec_cosine_ops" in definition for definition in indexes.values())
