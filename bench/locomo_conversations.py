@@ -40,7 +40,7 @@ from bench.common import progress, setup_django, wipe_users  # noqa: E402
 from bench.locomo_recall import CATEGORIES, DEFAULT_PATH, load_dataset  # noqa: E402
 
 PREFIX = "locomo-conv-"
-SETS = {"first": slice(0, 5), "last": slice(5, 10), "all": slice(0, 10)}
+SETS = {"first": slice(0, 5), "last": slice(5, 10), "all": slice(0, 10), "one": slice(5, 6)}
 APPEND_MAX = 500
 KEPT_COSINE = 0.5
 

@@ -113,7 +113,7 @@ def test_memories_round_trip(server, transport):
                                tags=["health"], importance=0.9)
             await call(client, "add_memory", content="Keeps a pet axolotl named Quetzal")
             await call(client, "add_memory", content="Works as a nurse in Leeds")
-            by_meaning = await call(client, "search_memories", query="what food must I never cook for them?")
+            by_meaning = await call(client, "search_memories", query="does the user have a food allergy?")
             by_word = await call(client, "search_memories", query="Quetzal", mode="keyword")
             memory_id = added["memory"]["id"]
             got = await call(client, "get_memory", memory_id=memory_id)
