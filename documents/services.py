@@ -42,20 +42,20 @@ REASON_MAX = 100
 
 
 def max_bytes() -> int:
-    return int(getattr(settings, "DOCUMENT_MAX_BYTES", 20 * MiB))
+    return settings.DOCUMENT_MAX_BYTES
 
 
 def batch_size() -> int:
-    return max(1, int(getattr(settings, "DOCUMENT_BATCH_SIZE", 32)))
+    return max(1, settings.DOCUMENT_BATCH_SIZE)
 
 
 def embed_batch_size() -> int:
     """Chunks embedded per call (several commit batches): bigger calls use the model better."""
-    return max(batch_size(), int(getattr(settings, "DOCUMENT_EMBED_BATCH_SIZE", 256)))
+    return max(batch_size(), settings.DOCUMENT_EMBED_BATCH_SIZE)
 
 
 def memories_per_chunk() -> int:
-    return max(0, int(getattr(settings, "DOCUMENT_MEMORIES_PER_CHUNK", 5)))
+    return max(0, settings.DOCUMENT_MEMORIES_PER_CHUNK)
 
 
 class FileTooLarge(Exception):
@@ -444,8 +444,7 @@ def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
     the broker lost the task): the database, not the broker, records what is left to do."""
     from documents.tasks import process_document
 
-    seconds = older_than_seconds if older_than_seconds is not None else int(
-        getattr(settings, "DOCUMENT_STALE_SECONDS", 600))
+    seconds = older_than_seconds if older_than_seconds is not None else settings.DOCUMENT_STALE_SECONDS
     cutoff = timezone.now() - timedelta(seconds=seconds)
     stale = list(
         Document.objects.filter(

@@ -32,13 +32,9 @@ class LLMUnavailable(LLMError):
     """The endpoint could not be reached or was overloaded (network error, timeout, 429, 5xx): worth retrying."""
 
 
-def _setting(name: str, default: Any = "") -> Any:
-    return getattr(settings, name, default)
-
-
 def llm_configured() -> bool:
     """True when MEMORY_LLM_API_BASE and MEMORY_LLM_MODEL name an endpoint to use."""
-    return bool(_setting("MEMORY_LLM_API_BASE") and _setting("MEMORY_LLM_MODEL"))
+    return bool(settings.MEMORY_LLM_API_BASE and settings.MEMORY_LLM_MODEL)
 
 
 @functools.lru_cache(maxsize=8)
@@ -52,11 +48,11 @@ def _complete(messages: list[dict[str, str]]) -> str:
     """One chat completion; returns the assistant's text ("" when it sent none)."""
     import openai
 
-    base_url, model = _setting("MEMORY_LLM_API_BASE"), _setting("MEMORY_LLM_MODEL")
+    base_url, model = settings.MEMORY_LLM_API_BASE, settings.MEMORY_LLM_MODEL
     if not (base_url and model):
         raise LLMError("no LLM is configured: set MEMORY_LLM_API_BASE and MEMORY_LLM_MODEL")
-    timeout = float(_setting("MEMORY_LLM_TIMEOUT", 30) or 30)
-    client = _client(base_url, _setting("MEMORY_LLM_API_KEY") or "", timeout)
+    timeout = float(settings.MEMORY_LLM_TIMEOUT or 30)
+    client = _client(base_url, settings.MEMORY_LLM_API_KEY or "", timeout)
     try:
         response = client.chat.completions.create(
             model=model, messages=messages, response_format={"type": "json_object"}

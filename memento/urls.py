@@ -1,21 +1,35 @@
+"""Every URL of the app. One DRF router for the API's viewsets, so the browsable API root lists them all."""
+
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
 
+from conversations import views as conversation_views
 from conversations.mcp import MCPView
+from documents import views as document_views
 from memento.search import MemorySearchView
+from memories import views as memory_views
+
+router = DefaultRouter()
+router.register("memories", memory_views.MemoryViewSet, basename="memory")
+router.register("projects", memory_views.ProjectViewSet, basename="project")
+router.register("conversations", conversation_views.ConversationViewSet, basename="conversation")
+router.register("documents", document_views.DocumentViewSet, basename="document")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/auth/token/", obtain_auth_token, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # before the router: its memory detail route would take "search" for an id
     path("api/memories/search/", MemorySearchView.as_view(), name="memory-search"),  # joins three apps
-    path("api/", include("memories.urls")),
-    path("api/", include("conversations.urls")),
-    path("api/", include("documents.urls")),
+    path("api/chunks/search/", document_views.ChunkSearchView.as_view(), name="chunk-search"),
+    path("api/tools/", conversation_views.ToolListView.as_view(), name="tools"),
+    path("api/tools/call/", conversation_views.ToolCallView.as_view(), name="tool-call"),
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
+    path("api/", include(router.urls)),
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]
