@@ -296,10 +296,11 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
             vector = embeddings.embed_text(query)
         except embeddings.EmbeddingError:
             logger.warning("embedding provider unavailable; context answered from full text", exc_info=True)
-    # with no vector, both searches try the provider again and answer from full text (degraded)
-    memories = memory_search(owner=owner_id, query=query, mode="hybrid", limit=limit,
+    # the provider is asked once: without a vector both searches answer from full text
+    mode = "hybrid" if vector is not None else "keyword"
+    memories = memory_search(owner=owner_id, query=query, mode=mode, limit=limit,
                              filters=MemoryFilters(project=project), query_vector=vector)
-    messages = message_search(owner=owner_id, query=query, mode="hybrid", limit=EXCERPT_HITS, project=project,
+    messages = message_search(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
                               conversation=conversation if stay_in_conversation else None, query_vector=vector)
     memory_items = [_memory_item(s) for s in memories.results]
 
@@ -318,7 +319,7 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     text = "\n".join(sections)
     items = chosen_memories + excerpts
     return Context(query=query, budget=budget, used_tokens=count_tokens(text) if text else 0, items=items,
-                   text=text, degraded=memories.degraded or messages.degraded)
+                   text=text, degraded=vector is None)
 
 
 def conversation_context(*, conversation: Conversation, query: str | None = None, budget: int | None = None,

@@ -126,7 +126,7 @@ def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]
         if new_ids:
             transaction.on_commit(lambda: _send_embedding(new_ids, extract))
         elif extract:
-            transaction.on_commit(lambda: _send(extract))
+            transaction.on_commit(lambda: messages_send_extraction(extract))
     return results
 
 
@@ -202,16 +202,12 @@ def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = Tru
         return []
     Message.objects.filter(pk__in=pending).update(extraction_queued_at=timezone.now())
     if send:
-        transaction.on_commit(lambda: _send(pending))
+        transaction.on_commit(lambda: messages_send_extraction(pending))
     return pending
 
 
 def messages_send_extraction(message_ids: list[str]) -> None:
     """Send the extraction tasks of messages already stamped queued."""
-    _send(message_ids)
-
-
-def _send(message_ids: list[str]) -> None:
     from conversations.tasks import extract_message
 
     for message_id in message_ids:
@@ -288,5 +284,5 @@ def messages_requeue_stale(*, older_than_seconds: int = 300, limit: int = 1000) 
         ).order_by("extraction_queued_at").values_list("pk", flat=True)[:limit]]
         # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
         Message.objects.filter(pk__in=stale).update(extraction_queued_at=timezone.now())
-        transaction.on_commit(lambda: _send(stale))
+        transaction.on_commit(lambda: messages_send_extraction(stale))
     return len(stale)

@@ -9,6 +9,7 @@ from conversations import selectors, services
 from conversations.models import Message
 from memories import services as memory_services
 from tests.factories import ConversationFactory, ProjectFactory, UserFactory
+from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401 (fixtures)
 
 START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 DIALOGUE = [
@@ -119,3 +120,15 @@ def test_context_can_stay_in_one_conversation(said, user, eager, django_capture_
     here = selectors.context_for(owner=user, query="When does the support group meet?", conversation=said,
                                  stay_in_conversation=True)
     assert all(i.conversation.pk == said.pk for i in here.items if i.type == "excerpt")
+
+
+def test_context_asks_a_failing_provider_once_and_answers_from_words(openai_embeddings, user):  # noqa: F811
+    conversation = ConversationFactory(owner=user)
+    services.messages_append(conversation=conversation, messages=[
+        {"role": "assistant", "content": "Your locker at the gym is number 318."}])
+    openai_embeddings.reset()
+    openai_embeddings.fail(500, times=None)
+    context = selectors.context_for(owner=user, query="gym locker")
+    assert context.degraded and "locker at the gym is number 318" in context.text
+    asked = [r for r in openai_embeddings.requests if r.path.endswith("/embeddings")]
+    assert 1 <= len(asked) <= 2  # one question to the provider (its client retries once), not one per search
