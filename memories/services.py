@@ -73,7 +73,7 @@ def _check_ownership(memory: Memory) -> None:
             raise ValidationError({name: [f"Unknown {name}."]})
 
 
-# --- embedding ------------------------------------------------------------------------------------------------
+# --- embedding and duplicates ---------------------------------------------------------------------------------
 
 
 def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
@@ -133,6 +133,28 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
         memories = Memory.objects.in_bulk(list(hits.values()))
         for idx, memory_id in hits.items():
             found[idx] = memories[memory_id]
+    return found
+
+
+def numbers_in(text: str) -> list[str]:
+    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
+    so near-identical texts whose figures differ are different facts, not duplicates."""
+    return re.findall(r"\d+(?:[.,:]\d+)*", text)
+
+
+def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
+    """Duplicate lookups only for items that are plain creates and did not opt out."""
+    by_scope: dict[Any, list[int]] = {}
+    for i, item in enumerate(prepared):
+        if not item.get("allow_duplicate") and item.get("supersedes") is None:
+            project = item.get("project")
+            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
+    found: list[Memory | None] = [None] * len(prepared)
+    for project_id, indexes in by_scope.items():
+        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
+        for i, hit in zip(indexes, hits, strict=True):
+            if hit is not None and numbers_in(hit.content) == numbers_in(prepared[i]["content"]):
+                found[i] = hit
     return found
 
 
@@ -306,28 +328,6 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
     return results
 
 
-def numbers_in(text: str) -> list[str]:
-    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
-    so near-identical texts whose figures differ are different facts, not duplicates."""
-    return re.findall(r"\d+(?:[.,:]\d+)*", text)
-
-
-def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
-    """Duplicate lookups only for items that are plain creates and did not opt out."""
-    by_scope: dict[Any, list[int]] = {}
-    for i, item in enumerate(prepared):
-        if not item.get("allow_duplicate") and item.get("supersedes") is None:
-            project = item.get("project")
-            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
-    found: list[Memory | None] = [None] * len(prepared)
-    for project_id, indexes in by_scope.items():
-        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
-        for i, hit in zip(indexes, hits, strict=True):
-            if hit is not None and numbers_in(hit.content) == numbers_in(prepared[i]["content"]):
-                found[i] = hit
-    return found
-
-
 def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: str = "updated") -> Memory:
     if "content" in data:
         validate_content(data["content"])
@@ -498,6 +498,9 @@ def project_delete(*, project: Project) -> None:
         for memory in Memory.objects.filter(project=project).select_for_update():
             memory_forget(memory=memory)
         project.delete()
+
+
+# --- periodic sweeps (memories.tasks) -------------------------------------------------------------------------
 
 
 def memories_deactivate_expired(*, batch_size: int = 500) -> int:
