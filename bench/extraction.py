@@ -151,7 +151,7 @@ def main() -> None:
     from conversations import services
     from conversations.models import Conversation, Message
     from memories.models import Memory
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     wipe_users(USER)
     user = get_user_model().objects.create(username=USER)

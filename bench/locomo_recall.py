@@ -6,7 +6,7 @@ search side by side, overall and per question category.
 Data: LoCoMo (Maharana et al., ACL 2024, arXiv:2402.17753), CC BY-NC 4.0, read from ../shared/bench/locomo10.json
 (never copied into this repository). Each of the 10 conversations goes to its own Django user; every dialog turn
 becomes one memory ("speaker: text", happened_at = its session's date, metadata.dia_id) through
-services.memory_batch_create. Every question of categories 1-4 is searched with limit 20; a question's Recall@k
+memories.batch.memory_batch_create. Every question of categories 1-4 is searched with limit 20; a question's Recall@k
 is the fraction of its evidence turns in the top k. Searches get the question's vector precomputed (the bench
 measures search, not query embedding). Everything runs in a dedicated database (memento_bench).
 """
@@ -140,7 +140,7 @@ def load_memories(turns: dict[str, list[Turn]], *, reuse: bool) -> dict[str, obj
     complete."""
     from django.contrib.auth import get_user_model
 
-    from memories import services
+    from memories.batch import memory_batch_create
     from memories.models import Memory
 
     User = get_user_model()
@@ -161,7 +161,7 @@ def load_memories(turns: dict[str, list[Turn]], *, reuse: bool) -> dict[str, obj
             items = memory_items(sample_id, sample_turns)
             for start in range(0, len(items), 1000):
                 batch = items[start : start + 1000]
-                writes = services.memory_batch_create(owner=user, items=batch, reason="locomo bench")
+                writes = memory_batch_create(owner=user, items=batch, reason="locomo bench")
                 assert all(w.outcome == "created" for w in writes), "every turn must be stored"
                 bar.update(len(batch))
     return users
@@ -195,7 +195,7 @@ class Run:
 def evaluate(users, questions: list[Question], runs: list[Run]):
     from integrations.embeddings import embed_texts
     from memento import rls
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     started = time.perf_counter()
     vectors = embed_texts([q.text for q in questions])
@@ -243,7 +243,7 @@ def main() -> None:
     turns, questions, report = load_dataset(args.path)
     setup_django()
 
-    from memories.selectors import DEFAULT_RANKING, RANKINGS
+    from memories.search import DEFAULT_RANKING, RANKINGS
 
     extra = [r for r in args.rankings.split(",") if r]
     unknown = [r for r in extra if r not in RANKINGS]

@@ -66,7 +66,7 @@ def load(args, provider) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from memories import services
+    from memories.batch import memory_batch_create
     from memories.models import Memory
 
     User = get_user_model()
@@ -99,7 +99,7 @@ def load(args, provider) -> None:
         rows = by_owner.get(owner.pk, [])
         for start in range(0, len(rows), 1000):
             part = rows[start : start + 1000]
-            services.memory_batch_create(
+            memory_batch_create(
                 owner=owner, items=[{"content": texts[i], "allow_duplicate": True,
                                      "importance": float(rng.uniform(0.2, 0.9))} for i in part],
                 vectors=[vectors[i].tolist() for i in part], reason="bench load",
@@ -120,7 +120,8 @@ def load(args, provider) -> None:
 
 def service_latency(owner, queries: list[str], vectors: list[list[float]] | None, mode: str) -> list[float]:
     from memento import rls
-    from memories.selectors import MemoryFilters, memory_search
+    from memories.search import memory_search
+    from memories.selectors import MemoryFilters
 
     samples = []
     with rls.as_user(owner.pk):  # as a request would run it
@@ -135,7 +136,7 @@ def service_latency(owner, queries: list[str], vectors: list[list[float]] | None
 def recall_at_10(owner, queries: list[str], vectors: list[list[float]]) -> float:
     from memento import rls
     from memories.models import Memory
-    from memories.selectors import memory_search
+    from memories.search import memory_search
 
     rows = list(Memory.objects.filter(owner=owner, is_active=True).values_list("pk", "embedding"))
     ids = [pk for pk, _ in rows]

@@ -1,7 +1,6 @@
 """Reads of conversations that take more than one step: message search (what was said, as episodes) and the
 context an agent puts in front of its model (the best memories and the best conversation excerpts)."""
 
-import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,22 +10,21 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from conversations.models import Conversation, Message
-from integrations import embeddings
 from integrations.embeddings import count_tokens
 from memories.models import Project
-from memories.selectors import (
+from memories.search import (
     DATE_BONUS,
-    MemoryFilters,
     ScoredMemory,
     calibrated_similarity,
+    embed_query,
     memory_search,
     passage_candidates,
     query_periods,
+    score_passages,
     search_start,
     within_periods,
 )
-
-logger = logging.getLogger(__name__)
+from memories.selectors import MemoryFilters
 
 SEARCH_MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 200
@@ -83,15 +81,7 @@ def message_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, 
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
     degraded, vector = False, None
     if mode != "keyword" and query.strip():
-        if query_vector is not None:
-            vector = list(query_vector)
-        else:
-            try:
-                vector = embeddings.embed_text(query)
-            except embeddings.EmbeddingError:
-                logger.warning("embedding provider unavailable; message search answered from full text",
-                               exc_info=True)
-                degraded = True
+        vector, degraded = embed_query(query, query_vector, what="message search")
     if mode == "semantic" and vector is None and not degraded:
         return MessageResults([], mode, False)
     owner_id = getattr(owner, "pk", owner)
@@ -104,31 +94,23 @@ def message_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, 
     messages = (Message.objects.filter(owner_id=owner_id).select_related("conversation")
                 .defer("embedding", "search_vector").in_bulk([row[0] for row in found]))
     periods = query_periods(query) if mode == "hybrid" else []
-    scored = []
-    for message_id, similarity, keyword in found:
-        message = messages.get(message_id)
-        if message is None:
-            continue
-        if mode == "semantic" and not degraded:
-            floor = MESSAGE_THRESHOLD if threshold is None else threshold
-            if similarity is None or similarity < floor - 1e-9:
-                continue
-            parts = {"semantic": similarity}
-        elif mode == "keyword" or vector is None:
-            if keyword <= 0:
-                continue
-            parts = {"keyword": keyword}
-        else:
-            if keyword <= 0 and (similarity is None or similarity < MIN_SIMILARITY):
-                continue
-            parts = {"semantic": SEMANTIC_WEIGHT * calibrated_similarity(similarity),
-                     "keyword": (1 - SEMANTIC_WEIGHT) * keyword,
-                     "date": DATE_BONUS if periods and within_periods(message.sent_at.timestamp(), periods)
-                     else 0.0}
-        score = sum(parts.values())
-        if threshold is not None and (mode != "semantic" or degraded) and score < threshold:
-            continue
-        scored.append(ScoredMessage(message, score, parts))
+
+    def hybrid(message_id, similarity, keyword):
+        if keyword <= 0 and (similarity is None or similarity < MIN_SIMILARITY):
+            return None
+        sent_at = messages[message_id].sent_at.timestamp()
+        return {"semantic": SEMANTIC_WEIGHT * calibrated_similarity(similarity),
+                "keyword": (1 - SEMANTIC_WEIGHT) * keyword,
+                "date": DATE_BONUS if periods and within_periods(sent_at, periods) else 0.0}
+
+    scored = [
+        ScoredMessage(messages[message_id], score, parts)
+        for message_id, score, parts in score_passages(
+            [row for row in found if row[0] in messages], mode=mode, degraded=degraded,
+            has_vector=vector is not None, threshold=threshold, semantic_threshold=MESSAGE_THRESHOLD,
+            hybrid=hybrid,
+        )
+    ]
     scored.sort(key=lambda s: (-s.score, s.message.sent_at, s.message.sequence))
     return MessageResults(scored[:limit], mode, degraded)
 
@@ -290,12 +272,7 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
         return Context(query="", budget=budget, used_tokens=0, items=[], text="", degraded=False)
     owner_id = getattr(owner, "pk", owner)
     project = conversation.project if conversation is not None else None
-    vector = query_vector
-    if vector is None:
-        try:
-            vector = embeddings.embed_text(query)
-        except embeddings.EmbeddingError:
-            logger.warning("embedding provider unavailable; context answered from full text", exc_info=True)
+    vector, _ = embed_query(query, query_vector, what="context")
     # the provider is asked once: without a vector both searches answer from full text
     mode = "hybrid" if vector is not None else "keyword"
     memories = memory_search(owner=owner_id, query=query, mode=mode, limit=limit,

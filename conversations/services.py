@@ -16,6 +16,7 @@ from conversations.models import Conversation, Message
 from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
+from memories.reconcile import memories_reconcile
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +245,7 @@ def message_extract(*, message_id) -> Message | None:
             locked = Message.objects.select_for_update().get(pk=message.pk)
             if locked.extraction_status != Message.Extraction.PENDING:
                 return locked
-            memory_services.memories_reconcile(
+            memories_reconcile(
                 owner=conversation.owner, candidates=candidates, project=conversation.project,
                 reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
                 conversation=conversation, message=locked,

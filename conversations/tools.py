@@ -17,7 +17,7 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from conversations.models import Conversation
 from conversations.selectors import context_for
-from memories import selectors, services
+from memories import search, selectors, services
 from memories.models import Memory, MemoryEvent
 from memories.serializers import MemorySerializer
 
@@ -153,7 +153,7 @@ def add_memory(user, args):
     "earlier conversations, and before add_memory to check what is already known."))
 def search_memories(user, args):
     query = args["query"]
-    result = selectors.memory_search(owner=user, query=query, mode=args.get("mode", "hybrid"),
+    result = search.memory_search(owner=user, query=query, mode=args.get("mode", "hybrid"),
                                      limit=args.get("limit", 10))
     services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=user.pk,
                             action=MemoryEvent.Action.SEARCH, query=query)

@@ -16,7 +16,6 @@ Scope: no project -> chunks of documents without a project; a project -> those p
 layer). When the embedding provider fails, semantic and hybrid answer from full text with `degraded=True`.
 """
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -25,10 +24,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from documents.models import Chunk, Document
-from memories.models import EMBEDDING_DIMENSIONS, Memory
-from memories.selectors import passage_candidates, search_start
-
-logger = logging.getLogger(__name__)
+from memories.models import Memory
+from memories.search import calibrated_similarity, embed_query, passage_candidates, score_passages, search_start
 
 SEARCH_MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 200
@@ -38,7 +35,6 @@ CHUNK_THRESHOLD = 0.3  # semantic mode: minimum cosine similarity of query and p
 SEMANTIC_WEIGHT = 0.5
 SEMANTIC_FLOOR, SEMANTIC_CEILING = 0.1, 0.6  # query-to-passage cosines: ~0.1 unrelated, ~0.6 on topic
 BM25_K1, BM25_B = 1.2, 0.75
-VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 
 
 class ScoredChunk(NamedTuple):
@@ -96,19 +92,11 @@ def document_memories(*, document: Document):
             .select_related("project").order_by("source_ref__chunk_index", "created_at", "pk"))
 
 
-def _calibrated(similarity: float | None) -> float:
-    if similarity is None:
-        return 0.0
-    return min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR)))
-
-
 def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, threshold: float | None = None,
                  project=None, all_projects: bool = False, document=None, created_after=None, created_before=None,
                  query_vector: list[float] | None = None) -> ChunkResults:
     """Search `owner`'s document chunks; returns ScoredChunk(chunk, score, parts) best first (see the module
     docstring for modes, scores and scope)."""
-    from integrations import embeddings
-
     if mode not in SEARCH_MODES:
         raise ValueError(f"mode must be one of {SEARCH_MODES}, not {mode!r}")
     if not 1 <= limit <= MAX_LIMIT:
@@ -116,14 +104,7 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
     degraded = False
     vector = None
     if mode != "keyword" and query.strip():
-        if query_vector is not None:
-            vector = list(query_vector)
-        else:
-            try:
-                vector = embeddings.embed_text(query)
-            except embeddings.EmbeddingError:
-                logger.warning("embedding provider unavailable; chunk search answered from full text", exc_info=True)
-                degraded = True
+        vector, degraded = embed_query(query, query_vector, what="chunk search")
     if mode == "semantic" and vector is None and not degraded:
         return ChunkResults(mode=mode)
     use_keyword = mode != "semantic" or degraded
@@ -137,25 +118,13 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
         found = passage_candidates(cursor, base=base, table="documents_chunk", owner_id=owner_id, vector=vector,
                                    lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B)
 
-    scored = []
-    for chunk_id, similarity, keyword in found:
-        if mode == "semantic" and not degraded:
-            floor = CHUNK_THRESHOLD if threshold is None else threshold
-            if similarity is None or similarity < floor - 1e-9:
-                continue
-            parts = {"semantic": similarity}
-        elif mode == "keyword" or vector is None:
-            if keyword <= 0:
-                continue
-            parts = {"keyword": keyword}
-        else:
-            parts = {"semantic": SEMANTIC_WEIGHT * _calibrated(similarity), "keyword": (1 - SEMANTIC_WEIGHT) * keyword}
-            if parts["semantic"] <= 0 and parts["keyword"] <= 0:
-                continue
-        score = sum(parts.values())
-        if threshold is not None and (mode != "semantic" or degraded) and score < threshold:
-            continue
-        scored.append((chunk_id, score, parts))
+    def hybrid(chunk_id, similarity, keyword):
+        semantic = SEMANTIC_WEIGHT * min(1.0, calibrated_similarity(similarity, SEMANTIC_FLOOR, SEMANTIC_CEILING))
+        parts = {"semantic": semantic, "keyword": (1 - SEMANTIC_WEIGHT) * keyword}
+        return None if parts["semantic"] <= 0 and parts["keyword"] <= 0 else parts
+
+    scored = score_passages(found, mode=mode, degraded=degraded, has_vector=vector is not None,
+                            threshold=threshold, semantic_threshold=CHUNK_THRESHOLD, hybrid=hybrid)
     scored.sort(key=lambda item: (-item[1], str(item[0])))
     scored = scored[:limit]
     chunks = (Chunk.objects.filter(owner_id=owner_id).select_related("document").defer("embedding")

@@ -12,8 +12,9 @@ from conversations.serializers import ScoredMessageSerializer
 from documents.selectors import chunks_for_memory_search
 from documents.serializers import MemorySearchWithChunksResponseSerializer
 from integrations import embeddings
-from memories import selectors, services
+from memories import services
 from memories.models import MemoryEvent
+from memories.search import RANKINGS, memory_search
 from memories.serializers import SearchSerializer
 from memories.views import request_filters
 
@@ -35,8 +36,8 @@ class MemorySearchView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         ranking = data.get("ranking")
-        if ranking and ranking not in selectors.RANKINGS:
-            choices = ", ".join(sorted(selectors.RANKINGS))
+        if ranking and ranking not in RANKINGS:
+            choices = ", ".join(sorted(RANKINGS))
             raise serializers.ValidationError({"ranking": [f"Unknown ranking; choose one of: {choices}."]})
         filters = request_filters(request, data)
         vector = None
@@ -45,7 +46,7 @@ class MemorySearchView(APIView):
                 vector = embeddings.embed_text(data["query"])
             except embeddings.EmbeddingError:
                 vector = None
-        result = selectors.memory_search(
+        result = memory_search(
             owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
             limit=data["limit"], filters=filters, ranking=ranking, query_vector=vector,
         )

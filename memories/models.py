@@ -11,7 +11,8 @@ from django.db.models import ExpressionWrapper, F, Q
 from django.db.models.functions import Cast, Greatest, Now
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from django.utils import timezone
-from pgvector.django import HalfVectorField, HnswIndex, VectorField
+from pgvector import HalfVector
+from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
 EMBEDDING_DIMENSIONS = 384
@@ -119,9 +120,6 @@ class MemoryQuerySet(models.QuerySet):
 
     def nearest(self, vector) -> "MemoryQuerySet":
         """Order by cosine distance to `vector`, through the half-precision HNSW index."""
-        from pgvector import HalfVector
-        from pgvector.django import CosineDistance
-
         return (
             self.filter(embedding__isnull=False)
             .annotate(distance=CosineDistance(halfvec(), HalfVector(vector)))

@@ -1,11 +1,12 @@
-"""Writes to memories and projects. Each function is one transaction; embeddings are computed before it opens,
-so a slow embedding call never holds locks."""
+"""Writes to one memory at a time, and to projects. Each function is one transaction; embeddings are computed
+before it opens, so a slow embedding call never holds locks. Batches are in memories.batch, reconciliation of
+extracted candidates in memories.reconcile, import and export in memories.portability."""
 
 import logging
 import re
 import uuid
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from pgvector import Vector
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
@@ -29,8 +29,6 @@ WRITABLE_FIELDS = (
     "importance", "confidence", "source", "source_ref", "links", "happened_at", "expires_at", "conversation",
     "message", "value", "ttl_minutes", "indexed",
 )
-# Items embedded together while the previous chunk is being written (see memory_batch_create).
-EMBED_CHUNK = 200
 # What a revert copies back from a version.
 REVERTIBLE_FIELDS = tuple(f for f in WRITABLE_FIELDS if f not in ("conversation", "message")) + ("is_active",)
 
@@ -75,7 +73,7 @@ def _check_ownership(memory: Memory) -> None:
             raise ValidationError({name: [f"Unknown {name}."]})
 
 
-# --- embedding ------------------------------------------------------------------------------------------------
+# --- embedding and duplicates ---------------------------------------------------------------------------------
 
 
 def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
@@ -89,7 +87,7 @@ def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
         return [None] * len(texts), ""
 
 
-def _embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
+def embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
     """`embed_or_pending` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
     wanted = [i for i, item in enumerate(items) if item.get("indexed", True)]
     vectors: list[list[float] | None] = [None] * len(items)
@@ -103,7 +101,7 @@ def _embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None
 
 def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
     """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
-    (callers also compare the figures of the two texts, see `_numbers`).
+    (callers also compare the figures of the two texts, see `numbers_in`).
     One round trip for the whole batch (a LATERAL nearest-neighbour lookup per vector)."""
     wanted = [(i, v) for i, v in enumerate(vectors) if v is not None]
     found: list[Memory | None] = [None] * len(vectors)
@@ -138,10 +136,32 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
     return found
 
 
+def numbers_in(text: str) -> list[str]:
+    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
+    so near-identical texts whose figures differ are different facts, not duplicates."""
+    return re.findall(r"\d+(?:[.,:]\d+)*", text)
+
+
+def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
+    """Duplicate lookups only for items that are plain creates and did not opt out."""
+    by_scope: dict[Any, list[int]] = {}
+    for i, item in enumerate(prepared):
+        if not item.get("allow_duplicate") and item.get("supersedes") is None:
+            project = item.get("project")
+            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
+    found: list[Memory | None] = [None] * len(prepared)
+    for project_id, indexes in by_scope.items():
+        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
+        for i, hit in zip(indexes, hits, strict=True):
+            if hit is not None and numbers_in(hit.content) == numbers_in(prepared[i]["content"]):
+                found[i] = hit
+    return found
+
+
 # --- saving ---------------------------------------------------------------------------------------------------
 
 
-def _save(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
+def save_version(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
     memory._history_action = action
     memory._change_reason = reason
     if actor is not None:
@@ -180,7 +200,7 @@ def _resolve_supersedes(owner, target, new_id) -> Memory:
 def _link_supersession(new: Memory, old: Memory, *, actor) -> None:
     old.superseded_by = new
     old.version += 1
-    _save(old, action=Action.SUPERSEDE, reason=f"superseded by {new.pk}", actor=actor)
+    save_version(old, action=Action.SUPERSEDE, reason=f"superseded by {new.pk}", actor=actor)
 
 
 def _apply(memory: Memory, data: dict[str, Any]) -> None:
@@ -190,7 +210,7 @@ def _apply(memory: Memory, data: dict[str, Any]) -> None:
         setattr(memory, name, value)
 
 
-def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate: Memory | None, actor,
+def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate: Memory | None, actor,
                reason: str) -> MemoryWrite:
     """Create or upsert one prepared item inside the caller's transaction."""
     item = dict(item)
@@ -212,7 +232,7 @@ def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicat
         if supersedes is not None:
             old = _resolve_supersedes(owner, supersedes, existing.pk)
             existing.supersedes = old
-        _save(existing, action=Action.UPDATE, reason=f"{reason}: upsert of key {existing.key!r}", actor=actor)
+        save_version(existing, action=Action.UPDATE, reason=f"{reason}: upsert of key {existing.key!r}", actor=actor)
         if supersedes is not None:
             _link_supersession(existing, old, actor=actor)
         return MemoryWrite(existing, "updated")
@@ -224,14 +244,14 @@ def _write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicat
     memory.supersedes = old
     if old is not None and memory.source == Memory.Source.EXPLICIT and "source" not in item:
         memory.source = Memory.Source.UPDATED
-    _save(memory, action=Action.CREATE, reason=reason if old is None else f"{reason}; supersedes {old.pk}",
+    save_version(memory, action=Action.CREATE, reason=reason if old is None else f"{reason}; supersedes {old.pk}",
           actor=actor)
     if old is not None:
         _link_supersession(memory, old, actor=actor)
     return MemoryWrite(memory, "created")
 
 
-def _prepare(item: dict[str, Any]) -> dict[str, Any]:
+def prepare_item(item: dict[str, Any]) -> dict[str, Any]:
     item = dict(item)
     validate_content(item.get("content"))
     for name in ("importance", "confidence"):
@@ -249,56 +269,27 @@ def memory_create(*, owner, content: str, actor=None, reason: str = "created", a
     """Store a memory. Same (namespace, key) as a live memory: that memory is updated (last write wins).
     `supersedes=<id>`: the new memory replaces that one, linked both ways. A near-identical live memory in the
     same scope (cosine >= MEMORY_DUPLICATE_THRESHOLD): nothing is stored unless `allow_duplicate`."""
-    return memory_batch_create(
-        owner=owner, items=[{"content": content, "allow_duplicate": allow_duplicate, **fields}], actor=actor,
-        reason=reason,
-    )[0]
+    item = prepare_item({"content": content, "allow_duplicate": allow_duplicate, **fields})
+    vectors, model_name = embed_indexed([item])
+    with atomic_writes():
+        return write_prepared(owner, [item], vectors, model_name, actor=actor, reason=reason)[0]
 
 
-def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reason: str = "created",
-                        vectors: list[list[float]] | None = None) -> list[MemoryWrite]:
-    """Create or upsert up to MEMORY_BATCH_MAX memories, all or nothing, with one embedding call for all.
-    `vectors`: the items' embeddings, when the caller already has them from the configured model."""
-    if len(items) > settings.MEMORY_BATCH_MAX:
-        raise ValidationError({"items": [f"At most {settings.MEMORY_BATCH_MAX} items per batch, got {len(items)}."]})
-    if not items:
-        raise ValidationError({"items": ["Send at least one item."]})
-    prepared, errors = [], []
-    for index, item in enumerate(items):
-        try:
-            prepared.append(_prepare(item))
-        except ValidationError as exc:
-            if len(items) == 1:
-                raise
-            errors += [f"item {index}: {field}: {' '.join(msgs)}" for field, msgs in exc.message_dict.items()]
-    if errors:
-        raise ValidationError({"items": errors})
-    # Embedding and writing overlap: while chunk i is written (HNSW inserts cost ~2.5 ms a row), chunk i+1 is
-    # embedded in a worker thread. The first chunk is embedded before the transaction opens.
-    if vectors is not None:
+@contextmanager
+def atomic_writes():
+    """One transaction for writes of new memories; a clash with stored ones (a key taken meanwhile) is the
+    caller's input error, not a server error."""
+    try:
         with transaction.atomic():
-            return _write_batch(owner, prepared, vectors, settings.EMBEDDING_MODEL, actor=actor, reason=reason)
-    chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        futures = [pool.submit(_embed_indexed, chunk) for chunk in chunks]
-        futures[0].result()
-        try:
-            with transaction.atomic():
-                results: list[MemoryWrite] = []
-                for chunk, future in zip(chunks, futures, strict=True):
-                    vectors, model_name = future.result()
-                    results += _write_batch(owner, chunk, vectors, model_name, actor=actor, reason=reason)
-                return results
-        except IntegrityError as exc:
-            raise ValidationError({"items": [f"The batch conflicts with stored memories: {exc}"]}) from exc
-        finally:
-            for future in futures:
-                future.cancel()
+            yield
+    except IntegrityError as exc:
+        raise ValidationError({"items": [f"The batch conflicts with stored memories: {exc}"]}) from exc
 
 
-def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list[MemoryWrite]:
-    """Plain new memories go in with one bulk INSERT (plus one for their history rows); upserts, supersessions
-    and keys repeated within the batch take the one-by-one path afterwards, in order."""
+def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> list[MemoryWrite]:
+    """Write items checked by `prepare_item`, inside the caller's transaction: plain new memories go in with one
+    bulk INSERT (plus one for their history rows); upserts, supersessions and keys repeated within the items take
+    the one-by-one path (`write_one`) afterwards, in order."""
     live = {
         (tuple(m.namespace), m.key)
         for m in Memory.objects.owned_by(owner).filter(is_active=True, key__in=[i["key"] for i in prepared])
@@ -332,25 +323,9 @@ def _write_batch(owner, prepared, vectors, model_name, *, actor, reason) -> list
         for index, memory in fresh:
             results[index] = MemoryWrite(memory, "created")
     for index in slow:
-        results[index] = _write_one(owner=owner, item=prepared[index], vector=vectors[index],
+        results[index] = write_one(owner=owner, item=prepared[index], vector=vectors[index],
                                     model_name=model_name, duplicate=duplicates[index], actor=actor, reason=reason)
     return results
-
-
-def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
-    """Duplicate lookups only for items that are plain creates and did not opt out."""
-    by_scope: dict[Any, list[int]] = {}
-    for i, item in enumerate(prepared):
-        if not item.get("allow_duplicate") and item.get("supersedes") is None:
-            project = item.get("project")
-            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
-    found: list[Memory | None] = [None] * len(prepared)
-    for project_id, indexes in by_scope.items():
-        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
-        for i, hit in zip(indexes, hits, strict=True):
-            if hit is not None and _numbers(hit.content) == _numbers(prepared[i]["content"]):
-                found[i] = hit
-    return found
 
 
 def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: str = "updated") -> Memory:
@@ -370,7 +345,7 @@ def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: s
             locked.embedding, locked.embedding_model = vector[0], model_name
         locked.version += 1
         _check_ownership(locked)
-        return _save(locked, action=Action.UPDATE, reason=reason, actor=actor)
+        return save_version(locked, action=Action.UPDATE, reason=reason, actor=actor)
 
 
 def memory_soft_delete(*, memory: Memory, actor=None, reason: str = "deleted") -> Memory:
@@ -380,7 +355,7 @@ def memory_soft_delete(*, memory: Memory, actor=None, reason: str = "deleted") -
             return locked
         locked.is_active = False
         locked.version += 1
-        return _save(locked, action=Action.DELETE, reason=reason, actor=actor)
+        return save_version(locked, action=Action.DELETE, reason=reason, actor=actor)
 
 
 def _key_clash(memory: Memory) -> bool:
@@ -398,7 +373,7 @@ def memory_restore(*, memory: Memory, actor=None, reason: str = "restored") -> M
             raise ValidationError({"key": [f"A live memory already uses key {locked.key!r} in this namespace."]})
         locked.is_active = True
         locked.version += 1
-        return _save(locked, action=Action.RESTORE, reason=reason, actor=actor)
+        return save_version(locked, action=Action.RESTORE, reason=reason, actor=actor)
 
 
 def memory_revert(*, memory: Memory, history_id: int | None = None, version: int | None = None, actor=None,
@@ -424,7 +399,7 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         if locked.is_active and _key_clash(locked):
             raise ValidationError({"key": [f"A live memory already uses key {locked.key!r} in this namespace."]})
         locked.version += 1
-        return _save(locked, action=Action.REVERT, reason=reason or f"reverted to version {record.version}",
+        return save_version(locked, action=Action.REVERT, reason=reason or f"reverted to version {record.version}",
                      actor=actor)
 
 
@@ -446,7 +421,7 @@ def memory_forget(*, memory: Memory, actor=None) -> None:
             if neighbour.superseded_by_id == locked.pk:
                 neighbour.superseded_by = None
             neighbour.version += 1
-            _save(neighbour, action=Action.UPDATE, reason="a linked memory was forgotten", actor=actor)
+            save_version(neighbour, action=Action.UPDATE, reason="a linked memory was forgotten", actor=actor)
         memory_id = locked.pk
         locked.delete()
         Memory.history.filter(id=memory_id).delete()
@@ -525,116 +500,7 @@ def project_delete(*, project: Project) -> None:
         project.delete()
 
 
-# --- import ---------------------------------------------------------------------------------------------------
-
-
-def _parse_time(value, field: str, line: int):
-    if value in (None, ""):
-        return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise ValidationError({"records": [f"line {line}: {field} is not an ISO 8601 date-time."]})
-    return parsed
-
-
-def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[str, int]:
-    """Load memories in the export format, with their versions, all or nothing. A memory whose id the owner
-    already has is skipped, so importing a file twice changes nothing; an id taken by another user gets a new
-    id (and links between imported memories follow it). Embeddings are recomputed."""
-    from memories.selectors import EXPORT_FORMAT, VERSION_FIELDS
-
-    if len(records) > settings.MEMORY_IMPORT_MAX:
-        raise ValidationError({"records": [f"At most {settings.MEMORY_IMPORT_MAX} memories per import."]})
-    ids: dict[str, uuid.UUID] = {}
-    for line, record in enumerate(records, start=1):
-        if record.get("format") != EXPORT_FORMAT:
-            raise ValidationError({"records": [f"line {line}: format must be {EXPORT_FORMAT!r}."]})
-        try:
-            ids[str(record["id"])] = uuid.UUID(str(record["id"]))
-        except (KeyError, ValueError):
-            raise ValidationError({"records": [f"line {line}: id must be a UUID."]}) from None
-        try:
-            validate_content(record.get("content"))
-            validate_namespace(record.get("namespace"))
-        except ValidationError as exc:
-            raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
-                                               for f, m in exc.message_dict.items()]}) from None
-    mine = set(Memory.objects.owned_by(owner).filter(pk__in=list(ids.values())).values_list("pk", flat=True))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT memento_taken_memory_ids(%s::uuid[])", [list(ids.values())])
-        taken = {row[0] for row in cursor.fetchall()}
-    skipped = {key for key, pk in ids.items() if pk in mine}
-    remap = {key: (uuid.uuid4() if pk in taken and pk not in mine else pk) for key, pk in ids.items()}
-    todo = [(line, r) for line, r in enumerate(records, start=1) if str(r["id"]) not in skipped]
-    vectors, model_name = _embed_indexed([r for _, r in todo])
-    owned_ids = set(Memory.objects.owned_by(owner).values_list("pk", flat=True))
-    from conversations.models import Conversation, Message
-
-    conversations = {str(pk) for pk in Conversation.objects.filter(owner=owner).values_list("pk", flat=True)}
-    messages = {str(pk) for pk in Message.objects.filter(owner=owner).values_list("pk", flat=True)}
-
-    def link(value):
-        if value is None:
-            return None
-        target = remap.get(str(value))
-        return target if target is not None or uuid.UUID(str(value)) in owned_ids else None
-
-    with transaction.atomic():
-        projects: dict[str, Project] = {}
-
-        def project_for(name):
-            if not name:
-                return None
-            if name not in projects:
-                projects[name] = (Project.objects.filter(owner=owner, name=name).first()
-                                  or project_create(owner=owner, name=name))
-            return projects[name]
-
-        memories, versions = [], []
-        for (line, record), vector in zip(todo, vectors, strict=True):
-            memory = Memory(
-                id=remap[str(record["id"])], owner=owner, project=project_for(record.get("project")),
-                embedding=vector, embedding_model=model_name if vector is not None else "",
-                supersedes_id=link(record.get("supersedes")), superseded_by_id=link(record.get("superseded_by")),
-                conversation_id=record.get("conversation") if record.get("conversation") in conversations else None,
-                message_id=record.get("message") if record.get("message") in messages else None,
-                **{name: record[name] for name in (
-                    "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
-                    "importance", "confidence", "source", "source_ref", "links", "version", "is_active", "value",
-                    "ttl_minutes", "indexed",
-                ) if name in record},
-                **{name: _parse_time(record.get(name), name, line) for name in (
-                    "created_at", "updated_at", "happened_at", "expires_at")},
-            )
-            try:
-                # related ids were checked above; the linked memories may be later in this same file
-                memory.clean_fields(exclude=["search_vector", "embedding", "supersedes", "superseded_by",
-                                             "project", "conversation", "message"])
-            except ValidationError as exc:
-                raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
-                                                   for f, m in exc.message_dict.items()]}) from None
-            memories.append(memory)
-            for version in record.get("versions") or []:
-                snapshot = {name: version[name] for name in VERSION_FIELDS if name in version
-                            and name not in ("supersedes", "superseded_by")}
-                for name in ("created_at", "updated_at", "happened_at", "expires_at"):
-                    snapshot[name] = _parse_time(version.get(name), name, line)
-                versions.append(Memory.history.model(
-                    id=memory.pk, owner_id=owner.pk, project_id=memory.project_id,
-                    supersedes_id=link(version.get("supersedes")), superseded_by_id=link(version.get("superseded_by")),
-                    history_date=_parse_time(version.get("at"), "at", line), history_type=version.get("type", "~"),
-                    history_action=version.get("action", ""), history_change_reason=version.get("reason"),
-                    history_user=actor if actor and version.get("actor") == actor.get_username() else None,
-                    **snapshot,
-                ))
-        try:
-            with transaction.atomic():
-                # the versions come from the file itself, so the rows go in without new history of their own
-                Memory.objects.bulk_create(memories, batch_size=500)
-                Memory.history.model.objects.bulk_create(versions, batch_size=500)
-        except IntegrityError as exc:
-            raise ValidationError({"records": [f"The import conflicts with stored memories: {exc}"]}) from exc
-    return {"imported": len(memories), "skipped": len(skipped), "versions": len(versions)}
+# --- periodic sweeps (memories.tasks) -------------------------------------------------------------------------
 
 
 def memories_deactivate_expired(*, batch_size: int = 500) -> int:
@@ -664,93 +530,16 @@ def memories_embed_pending(*, batch_size: int = 200) -> int:
             return done
 
 
-# --- reconciliation of extracted candidates -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Decision:
-    """What reconciliation did with one extracted candidate: ADD, UPDATE (superseding `memory`'s predecessor) or
-    NOOP (`memory` is the existing one that already says it)."""
-
-    action: str
-    memory: Memory
-    reason: str
+# --- until documents' pipeline calls memories.reconcile itself ------------------------------------------------
+# documents/services.py (documents/processing.py on the `core` branch) still calls
+# `memory_services.memories_reconcile`; that file is being moved by another change, so it is not edited here.
+# reconcile imports this module, hence the import after everything it needs. Delete this once the caller
+# imports memories.reconcile.
+from memories import reconcile as _reconcile  # noqa: E402
 
 
-def _numbers(text: str) -> list[str]:
-    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
-    so near-identical texts whose figures differ are different facts, not duplicates."""
-    return re.findall(r"\d+(?:[.,:]\d+)*", text)
-
-
-def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float]]:
-    queryset = Memory.objects.owned_by(owner).active().in_scope(project) if project else (
-        Memory.objects.owned_by(owner).active().filter(project__isnull=True)
-    )
-    return [(m, 1.0 - m.distance) for m in queryset.nearest(vector)[:limit]]
-
-
-def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
-                       source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
-                       llm_decide=None, vectors: list[list[float] | None] | None = None,
-                       happened_at=None) -> list[Decision]:
-    """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
-    near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
-    confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
-    superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
-    chooses instead of the rules (after the near-identical check). Each decision is in the history reason.
-    `vectors`: the candidates' embeddings from the configured model, when the caller already has them (callers
-    inside a transaction embed first: `embed_or_pending`). `happened_at`: when what they say was said."""
-    if not candidates:
-        return []
-    if vectors is None:
-        vectors, model_name = embed_or_pending([c.content for c in candidates])
-    else:
-        model_name = settings.EMBEDDING_MODEL
-    decisions = []
-    with transaction.atomic():
-        for candidate, vector in zip(candidates, vectors, strict=True):
-            scope = project if candidate.scope == "project" else None
-            similar = _similar(owner, scope, vector) if vector is not None else []
-            action, target, why = "ADD", None, "new information"
-            if (similar and similar[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD
-                    and _numbers(similar[0][0].content) == _numbers(candidate.content)):
-                action, target, why = "NOOP", similar[0][0], f"already known (cosine {similar[0][1]:.2f})"
-            elif llm_decide is not None:
-                action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in similar])
-                target = next((m for m, _ in similar if str(m.pk) == target_id), None)
-                if action != "ADD" and target is None:
-                    action = "ADD"
-            elif getattr(candidate, "attribute", ""):
-                target = (Memory.objects.owned_by(owner).active().in_scope(scope)
-                          .filter(subject__iexact=candidate.subject, metadata__attribute=candidate.attribute)
-                          .order_by("-created_at").first())
-                if target is not None:
-                    action, why = "UPDATE", f"same subject and attribute ({candidate.attribute}) with new content"
-            decisions.append(_decide(owner, candidate, vector, model_name, action, target, why, scope=scope,
-                                     reason=reason, conversation=conversation, message=message,
-                                     source_ref=source_ref or {}, source=source, happened_at=happened_at))
-    return decisions
-
-
-def _decide(owner, candidate, vector, model_name, action, target, why, *, scope, reason, conversation, message,
-            source_ref, source, happened_at) -> Decision:
-    note = f"{reason}: {action} ({why})"
-    if action == "NOOP":
-        memory = Memory.objects.select_for_update().get(pk=target.pk)
-        memory.confidence = min(1.0, max(memory.confidence, 0.5) + 0.1)
-        memory.accessed_at = timezone.now()
-        memory.version += 1
-        _save(memory, action=Action.UPDATE, reason=note)
-        return Decision("NOOP", memory, note)
-    item = _prepare({
-        "content": candidate.content, "category": candidate.category, "subject": candidate.subject,
-        "tags": list(candidate.tags), "entities": dict(candidate.entities), "importance": candidate.importance,
-        "metadata": {"attribute": candidate.attribute} if getattr(candidate, "attribute", "") else {},
-        "project": scope, "conversation": conversation, "message": message, "source_ref": source_ref,
-        "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
-        "supersedes": target.pk if action == "UPDATE" else None, "happened_at": happened_at,
-    })
-    write = _write_one(owner=owner, item=item, vector=vector, model_name=model_name, duplicate=None, actor=None,
-                       reason=note)
-    return Decision(action, write.memory, note)
+def memories_reconcile(**kwargs):
+    """`memories.reconcile.memories_reconcile` (kept here for documents' pipeline only)."""
+    return _reconcile.memories_reconcile(**kwargs)

@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from memories import selectors, services
+from memories import batch, portability, selectors, services
 from memories.models import Memory, MemoryEvent, Project
 from memories.parsers import JSONLinesParser
 from memories.serializers import (
@@ -173,7 +173,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
             pairs = found.items() if isinstance(found, dict) else enumerate(found)
             errors = {str(i): e for i, e in pairs if e}
             raise serializers.ValidationError({"items": errors})
-        writes = services.memory_batch_create(owner=request.user, items=[dict(i) for i in items.validated_data],
+        writes = batch.memory_batch_create(owner=request.user, items=[dict(i) for i in items.validated_data],
                                               actor=request.user, reason="batch via API")
         data = BatchResultSerializer(writes, many=True).data
         created = any(w.outcome == "created" for w in writes)
@@ -184,7 +184,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
     @action(detail=False, methods=["get"])
     def export(self, request):
         """All the caller's memories as JSON Lines, each with its versions."""
-        lines = selectors.memory_export_lines(owner=request.user)
+        lines = portability.memory_export_lines(owner=request.user)
         response = StreamingHttpResponse(lines, content_type="application/jsonl")
         response["Content-Disposition"] = 'attachment; filename="memories.jsonl"'
         return response
@@ -197,5 +197,5 @@ class MemoryViewSet(viewsets.ModelViewSet):
         file twice changes nothing."""
         if not isinstance(request.data, list):
             raise serializers.ValidationError({"detail": ["Send JSON Lines (application/jsonl) or a JSON array."]})
-        return Response(services.memory_import(owner=request.user, records=request.data, actor=request.user))
+        return Response(portability.memory_import(owner=request.user, records=request.data, actor=request.user))
 

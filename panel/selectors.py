@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memories import selectors as memory_selectors
 from memories.models import Memory
+from memories.search import memory_search
 
 # Bookkeeping that changes with every version; showing it would bury the real changes.
 TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
@@ -65,8 +66,8 @@ def memory_page_rows(*, owner, form_data: dict, projects: dict):
     if not query:
         rows = restrict_status(memory_selectors.memory_list(owner=owner, filters=filters), status)
         return (rows.filter(project=project) if project is not None else rows), None
-    search = memory_selectors.memory_search(owner=owner, query=query, mode=form_data.get("mode") or "hybrid",
-                                            limit=SEARCH_LIMIT, filters=filters)
+    search = memory_search(owner=owner, query=query, mode=form_data.get("mode") or "hybrid",
+                           limit=SEARCH_LIMIT, filters=filters)
     results = [r for r in search.results if project is None or r.memory.project_id == project.pk]
     if status != "active":
         keep = set(restrict_status(Memory.objects.owned_by(owner), status)

@@ -20,6 +20,7 @@ from documents import selectors as document_selectors
 from documents import services as document_services
 from documents.models import Document
 from documents.serializers import DocumentSerializer
+from memories import portability
 from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent
@@ -292,7 +293,7 @@ def token(request):
 @require_GET
 def export(request):
     """All the user's memories with their versions, as the API's export writes them (JSON Lines)."""
-    lines = memory_selectors.memory_export_lines(owner=request.user)  # the RLS middleware binds the stream
+    lines = portability.memory_export_lines(owner=request.user)  # the RLS middleware binds the stream
     response = StreamingHttpResponse(lines, content_type="application/jsonl")
     response["Content-Disposition"] = 'attachment; filename="memories.jsonl"'
     return response
@@ -305,7 +306,7 @@ def import_memories(request):
     if form.is_valid():
         try:
             records = JSONLinesParser().parse(io.BytesIO(form.cleaned_data["file"].read()))
-            result = memory_services.memory_import(owner=request.user, records=records, actor=request.user)
+            result = portability.memory_import(owner=request.user, records=records, actor=request.user)
         except ParseError as exc:
             form.add_error("file", str(exc.detail))
         except ValidationError as exc:

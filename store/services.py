@@ -1,5 +1,5 @@
 """Executing store operations. A batch runs in order, in one transaction: puts are upserts through
-`memories.services.memory_batch_create` (never merged with near-duplicates), deletes are soft deletes; every text
+`memories.batch.memory_batch_create` (never merged with near-duplicates), deletes are soft deletes; every text
 a batch needs embedded (contents, indexed fields, search queries) is embedded in one go before the transaction."""
 
 import json
@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from integrations import embeddings
+from memories import batch as memory_batch
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent
 from store import ops, selectors
@@ -126,7 +127,7 @@ def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> No
         "ttl_minutes": p.op.ttl, "indexed": p.op.index is not False, "allow_duplicate": True,
     } for p in puts]
     content_vectors = [vectors.get(p.content) if p.op.index is not False else None for p in puts]
-    writes = memory_services.memory_batch_create(owner=owner, items=items, vectors=content_vectors,
+    writes = memory_batch.memory_batch_create(owner=owner, items=items, vectors=content_vectors,
                                                  reason="store put")
     ItemVector.objects.filter(owner=owner, memory__in=[w.memory.pk for w in writes]).delete()
     ItemVector.objects.bulk_create([

@@ -6,7 +6,7 @@ from conversations import selectors, services
 from conversations.models import Message
 from memories import services as memory_services
 from memories.models import Memory
-from memories.selectors import memory_search
+from memories.search import memory_search
 from tests.factories import ConversationFactory
 
 T0 = datetime(2022, 3, 1, 9, 0, tzinfo=UTC)

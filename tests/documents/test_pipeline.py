@@ -9,6 +9,8 @@ from documents.models import Chunk, Document
 from documents.selectors import chunk_search
 from documents.tasks import process_document
 from integrations import embeddings
+from memories import reconcile
+from memories import search as memory_search_package
 from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.models import Memory
@@ -286,7 +288,7 @@ def _findable(user, query, project=None) -> list[str]:
     found = []
     for mode in ("semantic", "keyword", "hybrid"):
         filters = memory_selectors.MemoryFilters(project=project, all_projects=project is None)
-        result = memory_selectors.memory_search(owner=user, query=query, mode=mode, threshold=0.0, filters=filters)
+        result = memory_search_package.memory_search(owner=user, query=query, mode=mode, threshold=0.0, filters=filters)
         found += [r.memory.content for r in result.results]
         found += [r.chunk.content for r in chunk_search(owner=user, query=query, mode=mode, threshold=0.0,
                                                         all_projects=True)]
@@ -333,7 +335,7 @@ def test_erasure_leaves_memories_another_source_also_holds(user):
     from extraction import Candidate
 
     derived = next(m for m in _live_memories(document) if "audit" in m.content)
-    memory_services.memories_reconcile(
+    reconcile.memories_reconcile(
         owner=user, reason="message 1 of conversation 2",
         candidates=[Candidate(content=derived.content, category="fact", subject="", attribute="", tags=[],
                               entities={}, importance=0.5)],
@@ -369,7 +371,7 @@ def test_a_project_document_gives_project_scoped_memories(user):
 
     def memory_hits(project):
         filters = memory_selectors.MemoryFilters(project=project)
-        return [r.memory.content for r in memory_selectors.memory_search(
+        return [r.memory.content for r in memory_search_package.memory_search(
             owner=user, query=query, mode="keyword", filters=filters).results]
 
     assert memory_hits(None) == []  # user scope only: project memories stay in their project

@@ -1,4 +1,4 @@
-"""Memory writes: upsert, versions and history, supersession, duplicates, batch, revert, forget."""
+"""Memory writes: upsert, versions and history, supersession, duplicates, revert, forget."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -114,34 +114,6 @@ def test_bad_input_names_the_field_and_stores_nothing(user, fields, field):
         services.memory_create(owner=user, **fields)
     assert field in error.value.message_dict
     assert not Memory.objects.exists()
-
-
-def test_batch_is_all_or_nothing(user):
-    items = [{"content": f"fact number {i}"} for i in range(5)] + [{"content": ""}]
-    with pytest.raises(ValidationError) as error:
-        services.memory_batch_create(owner=user, items=items)
-    assert error.value.message_dict["items"] == ["item 5: content: Content may not be blank."]
-    assert not Memory.objects.exists()
-
-
-def test_batch_rejects_more_than_the_limit(user, settings):
-    with pytest.raises(ValidationError, match="At most 1000"):
-        services.memory_batch_create(owner=user, items=[{"content": "x"}] * 1001)
-
-
-def test_batch_creates_upserts_and_reports_duplicates(user):
-    create(user, "Lives in Paris", key="home")
-    create(user, "Enjoys long hikes in the Alps")
-    writes = services.memory_batch_create(owner=user, items=[
-        {"content": "Lives in Berlin", "key": "home"},
-        {"content": "Enjoys long hikes in the Alps"},
-        {"content": "Speaks Portuguese", "tags": ["language"]},
-        {"content": "Speaks fluent Portuguese now", "key": "lang"},
-        {"content": "Speaks Portuguese and Spanish", "key": "lang"},
-    ])
-    assert [w.outcome for w in writes] == ["updated", "duplicate", "created", "created", "updated"]
-    assert writes[2].memory.history.get().history_action == "CREATE"
-    assert Memory.objects.get(owner=user, key="lang").content == "Speaks Portuguese and Spanish"
 
 
 def test_soft_delete_and_restore_are_versions(user):

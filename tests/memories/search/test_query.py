@@ -5,9 +5,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from memories import selectors, services
+from memories import batch, search, services
 from memories.models import Memory, MemoryEvent
-from memories.selectors import MemoryFilters, memory_search
+from memories.search import memory_search
+from memories.selectors import MemoryFilters
 from tests.factories import ProjectFactory
 from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401
 
@@ -22,7 +23,7 @@ FACTS = [
 
 def store(user, contents, **extra):
     items = [{"content": c, **extra} for c in contents]
-    return [w.memory for w in services.memory_batch_create(owner=user, items=items, actor=user)]
+    return [w.memory for w in batch.memory_batch_create(owner=user, items=items, actor=user)]
 
 
 def ids(result):
@@ -212,4 +213,4 @@ def test_bad_search_input_is_a_400_naming_the_field(api, body, field):
 
 
 def test_every_ranking_is_documented():
-    assert set(selectors.MODE_RANKINGS.values()) <= set(selectors.RANKINGS)
+    assert set(search.MODE_RANKINGS.values()) <= set(search.RANKINGS)

@@ -1,0 +1,32 @@
+"""Search over memories, and the pieces document chunk and conversation message search share with it:
+`sql` (the one candidate builder), `ranking` (rankings and scores), `dates` (dates named in a query),
+`query` (memory search itself)."""
+
+from memories.search.dates import query_periods, within_periods
+from memories.search.query import (
+    CANDIDATES,
+    DEFAULT_THRESHOLD,
+    HNSW_EF_SEARCH,
+    MAX_LIMIT,
+    SEARCH_MODES,
+    ScoredMemory,
+    SearchResult,
+    embed_query,
+    memory_search,
+)
+from memories.search.ranking import (
+    DATE_BONUS,
+    DEFAULT_RANKING,
+    MODE_RANKINGS,
+    RANKINGS,
+    calibrated_similarity,
+    score_passages,
+)
+from memories.search.sql import passage_candidates, search_start
+
+__all__ = [
+    "CANDIDATES", "DATE_BONUS", "DEFAULT_RANKING", "DEFAULT_THRESHOLD", "HNSW_EF_SEARCH", "MAX_LIMIT",
+    "MODE_RANKINGS", "RANKINGS", "SEARCH_MODES", "ScoredMemory", "SearchResult", "calibrated_similarity",
+    "embed_query", "memory_search", "passage_candidates", "query_periods", "score_passages", "search_start",
+    "within_periods",
+]

@@ -1,0 +1,257 @@
+"""How search scores what it found: the memory rankings (one function each), relevance, context lent by
+neighbouring hits, recency, and the scoring loop that document chunk and conversation message search share."""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.utils import timezone
+from pgvector import HalfVector
+
+from memories.search.dates import query_periods, within_periods
+from memories.search.sql import EPOCH, VECTOR, rows_source
+
+# The default ("fused") ranking. Weights chosen on LoCoMo (bench/locomo_recall.py); see RANKINGS.
+SEMANTIC_WEIGHT = 0.3  # share of the calibrated cosine similarity; full text gets the rest
+SEMANTIC_FLOOR, SEMANTIC_CEILING = 0.2, 0.7  # all-MiniLM-L6-v2 cosines: ~0.2 unrelated, ~0.7 a paraphrase
+BM25_K1, BM25_B = 1.2, 0.4
+SUBJECT_TF = 2  # a query word in the subject (weight A) counts like two occurrences
+CONTEXT_SHARES = (0.5, 0.45)  # of a hit's relevance, lent to the memories 1 and 2 steps from it
+CONTEXT_HITS = 30  # how many of the best hits lend to their neighbours
+DATE_BONUS = 0.15  # the memory happened within a date the query names
+IMPORTANCE_WEIGHT = 0.1
+RECENCY_WEIGHT = 0.05
+RECENCY_HALF_LIFE_DAYS = 30.0
+RRF_K = 60
+# hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
+# related at all, so that a search with nothing related returns nothing rather than the nearest noise
+# (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
+# nurse": 0.34)
+MIN_SIMILARITY = 0.25
+# the conversation (or document) a memory came from: context is lent only within one
+THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
+          "m.source_ref->>'document_id')")
+ROW_FIELDS = ("id", "owner_id", "embedding", "search_vector", "importance", "created_at", "updated_at",
+              "happened_at", "conversation_id", "source_ref")
+# what memory candidates carry besides id, cosine and BM25 (see Candidate)
+CANDIDATE_COLUMNS = ("m.importance", EPOCH.format("m.updated_at"),
+                     EPOCH.format("COALESCE(m.happened_at, m.created_at)"), THREAD)
+
+RANKINGS = {
+    "fused": (
+        "Default for hybrid. Cosine similarity (calibrated: 0.2 -> 0, 0.7 -> 1) x 0.3 plus BM25 full-text "
+        "relevance over the stored tsvector (as a share of the query's total IDF) x 0.7; each of the 30 best hits "
+        "lends 50% / 45% of that to the memories stored 1 / 2 places before and after it in the same conversation "
+        "(context); +0.15 when the memory happened within a date the query names; + importance x 0.1 + recency "
+        "x 0.05 (half-life 30 days since the last change)."
+    ),
+    "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
+             "importance and recency tie-breakers.",
+    "weighted": "Seed 004: cosine similarity x 0.7 + importance x 0.3 (in keyword mode or when degraded, the "
+                "full-text relevance stands in for the similarity).",
+    "rrf": f"Reciprocal-rank fusion: 1/({RRF_K} + semantic rank) + 1/({RRF_K} + full-text rank).",
+    "similarity": "Cosine similarity alone (default for semantic mode).",
+    "keyword": "BM25 full-text relevance alone, as a share of the query's total IDF (default for keyword mode).",
+}
+DEFAULT_RANKING = "fused"
+MODE_RANKINGS = {"semantic": "similarity", "keyword": "keyword", "hybrid": DEFAULT_RANKING}
+
+
+@dataclass
+class Candidate:
+    id: uuid.UUID
+    similarity: float | None = None  # cosine, None without a query vector or a stored embedding
+    keyword: float = 0.0  # BM25 / total query IDF
+    semantic_rank: int | None = None
+    keyword_rank: int | None = None
+    importance: float = 0.5
+    updated_at: float | None = None  # epoch seconds (a float loads ~10x faster than a timestamp)
+    when: float | None = None  # happened_at, else created_at, in epoch seconds
+    thread: str | None = None  # conversation (or document) it came from
+    relevance: float = 0.0
+    context: float = 0.0
+
+
+def candidates_from_rows(rows) -> list[Candidate]:
+    """Candidates from `sql.candidates` rows (with CANDIDATE_COLUMNS), with their semantic and full-text ranks."""
+    found = [
+        Candidate(id=row[0], similarity=row[1], keyword=float(row[2] or 0.0), importance=row[3],
+                  updated_at=row[4], when=row[5], thread=row[6])
+        for row in rows
+    ]
+    by_similarity = sorted((c for c in found if c.similarity is not None), key=lambda c: -c.similarity)
+    for rank, c in enumerate(by_similarity, start=1):
+        c.semantic_rank = rank
+    for rank, c in enumerate(sorted((c for c in found if c.keyword > 0), key=lambda c: -c.keyword), start=1):
+        c.keyword_rank = rank
+    return found
+
+
+def calibrated_similarity(similarity: float | None, floor: float = SEMANTIC_FLOOR,
+                          ceiling: float = SEMANTIC_CEILING) -> float:
+    """all-MiniLM-L6-v2's cosine between short texts on 0..1: `floor` (unrelated) -> 0, `ceiling` (a paraphrase)
+    -> 1, more is more."""
+    if similarity is None:
+        return 0.0
+    return max(0.0, (similarity - floor) / (ceiling - floor))
+
+
+def relevance(candidates: list[Candidate]) -> None:
+    for c in candidates:
+        c.relevance = SEMANTIC_WEIGHT * calibrated_similarity(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
+
+
+def add_context(cursor, base, owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
+    """Let the best hits lend part of their relevance to the memories stored right before and after them in
+    the same conversation: the question is often in one turn and the answer in the next. Neighbours that were
+    not candidates join with their own similarity (their full-text score is below the candidates')."""
+    hits = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:CONTEXT_HITS]
+    hits = [c for c in hits if c.thread is not None]
+    if not hits:
+        return candidates
+    rows_sql, rows_params = rows_source(base, ROW_FIELDS)
+    depth = len(CONTEXT_SHARES)
+    similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    side = (
+        f"(SELECT m.id, %s AS direction, m.created_at, {similarity} AS similarity, m.importance, "
+        f"{EPOCH.format('m.updated_at')} AS updated, {EPOCH.format('COALESCE(m.happened_at, m.created_at)')} "
+        f"AS happened, {THREAD} AS thread "
+        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.created_at {{cmp}}= h.created_at "
+        f"AND (m.created_at, m.id) {{cmp}} (h.created_at, h.id) "
+        f"ORDER BY m.created_at {{order}}, m.id {{order}} LIMIT %s)"
+    )
+    vector_params = [HalfVector(vector).to_text()] if vector is not None else []
+    side_params = [*vector_params, *rows_params, owner_id, depth]
+    sql = (
+        f"SELECT h.id, n.id, n.direction, n.created_at, n.similarity, n.importance, n.updated, n.happened, "
+        f"n.thread FROM memories_memory AS h CROSS JOIN LATERAL ("
+        f"{side.format(cmp='<', order='DESC')} UNION ALL {side.format(cmp='>', order='ASC')}) AS n "
+        f"WHERE h.owner_id = %s AND h.id = ANY(%s::uuid[])"
+    )
+    cursor.execute(sql, [-1, *side_params, 1, *side_params, owner_id, [c.id for c in hits]])
+    sides: dict[tuple, list] = {}
+    for row in cursor.fetchall():
+        sides.setdefault((row[0], row[2]), []).append(row)
+    by_id = {c.id: c for c in candidates}
+    for hit in hits:
+        for direction in (-1, 1):
+            rows = sorted(sides.get((hit.id, direction), []), key=lambda r: r[3], reverse=direction < 0)
+            for share, row in zip(CONTEXT_SHARES, rows, strict=False):
+                if row[8] != hit.thread:
+                    break  # a memory from elsewhere ends the run
+                neighbour = by_id.get(row[1])
+                if neighbour is None:
+                    neighbour = Candidate(id=row[1], similarity=row[4], importance=row[5], updated_at=row[6],
+                                          when=row[7], thread=row[8])
+                    neighbour.relevance = SEMANTIC_WEIGHT * calibrated_similarity(neighbour.similarity)
+                    by_id[neighbour.id] = neighbour
+                neighbour.context = max(neighbour.context, share * hit.relevance)
+    return list(by_id.values())
+
+
+def recency(c: Candidate, now: float) -> float:
+    if c.updated_at is None:
+        return 0.0
+    age_days = max(0.0, (now - c.updated_at) / 86400)
+    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+# --- the rankings: each gives a candidate's parts (they add up to its score), or None to leave it out ----------
+
+
+def similarity_parts(c: Candidate, fresh: float, periods) -> dict | None:
+    return None if c.similarity is None else {"semantic": c.similarity}
+
+
+def keyword_parts(c: Candidate, fresh: float, periods) -> dict | None:
+    return None if c.keyword <= 0 else {"keyword": c.keyword}
+
+
+def weighted_parts(c: Candidate, fresh: float, periods) -> dict:
+    similarity = c.similarity if c.similarity is not None else min(c.keyword, 1.0)
+    return {"similarity": 0.7 * similarity, "importance": 0.3 * c.importance}
+
+
+def rrf_parts(c: Candidate, fresh: float, periods) -> dict:
+    return {
+        "semantic": 1 / (RRF_K + c.semantic_rank) if c.semantic_rank else 0.0,
+        "keyword": 1 / (RRF_K + c.keyword_rank) if c.keyword_rank else 0.0,
+    }
+
+
+def blend_parts(c: Candidate, fresh: float, periods) -> dict:
+    return {
+        "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
+        "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
+        "importance": IMPORTANCE_WEIGHT * c.importance,
+        "recency": RECENCY_WEIGHT * fresh,
+    }
+
+
+def fused_parts(c: Candidate, fresh: float, periods) -> dict:
+    relevant = c.relevance > 0 or c.context > 0
+    return {
+        "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
+        "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
+        "context": c.context,
+        "date": DATE_BONUS if relevant and periods and within_periods(c.when, periods) else 0.0,
+        "importance": IMPORTANCE_WEIGHT * c.importance,
+        "recency": RECENCY_WEIGHT * fresh,
+    }
+
+
+RANKING_PARTS: dict[str, Callable] = {
+    "fused": fused_parts, "blend": blend_parts, "weighted": weighted_parts, "rrf": rrf_parts,
+    "similarity": similarity_parts, "keyword": keyword_parts,
+}
+
+
+def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Candidate, float, dict]]:
+    """(candidate, score, parts) best first; ties go to the more important, then the more recent memory."""
+    now = timezone.now().timestamp()
+    periods = query_periods(query) if ranking == "fused" else []
+    parts_of = RANKING_PARTS[ranking]
+    scored = []
+    for c in candidates:
+        fresh = recency(c, now)
+        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0
+                and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
+            continue  # unrelated: no floor-less padding in hybrid search
+        parts = parts_of(c, fresh, periods)
+        if parts is None:
+            continue
+        score = sum(parts.values())
+        scored.append((c, score, parts, (-score, -c.importance, -fresh, str(c.id))))
+    scored.sort(key=lambda item: item[3])
+    return [(c, score, parts) for c, score, parts, _ in scored]
+
+
+# --- passages: document chunks and conversation messages --------------------------------------------------------
+
+
+def score_passages(found, *, mode: str, degraded: bool, has_vector: bool, threshold: float | None,
+                   semantic_threshold: float, hybrid: Callable) -> list[tuple]:
+    """(id, score, parts) for `sql.passage_candidates` rows, in their order: semantic mode keeps cosines at or
+    above `threshold` (default `semantic_threshold`); keyword mode, or no query vector, ranks by BM25 alone;
+    hybrid takes `hybrid(id, similarity, keyword)`'s parts (None: not related). An explicit threshold outside
+    semantic mode is a minimum score."""
+    scored = []
+    for passage_id, similarity, keyword in found:
+        if mode == "semantic" and not degraded:
+            floor = semantic_threshold if threshold is None else threshold
+            if similarity is None or similarity < floor - 1e-9:
+                continue
+            parts = {"semantic": similarity}
+        elif mode == "keyword" or not has_vector:
+            if keyword <= 0:
+                continue
+            parts = {"keyword": keyword}
+        else:
+            parts = hybrid(passage_id, similarity, keyword)
+            if parts is None:
+                continue
+        score = sum(parts.values())
+        if threshold is not None and (mode != "semantic" or degraded) and score < threshold:
+            continue
+        scored.append((passage_id, score, parts))
+    return scored

@@ -1,0 +1,180 @@
+"""The SQL of search: the one builder of nearest-vector and BM25 candidates that memories, document chunks and
+conversation messages share, and the round trip that starts a search transaction.
+
+Every statement reads only the owner's rows: the caller's filtered queryset (owner first) is compiled once and
+used as the row source of each raw statement, which also names `owner_id = %s` itself. Row-level security is the
+second layer. Raw SQL because the shapes the planner needs (a MATERIALIZED nearest-neighbour CTE ordered by the
+indexed expression, BM25 over the stored tsvector, LATERAL neighbour lookups) are not expressible in the ORM."""
+
+from django.core.cache import cache
+from pgvector import HalfVector
+
+from memories.models import EMBEDDING_DIMENSIONS
+
+VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
+EPOCH = "extract(epoch FROM {})::float8"
+MAX_QUERY_LEXEMES = 32
+OWNER_TOTAL_CACHE_FROM, OWNER_TOTAL_CACHE_SECONDS = 1000, 60
+
+
+def rows_source(base, fields) -> tuple[str, tuple]:
+    """The filtered rows as SQL to select from (PostgreSQL pulls the subquery up into the outer query, so the
+    indexes on the table still serve the outer WHERE and ORDER BY)."""
+    sql, params = base.order_by().values(*fields).query.sql_with_params()
+    return f"({sql})", tuple(params)
+
+
+def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
+    """One round trip at the start of a search transaction (memories, chunks, messages): the query's distinct
+    stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
+    HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
+    large owners too)."""
+    settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
+                if ef_search else "")
+    cursor.execute(
+        f"SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]){settings}",
+        [query, str(ef_search)] if ef_search else [query],
+    )
+    return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
+
+
+def tsquery_term(lexeme: str, weight: str = "") -> str:
+    """One lexeme as tsquery text, quoted (no re-parsing or re-stemming), optionally restricted to a weight."""
+    quoted = "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+    return f"{quoted}:{weight}" if weight else quoted
+
+
+def owner_total(cursor, owner_id: int) -> int:
+    """How many memories the owner has: BM25's N for memories. Counting a large owner's rows costs milliseconds
+    on every search while a few more or fewer barely move an IDF, so large owners' counts are reused a while."""
+    key = f"memories:owner-total:{owner_id}"
+    total = cache.get(key)
+    if total is None:
+        cursor.execute("SELECT count(*) FROM memories_memory WHERE owner_id = %s", [owner_id])
+        total = cursor.fetchone()[0]
+        if total >= OWNER_TOTAL_CACHE_FROM:
+            cache.set(key, total, OWNER_TOTAL_CACHE_SECONDS)
+    return total
+
+
+def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, subject_tf, total):
+    """BM25 where a query word counts once per row, `subject_tf` times when it is in the subject (weight A):
+    memories are one or two sentences, so positions add nothing but cost."""
+    any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+    ctes, params = [], []
+    # each row's matches are worked out once: per query word, in the row at all (h) and in its subject (a)
+    flags = ", ".join(f"m.search_vector @@ %s::tsquery AS h{i}, m.search_vector @@ %s::tsquery AS a{i}"
+                      for i in range(len(lexemes)))
+    ctes.append(
+        f"kwm AS MATERIALIZED (SELECT m.id, length(m.search_vector)::float8 AS dl, {flags} "
+        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
+    )
+    for lexeme in lexemes:
+        params += [tsquery_term(lexeme), tsquery_term(lexeme, "A")]
+    params += [*rows_params, owner_id, any_word]
+    # document frequencies among the owner's rows (every row with any query word is in kwm), turned into IDFs
+    # once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
+    counts = ", ".join(f"count(*) FILTER (WHERE h{i})::float8 AS n{i}" for i in range(len(lexemes)))
+    ctes.append(
+        f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+        f"%s::float8 AS total FROM kwm)"
+    )
+    params.append(total)
+    idfs = ", ".join(f"ln(1 + (total - n{i} + 0.5) / (n{i} + 0.5)) AS i{i}" for i in range(len(lexemes)))
+    total_idf = " + ".join(f"i{i}" for i in range(len(lexemes)))
+    ctes.append(f"idf AS (SELECT *, greatest({total_idf}, 1e-9) AS total_idf "
+                f"FROM (SELECT {idfs}, avgdl FROM stats) AS t)")
+    terms = []
+    for i in range(len(lexemes)):
+        tf = f"(CASE WHEN x.a{i} THEN {subject_tf}::float8 ELSE 1::float8 END)"
+        terms.append(f"CASE WHEN x.h{i} THEN s.i{i} * {tf} * {k1 + 1} / ({tf} + x.norm) ELSE 0 END")
+    score = (f"SELECT x.id, ({' + '.join(terms)}) / s.total_idf AS score "
+             f"FROM (SELECT kwm.*, {k1} * (1 - {b} + {b} * kwm.dl / idf.avgdl) AS norm "
+             f"FROM kwm, idf) AS x, idf AS s")
+    return ctes, params, score, []
+
+
+def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
+    """BM25 with each word's occurrences counted from the tsvector's positions (passages are long)."""
+    any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+    ctes = [
+        f"kwm AS MATERIALIZED (SELECT m.id, m.search_vector AS v, length(m.search_vector) AS dl "
+        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
+    ]
+    params = [*rows_params, owner_id, any_word]
+    # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time
+    counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
+    ctes.append(
+        f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+        f"(SELECT count(*) FROM {table} WHERE owner_id = %s)::float8 AS total FROM kwm)"
+    )
+    params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
+    idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
+    norm = f"{k1} * (1 - {b} + {b} * x.dl / s.avgdl)"
+    terms = []
+    tf = ("(SELECT coalesce(sum(cardinality(u.positions)), 0)::float8 FROM unnest(x.v) AS u "
+          "WHERE u.lexeme = %s)")
+    for i in range(len(lexemes)):
+        terms.append(f"(SELECT {idf[i]} * t.tf * {k1 + 1} / (t.tf + {norm}) FROM (SELECT {tf} AS tf) AS t)")
+    score = (f"SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
+             f"FROM kwm AS x, stats AS s")
+    return ctes, params, score, list(lexemes)
+
+
+def candidates(cursor, *, base, fields, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
+               b: float, subject_tf: float | None = None, total: int | None = None,
+               columns: tuple[str, ...] = ()) -> list[tuple]:
+    """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
+    conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
+    share, *columns) rows; `columns` are more expressions over the table (alias `m`).
+
+    BM25 is a share of the query's total IDF (1 ~ every query word matched in an average row); its term
+    frequency is what differs by kind of row: with `subject_tf` (memories, N = `total`) a word counts once, or
+    `subject_tf` times in the subject; without, occurrences are counted from the tsvector's positions (passages,
+    N counted in the statement)."""
+    rows_sql, rows_params = rows_source(base, fields)
+    ctes, params, sources = [], [], []
+    if vector is not None:
+        vector_text = HalfVector(vector).to_text()
+        ctes.append(
+            f"sem AS MATERIALIZED (SELECT m.id FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.embedding IS NOT NULL "
+            f"ORDER BY m.embedding::{VECTOR} <=> %s::{VECTOR} LIMIT %s)"
+        )
+        params += [*rows_params, owner_id, vector_text, k]
+        sources.append("SELECT id FROM sem")
+    if lexemes:
+        if subject_tf is not None:
+            kw_ctes, kw_params, score, score_params = _subject_weighted_bm25(
+                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, subject_tf=subject_tf, total=total)
+        else:
+            kw_ctes, kw_params, score, score_params = _positions_bm25(
+                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table)
+        ctes += kw_ctes
+        ctes.append(f"kw AS MATERIALIZED ({score} ORDER BY score DESC LIMIT %s)")
+        params += [*kw_params, *score_params, k]
+        sources.append("SELECT id FROM kw")
+    if not sources:
+        return []
+    similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    keyword = "coalesce(kw.score, 0)" if lexemes else "0::float"
+    join_kw = "LEFT JOIN kw ON kw.id = m.id" if lexemes else ""
+    extra = "".join(f", {column}" for column in columns)
+    sql = (
+        f"WITH {', '.join(ctes)}, cand AS ({' UNION '.join(sources)}) "
+        f"SELECT m.id, {similarity}, {keyword}{extra} FROM cand JOIN {table} AS m ON m.id = cand.id {join_kw} "
+        f"WHERE m.owner_id = %s"
+    )
+    if vector is not None:
+        params.append(vector_text)
+    params.append(owner_id)
+    cursor.execute(sql, params)
+    return cursor.fetchall()
+
+
+def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
+                       b: float) -> list[tuple]:
+    """(id, cosine or None, BM25 share) of `candidates` for passages (document chunks, conversation messages),
+    term frequencies from positions."""
+    rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "search_vector"), table=table,
+                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b)
+    return [(row[0], row[1], float(row[2] or 0.0)) for row in rows]

@@ -1,0 +1,40 @@
+"""Batch writes: all or nothing, the size limit, creates, upserts and duplicates in one call."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from memories import services
+from memories.batch import memory_batch_create
+from memories.models import Memory
+
+
+def create(owner, content, **fields):
+    return services.memory_create(owner=owner, content=content, actor=owner, **fields)
+
+
+def test_batch_is_all_or_nothing(user):
+    items = [{"content": f"fact number {i}"} for i in range(5)] + [{"content": ""}]
+    with pytest.raises(ValidationError) as error:
+        memory_batch_create(owner=user, items=items)
+    assert error.value.message_dict["items"] == ["item 5: content: Content may not be blank."]
+    assert not Memory.objects.exists()
+
+
+def test_batch_rejects_more_than_the_limit(user, settings):
+    with pytest.raises(ValidationError, match="At most 1000"):
+        memory_batch_create(owner=user, items=[{"content": "x"}] * 1001)
+
+
+def test_batch_creates_upserts_and_reports_duplicates(user):
+    create(user, "Lives in Paris", key="home")
+    create(user, "Enjoys long hikes in the Alps")
+    writes = memory_batch_create(owner=user, items=[
+        {"content": "Lives in Berlin", "key": "home"},
+        {"content": "Enjoys long hikes in the Alps"},
+        {"content": "Speaks Portuguese", "tags": ["language"]},
+        {"content": "Speaks fluent Portuguese now", "key": "lang"},
+        {"content": "Speaks Portuguese and Spanish", "key": "lang"},
+    ])
+    assert [w.outcome for w in writes] == ["updated", "duplicate", "created", "created", "updated"]
+    assert writes[2].memory.history.get().history_action == "CREATE"
+    assert Memory.objects.get(owner=user, key="lang").content == "Speaks Portuguese and Spanish"
