@@ -119,7 +119,7 @@ def load(args, provider) -> None:
 
 
 def service_latency(owner, queries: list[str], vectors: list[list[float]] | None, mode: str) -> list[float]:
-    from memento import rls
+    from core import rls
     from memories.selectors import MemoryFilters, memory_search
 
     samples = []
@@ -133,7 +133,7 @@ def service_latency(owner, queries: list[str], vectors: list[list[float]] | None
 
 
 def recall_at_10(owner, queries: list[str], vectors: list[list[float]]) -> float:
-    from memento import rls
+    from core import rls
     from memories.models import Memory
     from memories.selectors import memory_search
 
