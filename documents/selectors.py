@@ -25,6 +25,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from documents.models import Chunk, Document
+from integrations import embeddings
 from memories.models import EMBEDDING_DIMENSIONS, Memory
 from memories.selectors import passage_candidates, search_start
 
@@ -107,8 +108,6 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
                  query_vector: list[float] | None = None) -> ChunkResults:
     """Search `owner`'s document chunks; returns ScoredChunk(chunk, score, parts) best first (see the module
     docstring for modes, scores and scope)."""
-    from integrations import embeddings
-
     if mode not in SEARCH_MODES:
         raise ValueError(f"mode must be one of {SEARCH_MODES}, not {mode!r}")
     if not 1 <= limit <= MAX_LIMIT:
