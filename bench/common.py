@@ -59,7 +59,7 @@ def wipe_users(prefix: str) -> int:
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
-    from memento import rls
+    from core import rls
 
     User = get_user_model()
     ids = list(User.objects.filter(username__startswith=prefix).values_list("pk", flat=True))

@@ -70,7 +70,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from documents import chunking, parsing, services, tasks
+    from documents import chunking, parsing, processing, services, tasks
     from documents.models import Document
     from integrations.embeddings import get_provider
     from memories.models import Memory
@@ -84,7 +84,7 @@ def main() -> None:
     # warm up as a running worker is warm (model loaded, kernels and queries compiled): one small document each
     for name, data in (("warm.pdf", files.make_pdf(pdf_pages(12, seed=99))), ("warm.md", markdown_file(0.05, 99))):
         warm = services.document_upload(owner=user, file=SimpleUploadedFile(name, data))
-        services.document_process(document_id=warm.pk)
+        processing.document_process(document_id=warm.pk)
         services.document_delete(document=warm)
 
     inputs = [
@@ -100,8 +100,8 @@ def main() -> None:
 
         def raw(texts: list[str] = texts) -> float:
             started = time.perf_counter()
-            for i in range(0, len(texts), services.embed_batch_size()):
-                provider.embed(texts[i:i + services.embed_batch_size()])
+            for i in range(0, len(texts), processing.embed_batch_size()):
+                provider.embed(texts[i:i + processing.embed_batch_size()])
             return time.perf_counter() - started
 
         # the machine is shared: raw embedding is timed before and after the end-to-end run and averaged, so
@@ -111,7 +111,7 @@ def main() -> None:
         loads.append(os.getloadavg()[0])
         started = time.perf_counter()
         document = services.document_upload(owner=user, file=SimpleUploadedFile(name, data))
-        services.document_process(document_id=document.pk)
+        processing.document_process(document_id=document.pk)
         seconds = time.perf_counter() - started
         loads.append(os.getloadavg()[0])
         raw_after = raw()
@@ -121,8 +121,8 @@ def main() -> None:
         memories = Memory.objects.filter(source_ref__document_id=str(document.pk), is_active=True).count()
         rows.append((label, len(data), document, tokens, (raw_before, raw_after), seconds, memories, loads))
 
-    print(f"model: {settings.EMBEDDING_MODEL} ({settings.EMBEDDING_PROVIDER}), {services.embed_batch_size()} chunks "
-          f"per embedding call, {services.batch_size()} per transaction, chunks <= {chunking.MAX_TOKENS} word pieces, "
+    print(f"model: {settings.EMBEDDING_MODEL} ({settings.EMBEDDING_PROVIDER}), {processing.embed_batch_size()} chunks "
+          f"per embedding call, {processing.batch_size()} per transaction, chunks <= {chunking.MAX_TOKENS} word pieces, "
           f"CPUs: {os.cpu_count()}")
     for label, size, document, tokens, (raw_before, raw_after), seconds, memories, loads in rows:
         raw_seconds = (raw_before + raw_after) / 2

@@ -66,8 +66,8 @@ def load(samples, turns, *, reuse: bool):
 
     from conversations import services
     from conversations.models import Conversation, Message
+    from core import rls
     from integrations.embeddings import get_provider
-    from memento import rls
 
     User = get_user_model()
     provider = get_provider()
@@ -129,8 +129,8 @@ def load(samples, turns, *, reuse: bool):
 def evaluate(samples, questions, users, budgets: list[int]):
     from conversations.models import Message
     from conversations.selectors import context_for
+    from core import rls
     from integrations.embeddings import embed_texts
-    from memento import rls
 
     by_sample = defaultdict(list)
     for q in questions:
@@ -170,8 +170,8 @@ def evaluate(samples, questions, users, budgets: list[int]):
 
 
 def memory_report(samples, users, turns):
+    from core import rls
     from integrations.embeddings import embed_texts
-    from memento import rls
     from memories.models import Memory
 
     kept = total = 0

@@ -193,8 +193,8 @@ class Run:
 
 
 def evaluate(users, questions: list[Question], runs: list[Run]):
+    from core import rls
     from integrations.embeddings import embed_texts
-    from memento import rls
     from memories.search import memory_search
 
     started = time.perf_counter()

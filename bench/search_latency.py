@@ -119,7 +119,7 @@ def load(args, provider) -> None:
 
 
 def service_latency(owner, queries: list[str], vectors: list[list[float]] | None, mode: str) -> list[float]:
-    from memento import rls
+    from core import rls
     from memories.search import memory_search
     from memories.selectors import MemoryFilters
 
@@ -134,7 +134,7 @@ def service_latency(owner, queries: list[str], vectors: list[list[float]] | None
 
 
 def recall_at_10(owner, queries: list[str], vectors: list[list[float]]) -> float:
-    from memento import rls
+    from core import rls
     from memories.models import Memory
     from memories.search import memory_search
 

@@ -1,43 +1,23 @@
-"""Admin for conversations and their messages. Staff pages bypass row-level security (memento.rls)."""
-
-import uuid
+"""Admin for conversations and their messages. Staff pages bypass row-level security (core.rls)."""
 
 from django.contrib import admin
 from django.utils.text import Truncator
 
 from conversations.models import Conversation, Message
+from core.admin import ReadOnlyTabularInline, search_with_id
 
 
-def search_with_id(results, queryset, search_term):
-    """Add the row whose primary key is `search_term` to a (queryset, may_have_duplicates) search result."""
-    filtered, may_have_duplicates = results
-    try:
-        pk = uuid.UUID(search_term.strip())
-    except ValueError:
-        return filtered, may_have_duplicates
-    return filtered | queryset.filter(pk=pk), may_have_duplicates
-
-
-class MessageInline(admin.TabularInline):
+class MessageInline(ReadOnlyTabularInline):
     """The thread, read-only: messages come from the API, in order."""
 
     model = Message
     fields = ("sequence", "role", "short_content", "extraction_status", "created_at")
     readonly_fields = fields
     ordering = ("sequence",)
-    extra = 0
-    can_delete = False
-    show_change_link = True
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
         return Truncator(obj.content).chars(120)
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Conversation)

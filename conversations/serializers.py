@@ -2,8 +2,8 @@ from rest_framework import serializers
 
 from conversations.models import Conversation, Message
 from conversations.tools import TOOL_NAMES
+from core.serializers import OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Project
-from memories.serializers import OwnedPrimaryKeyField, StrictSerializer
 
 
 class ConversationSerializer(StrictSerializer, serializers.ModelSerializer):

@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 import extraction
+from conversations import tasks
 from conversations.models import Conversation, Message
 from integrations import embeddings, llm
 from memories import services as memory_services
@@ -132,13 +133,11 @@ def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]
 
 
 def _send_embedding(message_ids: list[str], extract: list[str]) -> None:
-    from conversations.tasks import embed_messages
-
     for start in range(0, len(message_ids), EMBED_TASK_SIZE):
         last = start + EMBED_TASK_SIZE >= len(message_ids)
         # extraction follows the last embedding task: the worker's CPU goes to making the conversation
         # searchable first (extraction embeds its own memories too)
-        embed_messages.delay(message_ids[start:start + EMBED_TASK_SIZE], extract if last else [])
+        tasks.embed_messages.delay(message_ids[start:start + EMBED_TASK_SIZE], extract if last else [])
 
 
 def messages_embed(*, message_ids) -> int:
@@ -209,10 +208,8 @@ def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = Tru
 
 def messages_send_extraction(message_ids: list[str]) -> None:
     """Send the extraction tasks of messages already stamped queued."""
-    from conversations.tasks import extract_message
-
     for message_id in message_ids:
-        extract_message.delay(message_id)
+        tasks.extract_message.delay(message_id)
 
 
 def message_extract(*, message_id) -> Message | None:

@@ -1,40 +1,21 @@
 """Admin for uploaded documents and their chunks. Vectors are never shown: only the model and the size.
-Staff pages bypass row-level security (memento.rls)."""
+Staff pages bypass row-level security (core.rls)."""
 
 from django.contrib import admin
-from django.db.models import F, Func, IntegerField
 from django.utils.text import Truncator
 
-from conversations.admin import search_with_id
+from core.admin import ReadOnlyTabularInline, embedding_info, search_with_id, without_vectors
 from documents.models import Chunk, Document
 
 
-def _embedding_info(obj) -> str:
-    dimensions = getattr(obj, "embedding_dimensions", None)
-    if dimensions is None and "embedding" not in obj.get_deferred_fields() and obj.embedding is not None:
-        dimensions = len(obj.embedding)
-    if dimensions is None:
-        return "pending"
-    return f"{obj.embedding_model or 'unknown model'} · {dimensions} dimensions"
-
-
-def _without_vectors(queryset):
-    return queryset.defer("embedding").annotate(
-        embedding_dimensions=Func(F("embedding"), function="vector_dims", output_field=IntegerField())
-    )
-
-
-class ChunkInline(admin.TabularInline):
+class ChunkInline(ReadOnlyTabularInline):
     model = Chunk
     fields = ("chunk_index", "page_number", "token_count", "content_preview", "embedding_info")
     readonly_fields = fields
     ordering = ("chunk_index",)
-    extra = 0
-    can_delete = False
-    show_change_link = True
 
     def get_queryset(self, request):
-        return _without_vectors(super().get_queryset(request))
+        return without_vectors(super().get_queryset(request))
 
     @admin.display(description="content")
     def content_preview(self, obj: Chunk) -> str:
@@ -42,13 +23,7 @@ class ChunkInline(admin.TabularInline):
 
     @admin.display(description="embedding")
     def embedding_info(self, obj: Chunk) -> str:
-        return _embedding_info(obj)
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+        return embedding_info(obj)
 
 
 @admin.register(Document)
@@ -91,11 +66,11 @@ class ChunkAdmin(admin.ModelAdmin):
     )
 
     def get_queryset(self, request):
-        return _without_vectors(super().get_queryset(request))
+        return without_vectors(super().get_queryset(request))
 
     @admin.display(description="embedding")
     def embedding_info(self, obj: Chunk) -> str:
-        return _embedding_info(obj)
+        return embedding_info(obj)
 
     def get_search_results(self, request, queryset, search_term):
         return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)

@@ -2,9 +2,10 @@
 
 from rest_framework import serializers
 
+from core.serializers import OwnedPrimaryKeyField, StrictSerializer
 from documents.models import Chunk, Document
 from memories.models import Project
-from memories.serializers import OwnedPrimaryKeyField, SearchResponseSerializer, StrictSerializer
+from memories.serializers import SearchResponseSerializer
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from extraction.candidates import CATEGORIES, SCOPES, Candidate
+from integrations.llm import chat_json
 
 EXTRACTION_PROMPT = """Analyze this content and extract distinct memories.
 
@@ -128,8 +129,6 @@ def _check_memories(data: Any) -> list[Candidate]:
 def extract_llm(text: str, *, role: str = "user", context: Sequence[str] = ()) -> list[Candidate]:
     """Memories in one message, by the configured LLM (integrations.llm.chat_json: one retry on an unusable
     reply, then LLMError; LLMUnavailable when the endpoint is down)."""
-    from integrations.llm import chat_json
-
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     parts = []
@@ -143,8 +142,6 @@ def extract_llm(text: str, *, role: str = "user", context: Sequence[str] = ()) -
 def reconcile_llm(candidate: Candidate, similar: list[tuple[str, str]]) -> tuple[str, str | None, str]:
     """Let the LLM decide ADD / UPDATE / NOOP for `candidate` against the stored `similar` (id, content) pairs.
     Returns (action, target_id, reason); target_id is one of the given ids for UPDATE and NOOP, None for ADD."""
-    from integrations.llm import chat_json
-
     if not similar:
         return "ADD", None, "no similar memory stored"
     ids = [str(memory_id) for memory_id, _ in similar]

@@ -182,17 +182,15 @@ _provider = None
 _provider_lock = threading.Lock()
 
 
-def dimension_problem() -> str | None:
-    """Why the configured embeddings cannot be stored in the database columns, or None when they can."""
-    from memories.models import Memory
-
-    column = Memory._meta.get_field("embedding").dimensions
+def dimension_problem(column: int | None = None) -> str | None:
+    """Why the configured embeddings cannot be used, or None when they can. `column` is the size of the vector
+    columns they are stored in (memories.checks passes it: integrations knows no model); None skips that part."""
     if settings.EMBEDDING_PROVIDER == "local" and settings.EMBEDDING_DIMENSIONS != LOCAL_DIMENSIONS:
         return (
             f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS} but the local model all-MiniLM-L6-v2 makes "
             f"{LOCAL_DIMENSIONS}-dimensional vectors: unset EMBEDDING_DIMENSIONS or set it to {LOCAL_DIMENSIONS}."
         )
-    if settings.EMBEDDING_DIMENSIONS != column:
+    if column is not None and settings.EMBEDDING_DIMENSIONS != column:
         return (
             f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS} but the database stores vector({column}): "
             f"choose an embedding model with {column} dimensions, or ask the endpoint for {column} by setting "

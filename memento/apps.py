@@ -4,7 +4,3 @@ from django.apps import AppConfig
 class MementoConfig(AppConfig):
     name = "memento"
     verbose_name = "Memento wiring"
-
-    def ready(self) -> None:
-        # every process, not only web ones, must set its row-level-security default on each new connection
-        from memento import rls  # noqa: F401

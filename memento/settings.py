@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "core",
     "memento",
     "memories",
     "conversations",
@@ -53,7 +54,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "memento.rls.RowLevelSecurityMiddleware",
+    "core.rls.RowLevelSecurityMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -126,8 +127,8 @@ LOGOUT_REDIRECT_URL = "panel:login"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "memento.rls.TokenAuthentication",
-        "memento.rls.BearerTokenAuthentication",
+        "core.rls.TokenAuthentication",
+        "core.rls.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -142,7 +143,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "memento.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memento API",

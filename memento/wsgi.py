@@ -9,7 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
 
 application = get_wsgi_application()
 
-from memento import rls  # noqa: E402
+from core import rls  # noqa: E402
 from memento.startup import run_startup_checks  # noqa: E402
 
 rls.enforce_by_default()

@@ -1,6 +1,6 @@
 """Admin for projects, memories and read events. Every memory write made here goes through `memories.services`,
 so it is versioned like any API write (actor = the staff user, reason "... in admin"). Staff pages under /admin/
-bypass row-level security (memento.rls), so the admin sees every owner's rows."""
+bypass row-level security (core.rls), so the admin sees every owner's rows."""
 
 import uuid
 
@@ -9,10 +9,11 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import ValidationError
-from django.db.models import CharField, Count, F, Func, IntegerField, Q
+from django.db.models import CharField, Count, F, Func, Q
 from django.utils.text import Truncator
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin import embedding_info, without_vectors
 from integrations import embeddings
 from memories import services
 from memories.models import Memory, MemoryEvent, Project
@@ -197,11 +198,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
 
     def get_queryset(self, request):
         # the vector itself is 384 floats a row: the pages only need to know whether it is there and its size
-        return (
-            super().get_queryset(request)
-            .defer("embedding")
-            .annotate(embedding_dimensions=Func(F("embedding"), function="vector_dims", output_field=IntegerField()))
-        )
+        return without_vectors(super().get_queryset(request))
 
     # --- search ---
 
@@ -233,13 +230,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="embedding")
     def embedding_info(self, obj: Memory) -> str:
-        """Model and size of the vector, never the vector itself."""
-        dimensions = getattr(obj, "embedding_dimensions", None)
-        if dimensions is None and "embedding" not in obj.get_deferred_fields() and obj.embedding is not None:
-            dimensions = len(obj.embedding)
-        if dimensions is None:
-            return "pending"
-        return f"{obj.embedding_model or 'unknown model'} · {dimensions} dimensions"
+        return embedding_info(obj)
 
     # --- writes, through the services ---
 

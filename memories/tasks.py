@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from integrations.embeddings import EmbeddingError
+from core.tasks import RetryingTask
 from memories import services
 
 
@@ -10,7 +10,9 @@ def deactivate_expired() -> int:
     return services.memories_deactivate_expired()
 
 
-@shared_task(autoretry_for=(EmbeddingError,), retry_backoff=30, retry_backoff_max=600, max_retries=5)
+# a provider that is down stays down for a while: longer waits than a task's default, and the next run of this
+# periodic task picks up whatever is still pending anyway
+@shared_task(base=RetryingTask, retry_backoff=30, retry_backoff_max=600, max_retries=5)
 def embed_pending() -> int:
     """Periodic: memories written while the embedding provider was down get their embedding."""
     return services.memories_embed_pending()

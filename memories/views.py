@@ -5,9 +5,9 @@ from rest_framework.decorators import action
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from core.parsers import JSONLinesParser
 from memories import batch, portability, selectors, services
 from memories.models import Memory, MemoryEvent, Project
-from memories.parsers import JSONLinesParser
 from memories.serializers import (
     BatchResultSerializer,
     BatchSerializer,

@@ -1,6 +1,6 @@
 """The personal memory panel: server-rendered pages over the logged-in user's own memories, documents and
 conversations. Each view scopes its queries to `request.user` (another user's id is a 404, like a missing one),
-writes through the apps' services, and leaves row-level security to `memento.rls.RowLevelSecurityMiddleware`."""
+writes through the apps' services, and leaves row-level security to `core.rls.RowLevelSecurityMiddleware`."""
 
 import io
 
@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ParseError
 
 from conversations.models import Conversation
+from core.parsers import JSONLinesParser
 from documents import selectors as document_selectors
 from documents import services as document_services
 from documents.models import Document
@@ -24,7 +25,6 @@ from memories import portability
 from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent
-from memories.parsers import JSONLinesParser
 from panel import selectors, services
 from panel.forms import (
     DocumentUploadForm,

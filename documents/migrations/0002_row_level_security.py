@@ -1,6 +1,27 @@
 from django.db import migrations
 
-from memento.rls import rls_drop_sql, rls_policy_sql
+
+# The policy SQL is written out here, not imported, so that no later code change alters what this migration did.
+def rls_policy_sql(table: str) -> str:
+    """SQL that turns on owner-only row-level security for `table`."""
+    return f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+        DROP POLICY IF EXISTS owner_only ON {table};
+        CREATE POLICY owner_only ON {table}
+            USING (current_setting('memento.rls_bypass', true) = 'on'
+                   OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint)
+            WITH CHECK (current_setting('memento.rls_bypass', true) = 'on'
+                        OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint);
+    """
+
+
+def rls_drop_sql(table: str) -> str:
+    return f"""
+        DROP POLICY IF EXISTS owner_only ON {table};
+        ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY;
+        ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;
+    """
 
 TABLES = ["documents_document", "documents_chunk"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.core.files.storage import default_storage
 
-from documents import services
+from documents import processing
 from documents.models import Chunk, Document
 from documents.tasks import process_document
 from memories.models import Memory
@@ -25,7 +25,7 @@ def _post(api, name, data, **fields):
 
 
 def _run(document_id):
-    services.document_process(document_id=document_id)
+    processing.document_process(document_id=document_id)
 
 
 @pytest.mark.parametrize(("name", "data", "content_type"), [

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from documents import services
+from documents import processing, services
 from documents.models import Document
 from integrations import llm
 from tests.documents import files
@@ -52,7 +52,7 @@ def test_each_passage_is_sent_to_the_llm_and_its_memories_are_stored_with_proven
     chat.default_reply = answer
     project = ProjectFactory(owner=user)
     document = _document(user, project=project)
-    services.document_process(document_id=document.pk)
+    processing.document_process(document_id=document.pk)
     document.refresh_from_db()
 
     assert document.processing_status == Document.Status.COMPLETED
@@ -71,7 +71,7 @@ def test_each_passage_is_sent_to_the_llm_and_its_memories_are_stored_with_proven
 def test_an_unusable_llm_answer_fails_the_document_with_the_reason(user, chat):
     chat.default_reply = "this is not JSON"
     document = _document(user)
-    services.document_process(document_id=document.pk)
+    processing.document_process(document_id=document.pk)
     document.refresh_from_db()
     assert document.processing_status == Document.Status.FAILED
     assert document.error_message.startswith("Memory extraction failed on passage 1: ")
@@ -82,12 +82,12 @@ def test_an_llm_outage_is_left_to_the_task_to_retry(user, chat):
     chat.fail(503, times=None)
     document = _document(user)
     with pytest.raises(llm.LLMUnavailable):
-        services.document_process(document_id=document.pk)
+        processing.document_process(document_id=document.pk)
     document.refresh_from_db()
     assert document.processing_status == Document.Status.PROCESSING and document.chunks_done == 0
 
     chat.reset()
     chat.default_reply = json.dumps({"memories": []})
-    services.document_process(document_id=document.pk)
+    processing.document_process(document_id=document.pk)
     document.refresh_from_db()
     assert document.processing_status == Document.Status.COMPLETED

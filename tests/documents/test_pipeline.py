@@ -4,7 +4,7 @@ resuming after a killed worker, idempotent reprocessing, provenance and erasure,
 import pytest
 from django.core.files.storage import default_storage
 
-from documents import services
+from documents import processing, services
 from documents.models import Chunk, Document
 from documents.selectors import chunk_search
 from documents.tasks import process_document
@@ -27,7 +27,7 @@ def _upload(owner, name="notes.md", data=None, **kwargs) -> Document:
 
 
 def _process(document) -> Document:
-    result = services.document_process(document_id=document.pk)
+    result = processing.document_process(document_id=document.pk)
     return Document.objects.get(pk=document.pk) if result is not None else None
 
 
@@ -74,7 +74,7 @@ def test_progress_is_visible_while_it_runs(user, settings, monkeypatch, api):
         body = api.get(f"/api/documents/{doc.pk}/").json()
         seen.append((body["status"], body["progress"]["done"], body["progress"]["total"]))
 
-    monkeypatch.setattr(services, "batch_done", observe)
+    monkeypatch.setattr(processing, "batch_done", observe)
     document = _process(document)
     total = document.chunks_total
     assert seen[0] == ("processing", 3, total)
@@ -118,9 +118,9 @@ def test_a_worker_killed_mid_document_leaves_it_resumable(user, other_user, sett
         if len(batches) == 2:
             raise Killed
 
-    monkeypatch.setattr(services, "batch_done", kill_after_two)
+    monkeypatch.setattr(processing, "batch_done", kill_after_two)
     with pytest.raises(Killed):
-        services.document_process(document_id=document.pk)
+        processing.document_process(document_id=document.pk)
     document.refresh_from_db()
     assert document.processing_status == Document.Status.PROCESSING
     assert document.chunks_done == 8 < document.chunks_total
@@ -128,7 +128,7 @@ def test_a_worker_killed_mid_document_leaves_it_resumable(user, other_user, sett
     memories_before = {m.pk for m in _live_memories(document)}
 
     embedded = []
-    monkeypatch.setattr(services, "batch_done", lambda doc, chunks: embedded.extend(c.chunk_index for c in chunks))
+    monkeypatch.setattr(processing, "batch_done", lambda doc, chunks: embedded.extend(c.chunk_index for c in chunks))
     document = _process(document)
 
     assert document.processing_status == Document.Status.COMPLETED
@@ -141,16 +141,16 @@ def test_a_worker_killed_mid_document_leaves_it_resumable(user, other_user, sett
 
 def test_a_worker_killed_while_writing_chunks_leaves_it_resumable(user, monkeypatch):
     document = _upload(user)
-    real = services._store_chunks
+    real = processing._store_chunks
 
     def die(*args, **kwargs):
         raise Killed
 
-    monkeypatch.setattr(services, "_store_chunks", die)
+    monkeypatch.setattr(processing, "_store_chunks", die)
     with pytest.raises(Killed):
-        services.document_process(document_id=document.pk)
+        processing.document_process(document_id=document.pk)
     assert Chunk.objects.filter(document=document).count() == 0
-    monkeypatch.setattr(services, "_store_chunks", real)
+    monkeypatch.setattr(processing, "_store_chunks", real)
     assert _process(document).processing_status == Document.Status.COMPLETED
 
 
@@ -192,11 +192,11 @@ def test_a_run_overtaken_by_reprocessing_stops_without_writing(user, settings, m
         if len(calls) == 1:
             services.document_reprocess(document=doc)
 
-    monkeypatch.setattr(services, "batch_done", reprocess_midway)
-    result = services.document_process(document_id=document.pk)
+    monkeypatch.setattr(processing, "batch_done", reprocess_midway)
+    result = processing.document_process(document_id=document.pk)
     assert result.processing_status == Document.Status.PENDING  # stopped; the new run is queued
     assert len(calls) == 1
-    monkeypatch.setattr(services, "batch_done", lambda doc, chunks: None)
+    monkeypatch.setattr(processing, "batch_done", lambda doc, chunks: None)
     document = _process(document)
     assert document.processing_status == Document.Status.COMPLETED
     contents = [m.content for m in Memory.objects.filter(owner=user, is_active=True)]
@@ -241,21 +241,22 @@ def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
 
     monkeypatch.setattr(embeddings, "embed_texts", down)
     with pytest.raises(embeddings.EmbeddingError):
-        services.document_process(document_id=document.pk)  # the task retries this
+        processing.document_process(document_id=document.pk)  # the task retries this
     document.refresh_from_db()
     assert document.processing_status == Document.Status.PROCESSING and document.chunks_total > 0
 
     outcome = process_document.apply(args=[str(document.pk)], retries=process_document.max_retries)
-    assert outcome.result == "failed"
+    assert outcome.failed() and isinstance(outcome.result, embeddings.EmbeddingError)
     document.refresh_from_db()
     assert document.processing_status == Document.Status.FAILED
-    assert "gave up after 6 retries" in document.error_message and "connection refused" in document.error_message
+    assert "Gave up after 6 retries" in document.error_message and "connection refused" in document.error_message
 
 
 def test_the_task_records_an_unexpected_error(user, monkeypatch):
     document = _upload(user)
-    monkeypatch.setattr(services.chunking, "chunk_blocks", lambda blocks: 1 / 0)
-    assert process_document.apply(args=[str(document.pk)]).result == "failed"
+    monkeypatch.setattr(processing.chunking, "chunk_blocks", lambda blocks: 1 / 0)
+    outcome = process_document.apply(args=[str(document.pk)])
+    assert outcome.failed() and isinstance(outcome.result, ZeroDivisionError)  # recorded, then raised
     document.refresh_from_db()
     assert document.processing_status == Document.Status.FAILED
     assert "internal error (ZeroDivisionError" in document.error_message
@@ -266,9 +267,9 @@ def test_stale_documents_are_queued_again(user, monkeypatch):
     monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
     pending = _upload(user)
     done = _process(_upload(user))
-    assert services.documents_requeue_stale(older_than_seconds=0) == 1
+    assert processing.documents_requeue_stale(older_than_seconds=0) == 1
     assert queued == [str(pending.pk)]
-    assert services.documents_requeue_stale(older_than_seconds=3600) == 0
+    assert processing.documents_requeue_stale(older_than_seconds=3600) == 0
     assert str(done.pk) not in queued
 
 

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from documents import services
+from documents import processing, services
 from documents.models import Chunk, Document
 from tests.conversations.conftest import (
     broker_for,
@@ -61,16 +61,16 @@ def _snapshot(document):
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_leaves_the_document_resumable():
     data = files.as_markdown(files.sample_sections(32, sections=40, paragraphs=5))
-    clean = Document.objects.get(pk=services.document_process(document_id=services.document_upload(
+    clean = Document.objects.get(pk=processing.document_process(document_id=services.document_upload(
         owner=UserFactory(), file=SimpleUploadedFile("clean.md", data)).pk).pk)  # in this process, uninterrupted
-    assert clean.processing_status == "completed" and clean.chunks_total > 3 * services.batch_size()
+    assert clean.processing_status == "completed" and clean.chunks_total > 3 * processing.batch_size()
 
     broker = broker_for("postgres", None)
     previous = use_broker(broker)
     worker = start_celery_worker(broker)
     try:
         document = services.document_upload(owner=UserFactory(), file=SimpleUploadedFile("notes.md", data))
-        wait_for(lambda: 0 < _state(document.pk)[1] < clean.chunks_total - services.batch_size(), timeout=120,
+        wait_for(lambda: 0 < _state(document.pk)[1] < clean.chunks_total - processing.batch_size(), timeout=120,
                  interval=0.05, worker=worker)
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(timeout=30)
@@ -80,7 +80,7 @@ def test_a_killed_worker_leaves_the_document_resumable():
 
         worker = start_celery_worker(broker)
         # the killed worker's task is gone with it: the periodic sweep queues the document again
-        assert services.documents_requeue_stale(older_than_seconds=0) == 1
+        assert processing.documents_requeue_stale(older_than_seconds=0) == 1
         wait_for(lambda: _state(document.pk)[0] != "processing", timeout=180, worker=worker)
         log = log + worker.log
     finally:

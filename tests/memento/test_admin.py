@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
-from memento import rls
+from core import rls
 from memories import services
 from memories.models import Memory, MemoryEvent
 from tests.factories import (

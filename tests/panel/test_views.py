@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from memento import rls
+from core import rls
 from memories import services
 from memories.models import Memory
 from tests.factories import ConversationFactory, DocumentFactory, MemoryFactory, MessageFactory, ProjectFactory

@@ -3,7 +3,7 @@
 import pytest
 from django.db import DatabaseError, transaction
 
-from memento import rls
+from core import rls
 from store.models import ItemVector
 from tests.factories import MemoryFactory
 

@@ -1,7 +1,7 @@
 """Row-level security wiring: tell PostgreSQL on whose behalf each connection is working.
 
-The tables that hold user data carry a policy (see `rls_policy_sql`) that shows a row only when its `owner_id`
-equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
+The tables that hold user data carry a policy (each app's row_level_security migration) that shows a row only
+when its `owner_id` equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
   (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
@@ -126,25 +126,3 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer"}
-
-
-def rls_policy_sql(table: str) -> str:
-    """SQL that turns on owner-only row-level security for `table` (used by migrations)."""
-    return f"""
-        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
-        ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
-        DROP POLICY IF EXISTS owner_only ON {table};
-        CREATE POLICY owner_only ON {table}
-            USING (current_setting('memento.rls_bypass', true) = 'on'
-                   OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint)
-            WITH CHECK (current_setting('memento.rls_bypass', true) = 'on'
-                        OR owner_id = nullif(current_setting('memento.user_id', true), '')::bigint);
-    """
-
-
-def rls_drop_sql(table: str) -> str:
-    return f"""
-        DROP POLICY IF EXISTS owner_only ON {table};
-        ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY;
-        ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;
-    """

@@ -5,7 +5,7 @@ import os
 import pytest
 from django.db import connection
 
-from memento import rls
+from core import rls
 from memento.embedded_db import TS_MATCH
 from memories.models import Memory
 from tests.factories import MemoryFactory

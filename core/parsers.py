@@ -1,3 +1,5 @@
+"""Parsers the APIs share."""
+
 import json
 
 from rest_framework.exceptions import ParseError

@@ -1,0 +1,293 @@
+"""The processing pipeline of a document: parse -> chunk -> embed -> extract memories (queued by the services).
+
+Processing runs in steps that each commit, so that a worker killed at any point leaves a document that the next
+attempt finishes with the same result as a clean run:
+
+1. parse + chunk (no transaction), then one transaction: retire what an earlier run derived (old chunks, memories
+   derived only from this document), insert every chunk (no embedding yet), set `chunks_total`.
+2. in chunk order, embed and extract outside any transaction (DOCUMENT_EMBED_BATCH_SIZE chunks per embedding
+   call; the next call runs in a thread while the current chunks are written), then one transaction per
+   DOCUMENT_BATCH_SIZE chunks: store their embeddings, fold their candidates into memories (`memories_reconcile`:
+   ADD / NOOP) and set `chunks_done`. A chunk with an embedding is done: its memories were written with it, so a
+   retry skips it.
+3. one transaction: status `completed`, `processed_at`.
+
+A document that cannot be read (damaged, encrypted, no text) ends `failed` with a reason for people; nothing else
+changes. Memory writes go through the memories services only.
+"""
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+import extraction
+from documents import chunking, parsing, services, tasks
+from documents.models import Chunk, Document
+from extraction import extract_document, slug
+from integrations import embeddings, llm
+from memories import services as memory_services
+from memories.models import Memory
+
+
+def batch_size() -> int:
+    return max(1, settings.DOCUMENT_BATCH_SIZE)
+
+
+def embed_batch_size() -> int:
+    """Chunks embedded per call (several commit batches): bigger calls use the model better."""
+    return max(batch_size(), settings.DOCUMENT_EMBED_BATCH_SIZE)
+
+
+def memories_per_chunk() -> int:
+    return max(0, settings.DOCUMENT_MEMORIES_PER_CHUNK)
+
+
+class ExtractionFailed(Exception):
+    """The extraction model answered something unusable for a passage: the document fails with the reason."""
+
+
+class _Stop(Exception):
+    """The document was deleted or reprocessed while this run worked on it: stop quietly."""
+
+
+def _start(document_id) -> Document | None:
+    with transaction.atomic():
+        document = (Document.objects.select_for_update(of=("self",)).select_related("owner", "project")
+                    .filter(pk=document_id).first())
+        if document is None or document.processing_status not in (Document.Status.PENDING,
+                                                                  Document.Status.PROCESSING):
+            return None
+        if document.processing_status != Document.Status.PROCESSING:
+            document.processing_status = Document.Status.PROCESSING
+            document.save(update_fields=["processing_status", "updated_at"])
+    return document
+
+
+def _chunks_ready(document: Document) -> bool:
+    return document.chunks_total > 0 and Chunk.objects.filter(document=document).count() == document.chunks_total
+
+
+def read_file(document: Document) -> bytes:
+    try:
+        with document.file.open("rb") as handle:
+            return handle.read()
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise parsing.ParseError("The stored file is missing; upload the document again.") from exc
+
+
+def kind_of(document: Document) -> str:
+    by_mime = {mime: kind for kind, mime in parsing.MIME_TYPES.items()}
+    kind = by_mime.get(document.content_type)
+    if kind is None:
+        with document.file.open("rb") as handle:
+            kind = parsing.detect_kind(document.filename, handle)
+    return kind
+
+
+def _store_chunks(document: Document, parsed: parsing.ParsedDocument, specs: list[chunking.ChunkSpec]) -> Document:
+    """Step 1's transaction. Another run that stored chunks meanwhile wins (its chunks are the same)."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        if _chunks_ready(locked):
+            return locked
+        services.retire_derived(locked, reason=f"document {locked.pk} processed again")
+        Chunk.objects.filter(document=locked).delete()
+        Chunk.objects.bulk_create([
+            Chunk(document=locked, owner_id=locked.owner_id, content=spec.content, chunk_index=index,
+                  page_number=spec.page_number, metadata=spec.metadata, token_count=spec.token_count)
+            for index, spec in enumerate(specs)
+        ], batch_size=500)
+        locked.chunks_total = len(specs)
+        locked.chunks_done = 0
+        locked.page_count = parsed.page_count
+        locked.word_count = parsed.word_count
+        if not locked.title and parsed.title:
+            locked.title = parsed.title[:300]
+        locked.save()
+    return locked
+
+
+def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
+    """What to remember from one chunk: the document rules (decisions, dates, people, requirements) and the
+    conversation extractor (first-person statements), at most DOCUMENT_MEMORIES_PER_CHUNK, without the overlap
+    the chunk repeats from the previous one. Project scope when the document belongs to a project; no update
+    slots (a document adds or confirms, it never supersedes: deleting it undoes it cleanly)."""
+    limit = memories_per_chunk()
+    if limit == 0:
+        return []
+    text = chunk.content[int(chunk.metadata.get("overlap_chars") or 0):]
+    section = chunk.metadata.get("section_title") or ""
+    found: list = list(extract_document(text, section_title=section, limit=limit))
+    if use_llm:
+        context = [f"This text is a passage of the document {str(document)!r}"
+                   + (f", section {section!r}" if section else "") + "."]
+        try:
+            found += extraction.extract_llm(text, role="user", context=context)
+        except llm.LLMUnavailable:
+            raise  # the endpoint is down or busy: the task retries
+        except llm.LLMError as exc:
+            # an unusable answer (after the one retry chat_json makes) would come back the same on a retry
+            raise ExtractionFailed(
+                f"Memory extraction failed on passage {chunk.chunk_index + 1}: {str(exc).rstrip('.')}.") from exc
+    else:
+        found += extraction.extract_local(text, role="user", strict=True)
+    scope = "project" if document.project_id else "user"
+    section_tag = slug(section)
+    out, seen = [], set()
+    for candidate in found:
+        key = re.sub(r"\W+", " ", candidate.content.lower()).strip()
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        tags = list(dict.fromkeys([*candidate.tags, *([section_tag] if section_tag else []), "document"]))
+        out.append(extraction.Candidate(
+            content=candidate.content, category=candidate.category or "fact", subject=candidate.subject or "",
+            attribute="", tags=tags[:10], entities=dict(candidate.entities or {}),
+            importance=float(candidate.importance), scope=scope, explicit=False,
+        ))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _prepare(document: Document, chunks: list[Chunk], use_llm: bool):
+    """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
+    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread)."""
+    candidates = [_candidates(document, chunk, use_llm) for chunk in chunks]
+    texts = [chunk.content for chunk in chunks]
+    vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
+    rest = iter(vectors[len(texts):])
+    candidate_vectors = [[next(rest) for _ in found] for found in candidates]
+    return vectors[: len(texts)], candidates, candidate_vectors
+
+
+def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, candidate_vectors) -> int:
+    """Step 2's transaction for one batch; returns chunks_done."""
+    with transaction.atomic():
+        locked = (Document.objects.select_for_update(of=("self",)).select_related("owner", "project")
+                  .filter(pk=document.pk).first())
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        ids = [chunk.pk for chunk in chunks]
+        rows = {c.pk: c for c in Chunk.objects.select_for_update().filter(document=locked, pk__in=ids)
+                .only("pk", "chunk_index", "embedding")}
+        if len(rows) != len(ids):
+            raise _Stop  # the chunks were replaced
+        pending = [
+            (chunk, vector, list(zip(found, found_vectors, strict=True)))
+            for chunk, vector, found, found_vectors in zip(chunks, vectors, candidates, candidate_vectors, strict=True)
+            if rows[chunk.pk].embedding is None
+        ]
+        for chunk, vector, _ in pending:
+            chunk.embedding, chunk.embedding_model = vector, settings.EMBEDDING_MODEL
+        Chunk.objects.bulk_update([chunk for chunk, _, _ in pending], ["embedding", "embedding_model"])
+        # a statement the document already made (a repeated sentence) is not news: only its first mention is
+        # reconciled
+        said = set(services.derived_memories(locked).filter(
+            content__in=[c.content for _, _, found in pending for c, _ in found]).values_list("content", flat=True))
+        for chunk, _, found in pending:
+            found = [(c, v) for c, v in found if c.content not in said]
+            said.update(c.content for c, _ in found)
+            if not found:
+                continue
+            memory_services.memories_reconcile(
+                owner=locked.owner, candidates=[c for c, _ in found], project=locked.project,
+                reason=f"document {locked.pk} chunk {chunk.chunk_index}",
+                source_ref={"document_id": str(locked.pk), "chunk_id": str(chunk.pk),
+                            "chunk_index": chunk.chunk_index},
+                source=Memory.Source.DOCUMENT, vectors=[v for _, v in found],
+            )
+        locked.chunks_done = Chunk.objects.filter(document=locked, embedding__isnull=False).count()
+        locked.save(update_fields=["chunks_done", "updated_at"])
+        return locked.chunks_done
+
+
+def _next_batch(document: Document, after: int, limit: int) -> list[Chunk]:
+    return list(
+        Chunk.objects.filter(document=document, embedding__isnull=True, chunk_index__gt=after)
+        .defer("embedding", "search_vector").order_by("chunk_index")[:limit]
+    )
+
+
+def _finish(document: Document) -> Document:
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None or locked.processing_status != Document.Status.PROCESSING:
+            raise _Stop
+        if not _chunks_ready(locked) or Chunk.objects.filter(document=locked, embedding__isnull=True).exists():
+            raise _Stop  # not ours to finish (replaced meanwhile)
+        locked.processing_status = Document.Status.COMPLETED
+        locked.chunks_done = locked.chunks_total
+        locked.processed_at = timezone.now()
+        locked.error_message = ""
+        locked.save()
+    return locked
+
+
+def document_process(*, document_id) -> Document | None:
+    """Run (or resume) the pipeline for one document; see the module docstring. Returns the document as it
+    stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM endpoint, database)
+    propagate for the task to retry; an unreadable file marks the document failed."""
+    document = _start(document_id)
+    if document is None:
+        return Document.objects.filter(pk=document_id).first()
+    try:
+        if not _chunks_ready(document):
+            try:
+                parsed = parsing.parse(read_file(document), kind_of(document))
+            except parsing.UnsupportedFileType as exc:
+                raise parsing.ParseError(str(exc)) from exc
+            specs = chunking.chunk_blocks(parsed.blocks)
+            if not specs:
+                raise parsing.ParseError("The file contains no text to index.")
+            document = _store_chunks(document, parsed, specs)
+        use_llm = llm.llm_configured()
+        size = batch_size()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            group = _next_batch(document, -1, size)  # a small first call: progress shows early
+            future = pool.submit(_prepare, document, group, use_llm) if group else None
+            while group:
+                vectors, candidates, candidate_vectors = future.result()
+                following = _next_batch(document, group[-1].chunk_index, embed_batch_size())
+                future = pool.submit(_prepare, document, following, use_llm) if following else None
+                try:
+                    for start in range(0, len(group), size):
+                        part = slice(start, start + size)
+                        _store_batch(document, group[part], vectors[part], candidates[part],
+                                     candidate_vectors[part])
+                        batch_done(document, group[part])
+                except BaseException:
+                    if future is not None:
+                        future.cancel()
+                    raise
+                group = following
+        return _finish(document)
+    except (parsing.ParseError, ExtractionFailed) as exc:
+        return services.document_mark_failed(document_id=document.pk, error=str(exc))
+    except _Stop:
+        return Document.objects.filter(pk=document.pk).first()
+
+
+def batch_done(document: Document, chunks: list[Chunk]) -> None:
+    """Called after each committed batch (a seam for tests and progress hooks)."""
+
+
+def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
+    """Queue again documents still pending or processing after a while without progress (a worker was killed,
+    the broker lost the task): the database, not the broker, records what is left to do."""
+    seconds = older_than_seconds if older_than_seconds is not None else settings.DOCUMENT_STALE_SECONDS
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    stale = list(
+        Document.objects.filter(
+            processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING], updated_at__lt=cutoff
+        ).values_list("pk", flat=True)[:1000]
+    )
+    for document_id in stale:
+        tasks.process_document.delay(str(document_id))
+    return len(stale)

@@ -1,0 +1,1 @@
+from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401 - fixtures used here
