@@ -23,6 +23,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from conversations import tools
+from memories.tools import MemoryTool
 
 INSTRUCTIONS = (
     "Long-term memory about the user you are talking with (identity comes from the token). Search it before "
@@ -34,7 +35,7 @@ UNAUTHORIZED, REFUSED = -32001, -32000  # JSON-RPC's implementation-defined serv
 _user: contextvars.ContextVar = contextvars.ContextVar("mcp_user")  # the token's user, set by MCPView
 
 
-def mcp_tool(tool: tools.MemoryTool) -> types.Tool:
+def mcp_tool(tool: MemoryTool) -> types.Tool:
     return types.Tool(
         name=tool.name, title=tool.title, description=tool.description, input_schema=tool.parameters,
         annotations=types.ToolAnnotations(
