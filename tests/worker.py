@@ -1,5 +1,6 @@
 """A real Celery worker process for pipeline tests, on the PostgreSQL transport and (when redis-server is
-installed, as in CI) on a real Redis broker."""
+installed, as in CI) on a real Redis broker. Its fixtures reach every test through `pytest_plugins` in
+tests/conftest.py; its helpers are imported from here."""
 
 import os
 import shutil
@@ -16,7 +17,6 @@ import pytest
 from django.conf import settings
 
 from memento.celery import app as celery_app
-from tests.fakes.openai_server import openai_server  # noqa: F401 - a fixture, used by test_llm.py
 from tests.web import database_url, free_port
 
 

@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 from conversations import services
 from conversations.models import Message
 from memories.models import Memory
-from tests.conversations.conftest import wait_for
 from tests.factories import ConversationFactory, UserFactory
+from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,10 @@ from rest_framework.test import APIClient
 
 from documents import services
 from documents.models import Chunk, Document
-from tests.conversations.conftest import (
+from tests.documents import files
+from tests.documents.conftest import close
+from tests.factories import UserFactory
+from tests.worker import (
     broker_for,
     restore_broker,
     start_celery_worker,
@@ -19,9 +22,6 @@ from tests.conversations.conftest import (
     use_broker,
     wait_for,
 )
-from tests.documents import files
-from tests.documents.conftest import close
-from tests.factories import UserFactory
 
 pytestmark = pytest.mark.slow
 

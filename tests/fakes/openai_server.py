@@ -370,7 +370,7 @@ class FakeOpenAIServer:
             handler.close_connection = True  # the client gave up (e.g. its timeout)
 
 
-# --- pytest fixtures (exposed through a conftest.py that imports them) ----------------------------------------
+# --- pytest fixtures (tests/conftest.py registers this module as a plugin) ------------------------------------------
 
 
 @pytest.fixture
