@@ -1,6 +1,6 @@
 """The memory tools over the Model Context Protocol, at /mcp on the app's own origin.
 
-The official SDK's low-level `Server` serves the tools of conversations/tools.py (their one definition) through
+The official SDK's low-level `Server` serves the tools of conversations/tools.py (their one registry) through
 its streamable HTTP transport, stateless with JSON responses, so any web process can answer any request. The
 transport is ASGI and the app is WSGI: `MCPView` authenticates like the REST API (DRF, so the token binds the
 database session to its user for row-level security), then hands the request to the SDK with `async_to_sync`. The
