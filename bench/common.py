@@ -1,5 +1,5 @@
-"""Helpers shared by the benchmarks: a dedicated database on the app's server, Django set up against it, and
-wiping benchmark users.
+"""Helpers shared by the benchmarks: a dedicated database on the app's server, Django set up against it, wiping
+benchmark users, the app under gunicorn on a free port, and latency percentiles.
 
 Benchmark data never mixes with development data: every bench works in its own database (default
 `memento_bench`) on the same PostgreSQL server the app uses (the embedded one, or DATABASE_URL's server). The app
@@ -7,7 +7,11 @@ role owns it (the role has CREATEDB) and the `vector` extension comes from templ
 """
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -78,3 +82,59 @@ def progress(iterable=None, **kwargs):
     from tqdm import tqdm
 
     return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, process: subprocess.Popen) -> None:
+    """A read timeout counts as not up yet, like a refused connection."""
+    import requests
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode}")
+        try:
+            requests.get(f"{url}/api/schema/", timeout=2)
+            return
+        except (requests.ConnectionError, requests.Timeout):
+            time.sleep(0.25)
+    raise SystemExit(f"{url} did not come up")
+
+
+@contextmanager
+def gunicorn(database_url: str, *, workers: int, threads: int, extra_args: tuple[str, ...] = (),
+             env: dict[str, str] | None = None):
+    """The app under gunicorn on a free port and `database_url`, up (its schema answers) for the length of the
+    block; yields its base URL."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--threads", str(threads), *extra_args],
+        cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url, **(env or {})},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, server)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank `q`th percentile (0-100) of `values`."""
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def describe(samples: list[float]) -> str:
+    """Latency samples in seconds as p50/p95/p99 in milliseconds."""
+    ms = [s * 1000 for s in samples]
+    return (f"p50 {percentile(ms, 50):6.1f} ms  p95 {percentile(ms, 95):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms"
+            f"  (n={len(ms)})")

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import progress, setup_django, wipe_users  # noqa: E402
+from bench.common import free_port, percentile, progress, setup_django, wipe_users  # noqa: E402
 
 USER = "bench-extraction"
 DATABASE = "memento_bench_extraction"
@@ -71,17 +71,6 @@ def messages(count: int, seed: int = 7) -> list[str]:
                 food=rng.choice(FOODS), city=rng.choice(CITIES), lang=rng.choice(LANGS), name=rng.choice(NAMES),
                 n=rng.randint(1000, 9999)))
     return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_redis():
@@ -234,7 +223,7 @@ def main() -> None:
                     latencies.append(time.perf_counter() - started)
             print(f"\nPOST messages -> memory found by hybrid search, broker {broker_name} "
                   f"({len(latencies)} messages, one at a time, polled every 10 ms):")
-            p50, p95 = statistics.median(latencies) * 1000, percentile(latencies, 0.95) * 1000
+            p50, p95 = statistics.median(latencies) * 1000, percentile(latencies, 95) * 1000
             print(f"  p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {max(latencies) * 1000:.0f} ms")
         finally:
             worker.terminate()

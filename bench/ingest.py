@@ -10,8 +10,6 @@ gunicorn process it starts itself on a free port.
 import argparse
 import os
 import random
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +19,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import bench_database_url  # noqa: E402
+from bench.common import bench_database_url, gunicorn  # noqa: E402
 
 PEOPLE = ["Emma", "Liam", "Olivia", "Noah", "Ava", "Mia", "Lucas", "Sofia", "Ethan", "Zoe"]
 PLACES = ["Berlin", "Lisbon", "Kyoto", "Toronto", "Nairobi", "Austin", "Oslo", "Lima", "Seoul", "Porto"]
@@ -49,12 +47,6 @@ def make_texts(n: int, seed: int = 7) -> list[str]:
         )
         texts.append(f"{text} (note {i})")
     return texts
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> None:
@@ -91,21 +83,8 @@ def main() -> None:
     raw_seconds = time.perf_counter() - started
     raw_rate = len(texts) / raw_seconds
 
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--threads", "2", "--timeout", "300"],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": url}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Token {token}"}
-    try:
-        for _ in range(240):
-            try:
-                requests.get(f"{base}/api/schema/", timeout=2)
-                break
-            except requests.ConnectionError:
-                time.sleep(0.25)
+    with gunicorn(url, workers=1, threads=2, extra_args=("--timeout", "300")) as base:
         # warm up the web process (model load) outside the timing
         requests.post(f"{base}/api/memories/batch/", json={"items": [{"content": "warm-up", "key": "warm"}]},
                       headers=headers, timeout=300).raise_for_status()
@@ -118,9 +97,6 @@ def main() -> None:
             response.raise_for_status()
             stored += sum(1 for r in response.json() if r["outcome"] == "created")
         http_seconds = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     http_rate = len(texts) / http_seconds
 
     print(f"memories: {len(texts)} ({stored} stored as new), batches of {args.batch}")

@@ -16,8 +16,6 @@ reused by later runs with the same sizes.
 import argparse
 import os
 import random
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import progress, setup_django  # noqa: E402
+from bench.common import describe, gunicorn, progress, setup_django  # noqa: E402
 from bench.ingest import make_texts  # noqa: E402
 
 PREFIX = "bench-latency-"
@@ -36,17 +34,6 @@ QUERIES = [
     "what is {p} allergic to?", "where did {p} move?", "which hobby does {p} practise?", "when is the trip to {c}?",
     "who lives in {c}?", "does {p} like {t}?", "what did {p} do in {m}?", "lessons on Tuesdays", "{t} in {c}",
 ]
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
-
-
-def describe(samples: list[float]) -> str:
-    ms = [s * 1000 for s in samples]
-    return (f"p50 {percentile(ms, 50):6.1f} ms  p95 {percentile(ms, 95):6.1f} ms  p99 {percentile(ms, 99):6.1f} ms"
-            f"  (n={len(ms)})")
 
 
 def realistic_vectors(provider, n: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
@@ -225,25 +212,7 @@ def main() -> None:
         print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
 
     token = Token.objects.get_or_create(user=heavy)[0].key
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "4"],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url, "MEMORY_LOG_READS": "false"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        import requests
-
-        for _ in range(240):
-            try:
-                requests.get(f"{url}/api/schema/", timeout=2)
-                break
-            except requests.ConnectionError:
-                time.sleep(0.25)
+    with gunicorn(database_url, workers=2, threads=4, env={"MEMORY_LOG_READS": "false"}) as url:
         http_latency(url, token, warm_queries[:32], 8)  # load the model in both workers
         print("\nHTTP POST /api/memories/search/ (heavy user, hybrid, query embedding included):")
         print(f"  1 client   {describe(http_latency(url, token, queries, 1))}")
@@ -251,9 +220,6 @@ def main() -> None:
         samples = http_latency(url, token, queries * 2, 8)
         rate = len(samples) / (time.perf_counter() - started)
         print(f"  8 clients  {describe(samples)}  throughput {rate:.0f} req/s")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -13,10 +13,7 @@ Memento's figures include an HTTP round trip, authentication and row-level secur
 """
 
 import argparse
-import os
 import random
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
-from bench.common import bench_database_url, progress, setup_django, wipe_users  # noqa: E402
+from bench.common import bench_database_url, describe, gunicorn, progress, setup_django, wipe_users  # noqa: E402
 from bench.ingest import MONTHS, PEOPLE, PLACES, THINGS, make_texts  # noqa: E402
-from bench.search_latency import QUERIES, describe  # noqa: E402
+from bench.search_latency import QUERIES  # noqa: E402
 
 PREFIX = "bench-store-"
 NAMESPACE = ("bench", "notes")
@@ -35,22 +32,6 @@ NAMESPACE = ("bench", "notes")
 
 def value(i: int, text: str) -> dict:
     return {"content": text, "n": i, "group": f"g{i % 10}"}
-
-
-def wait_until_up(url: str, process: subprocess.Popen) -> None:
-    """A read timeout counts as not up yet, like a refused connection."""
-    import requests
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited with {process.returncode}")
-        try:
-            requests.get(f"{url}/api/schema/", timeout=2)
-            return
-        except (requests.ConnectionError, requests.Timeout):
-            time.sleep(0.25)
-    raise SystemExit(f"{url} did not come up")
 
 
 def timed(samples: list[float], call, *args, **kwargs) -> None:
@@ -123,18 +104,7 @@ def main() -> None:
     with psycopg.connect(langgraph_url, autocommit=True) as conn:  # a fresh store each run
         conn.execute("DROP TABLE IF EXISTS store_vectors, store, store_migrations, vector_migrations CASCADE")
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "4"],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url, "MEMORY_LOG_READS": "false"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, server)
+    with gunicorn(database_url, workers=2, threads=4, env={"MEMORY_LOG_READS": "false"}) as url:
         with MementoStore(url=url, token=token, index={"fields": ["content"]}) as memento, \
                 PostgresStore.from_conn_string(langgraph_url, index=index) as postgres:
             postgres.setup()
@@ -142,9 +112,6 @@ def main() -> None:
                       "LangGraph PostgresStore": load(postgres, texts)}
             results = measure({"Memento (MementoStore over HTTP)": memento, "LangGraph PostgresStore": postgres},
                               texts, queries, args.samples)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
     print(f"\nLangGraph store latency, {args.items} items in one namespace, {args.samples} calls each, one at a "
           f"time (all-MiniLM-L6-v2 on the CPU for both)")

@@ -1,6 +1,6 @@
 """The memory tools over the Model Context Protocol, at /mcp on the app's own origin.
 
-The official SDK's low-level `Server` serves the tools of conversations/tools.py (their one definition) through
+The official SDK's low-level `Server` serves the tools of conversations/tools.py (their one registry) through
 its streamable HTTP transport, stateless with JSON responses, so any web process can answer any request. The
 transport is ASGI and the app is WSGI: `MCPView` authenticates like the REST API (DRF, so the token binds the
 database session to its user for row-level security), then hands the request to the SDK with `async_to_sync`. The
@@ -23,6 +23,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from conversations import tools
+from memories.tools import MemoryTool
 
 INSTRUCTIONS = (
     "Long-term memory about the user you are talking with (identity comes from the token). Search it before "
@@ -34,7 +35,7 @@ UNAUTHORIZED, REFUSED = -32001, -32000  # JSON-RPC's implementation-defined serv
 _user: contextvars.ContextVar = contextvars.ContextVar("mcp_user")  # the token's user, set by MCPView
 
 
-def mcp_tool(tool: tools.MemoryTool) -> types.Tool:
+def mcp_tool(tool: MemoryTool) -> types.Tool:
     return types.Tool(
         name=tool.name, title=tool.title, description=tool.description, input_schema=tool.parameters,
         annotations=types.ToolAnnotations(

@@ -271,15 +271,19 @@ def message_mark_failed(*, message_id, error: str) -> Message | None:
     return message
 
 
-def messages_requeue_stale(*, older_than_seconds: int = 300, limit: int = 1000) -> int:
+REQUEUE_AFTER = timedelta(minutes=5)  # a queued extraction not done by then is taken as lost
+REQUEUE_LIMIT = 1000  # messages sent again per sweep
+
+
+def messages_requeue_stale() -> int:
     """Send again the extraction of messages queued a while ago and still pending (a worker died, a broker lost
     the task): the database, not the broker, is the record of what is left to do. Messages still waiting for
     their trigger (every N messages, end of conversation) were never queued and are left alone."""
-    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    cutoff = timezone.now() - REQUEUE_AFTER
     with transaction.atomic():
         stale = [str(pk) for pk in Message.objects.select_for_update(skip_locked=True).filter(
             extraction_status=Message.Extraction.PENDING, extraction_queued_at__lt=cutoff,
-        ).order_by("extraction_queued_at").values_list("pk", flat=True)[:limit]]
+        ).order_by("extraction_queued_at").values_list("pk", flat=True)[:REQUEUE_LIMIT]]
         # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
         Message.objects.filter(pk__in=stale).update(extraction_queued_at=timezone.now())
         transaction.on_commit(lambda: messages_send_extraction(stale))

@@ -229,12 +229,6 @@ def get_provider():
     return _provider
 
 
-def reset_provider() -> None:
-    """Forget the cached provider (after settings change, e.g. in tests)."""
-    global _provider
-    _provider = None
-
-
 def embed_texts(texts: Sequence[str]) -> list[list[float]]:
     return get_provider().embed(texts)
 

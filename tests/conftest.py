@@ -4,6 +4,9 @@ from rest_framework.test import APIClient
 
 from tests.factories import UserFactory
 
+# fixtures of modules that are not conftests, for every test package: the fake OpenAI server, the Celery worker
+pytest_plugins = ["tests.fakes.openai_server", "tests.worker"]
+
 
 @pytest.fixture
 def user(db):

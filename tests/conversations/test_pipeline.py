@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 from conversations import services
 from conversations.models import Message
 from memories.models import Memory
-from tests.conversations.conftest import wait_for
 from tests.factories import ConversationFactory, UserFactory
+from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -70,8 +70,8 @@ def test_a_lost_task_is_picked_up_again(celery_worker):
                                      extraction_queued_at=timezone.now() - timedelta(minutes=10))
     waiting = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=2,
                                      content="I'm allergic to shellfish.")  # never queued: its trigger is not met
-    assert services.messages_requeue_stale(older_than_seconds=0) == 1
+    assert services.messages_requeue_stale() == 1
     wait_for(lambda: Message.objects.get(pk=message.pk).extraction_status == "done", worker=celery_worker)
     assert [m.content for m in Memory.objects.filter(owner=user)] == ["The user is vegetarian."]
-    assert services.messages_requeue_stale(older_than_seconds=0) == 0
+    assert services.messages_requeue_stale() == 0
     assert Message.objects.get(pk=waiting.pk).extraction_status == "pending"

@@ -9,7 +9,6 @@ from conversations import selectors, services
 from conversations.models import Message
 from memories import services as memory_services
 from tests.factories import ConversationFactory, ProjectFactory, UserFactory
-from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401 (fixtures)
 
 START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 DIALOGUE = [
@@ -122,7 +121,7 @@ def test_context_can_stay_in_one_conversation(said, user, eager, django_capture_
     assert all(i.conversation.pk == said.pk for i in here.items if i.type == "excerpt")
 
 
-def test_context_asks_a_failing_provider_once_and_answers_from_words(openai_embeddings, user):  # noqa: F811
+def test_context_asks_a_failing_provider_once_and_answers_from_words(openai_embeddings, user):
     conversation = ConversationFactory(owner=user)
     services.messages_append(conversation=conversation, messages=[
         {"role": "assistant", "content": "Your locker at the gym is number 318."}])

@@ -1,7 +1,5 @@
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tests.conversations.conftest import celery_worker, redis_url  # noqa: F401 - fixtures reused here
-
 
 def close(a, b, tolerance: float = 1e-3) -> bool:
     """Two embeddings equal up to float noise (batch composition changes the last digits)."""

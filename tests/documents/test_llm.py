@@ -11,7 +11,6 @@ from integrations import llm
 from tests.documents import files
 from tests.documents.conftest import upload
 from tests.factories import ProjectFactory
-from tests.fakes.openai_server import openai_server  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +18,7 @@ LEADER = "Xavier Quillfeather leads the zeppelin restoration team."
 
 
 @pytest.fixture
-def chat(settings, openai_server):  # noqa: F811 - the fixture imported above
+def chat(settings, openai_server):
     settings.MEMORY_LLM_API_BASE = openai_server.base_url
     settings.MEMORY_LLM_API_KEY = "test-key"
     settings.MEMORY_LLM_MODEL = "fake-chat"

@@ -11,17 +11,17 @@ from rest_framework.test import APIClient
 
 from documents import processing, services
 from documents.models import Chunk, Document
-from tests.conversations.conftest import (
-    broker_for,
-    restore_broker,
-    start_celery_worker,
-    stop_celery_worker,
-    use_broker,
-    wait_for,
-)
 from tests.documents import files
 from tests.documents.conftest import close
 from tests.factories import UserFactory
+from tests.web import stop
+from tests.worker import (
+    broker_for,
+    restore_broker,
+    start_celery_worker,
+    use_broker,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_a_killed_worker_leaves_the_document_resumable():
         wait_for(lambda: _state(document.pk)[0] != "processing", timeout=180, worker=worker)
         log = log + worker.log
     finally:
-        stop_celery_worker(worker)
+        stop(worker)
         restore_broker(previous)
 
     document.refresh_from_db()

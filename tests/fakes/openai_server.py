@@ -370,7 +370,7 @@ class FakeOpenAIServer:
             handler.close_connection = True  # the client gave up (e.g. its timeout)
 
 
-# --- pytest fixtures (exposed through a conftest.py that imports them) ----------------------------------------
+# --- pytest fixtures (tests/conftest.py registers this module as a plugin) ------------------------------------------
 
 
 @pytest.fixture
@@ -384,8 +384,9 @@ def openai_server() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture
-def openai_embeddings(settings, openai_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
-    """Embeddings from the fake server through the real OpenAI provider (the provider is rebuilt around it)."""
+def openai_embeddings(settings, monkeypatch, openai_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
+    """Embeddings from the fake server through the real OpenAI provider (built on first use from these settings;
+    the process's provider is back afterwards)."""
     from integrations import embeddings
 
     settings.EMBEDDING_PROVIDER = "openai"
@@ -394,8 +395,5 @@ def openai_embeddings(settings, openai_server: FakeOpenAIServer) -> Iterator[Fak
     settings.EMBEDDING_MODEL = "fake-embed"
     settings.EMBEDDING_DIMENSIONS = DEFAULT_DIMENSIONS
     settings.EMBEDDING_API_TIMEOUT = 2.0
-    embeddings.reset_provider()
-    try:
-        yield openai_server
-    finally:
-        embeddings.reset_provider()
+    monkeypatch.setattr(embeddings, "_provider", None)
+    yield openai_server

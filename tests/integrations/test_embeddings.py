@@ -150,17 +150,17 @@ def test_openai_request_carries_model_key_and_inputs(openai_embeddings):
     assert "dimensions" not in request.json  # only sent when EMBEDDING_SEND_DIMENSIONS is on
 
 
-def test_openai_asks_for_the_configured_dimensions_when_told_to(openai_embeddings, settings):
+def test_openai_asks_for_the_configured_dimensions_when_told_to(openai_embeddings, settings, monkeypatch):
     openai_embeddings.dimensions = 1536  # the model's own size, e.g. text-embedding-3-small
     settings.EMBEDDING_SEND_DIMENSIONS = True
-    embeddings.reset_provider()
+    monkeypatch.setattr(embeddings, "_provider", None)  # rebuilt from the changed settings
     assert len(embeddings.embed_text("hello")) == 384
     assert openai_embeddings.requests_to("/embeddings")[0].json["dimensions"] == 384
 
 
-def test_openai_inputs_are_sent_in_batches(openai_embeddings, settings):
+def test_openai_inputs_are_sent_in_batches(openai_embeddings, settings, monkeypatch):
     settings.EMBEDDING_BATCH_SIZE = 2
-    embeddings.reset_provider()
+    monkeypatch.setattr(embeddings, "_provider", None)  # rebuilt from the changed settings
     texts = [f"text {i}" for i in range(5)]
     vectors = embeddings.embed_texts(texts)
     assert [r.json["input"] for r in openai_embeddings.requests_to("/embeddings")] == [
@@ -192,9 +192,9 @@ def test_openai_one_rate_limit_is_retried(openai_embeddings):
     assert len(openai_embeddings.requests) == 2
 
 
-def test_openai_timeout_raises_embedding_error(openai_embeddings, settings):
+def test_openai_timeout_raises_embedding_error(openai_embeddings, settings, monkeypatch):
     settings.EMBEDDING_API_TIMEOUT = 0.3
-    embeddings.reset_provider()
+    monkeypatch.setattr(embeddings, "_provider", None)  # rebuilt from the changed settings
     openai_embeddings.delay(5, times=None)
     with pytest.raises(embeddings.EmbeddingError, match="timed out"):
         embeddings.embed_text("slow")

@@ -15,7 +15,6 @@ from integrations import embeddings
 from memories import services
 from memories.models import Memory
 from tests.factories import MemoryFactory
-from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401 (fixtures)
 
 OLD_VECTOR = [1.0] + [0.0] * 383
 
@@ -100,7 +99,7 @@ def test_reembed_refuses_a_zero_batch_size(db):
         reembed("--batch-size", "0")
 
 
-def test_reembed_stops_cleanly_when_the_provider_is_down(openai_embeddings, user):  # noqa: F811
+def test_reembed_stops_cleanly_when_the_provider_is_down(openai_embeddings, user):
     memory = MemoryFactory(owner=user)
     openai_embeddings.fail(500, times=None)
     with pytest.raises(CommandError, match="Run the command again"):
@@ -109,7 +108,7 @@ def test_reembed_stops_cleanly_when_the_provider_is_down(openai_embeddings, user
     assert memory.embedding is None and embed_rows(memory) == []
 
 
-def test_reembed_uses_the_configured_provider_and_model(openai_embeddings, user):  # noqa: F811
+def test_reembed_uses_the_configured_provider_and_model(openai_embeddings, user):
     memory = MemoryFactory(owner=user, content="Speaks Portuguese")
     out, _ = reembed()
     assert out.strip() == "Re-embedded 1 memories and 0 chunks with fake-embed."

@@ -11,9 +11,9 @@ from rest_framework.authtoken.models import Token
 from documents.models import Document
 from memories import services
 from memories.models import Memory
-from tests.conversations.conftest import running_worker
 from tests.factories import ConversationFactory, DocumentFactory, MessageFactory, ProjectFactory, UserFactory
 from tests.panel.conftest import log_in, screenshot
+from tests.worker import running_worker
 
 pytestmark = pytest.mark.slow
 

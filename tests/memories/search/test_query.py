@@ -10,7 +10,6 @@ from memories.models import Memory, MemoryEvent
 from memories.search import memory_search
 from memories.selectors import MemoryFilters
 from tests.factories import ProjectFactory
-from tests.fakes.openai_server import openai_embeddings, openai_server  # noqa: F401
 
 FACTS = [
     "I'm allergic to peanuts and carry an EpiPen",
@@ -131,7 +130,7 @@ def test_dates_in_the_query_favour_memories_from_then(user):
     assert june.pk in ids(result)
 
 
-def test_degraded_search_answers_from_full_text(openai_embeddings, user):  # noqa: F811
+def test_degraded_search_answers_from_full_text(openai_embeddings, user):
     memory = services.memory_create(owner=user, content="Allergic to penicillin", actor=user).memory
     openai_embeddings.fail(500, times=None)
     for mode in ("hybrid", "semantic"):
@@ -140,7 +139,7 @@ def test_degraded_search_answers_from_full_text(openai_embeddings, user):  # noq
         assert ids(result) == [memory.pk]
 
 
-def test_memories_stored_while_the_provider_was_down_are_embedded_later(openai_embeddings, user):  # noqa: F811
+def test_memories_stored_while_the_provider_was_down_are_embedded_later(openai_embeddings, user):
     openai_embeddings.fail(500, times=None)
     memory = services.memory_create(owner=user, content="Allergic to penicillin", actor=user).memory
     assert Memory.objects.get(pk=memory.pk).embedding is None
@@ -183,7 +182,7 @@ def test_hybrid_returns_nothing_unrelated(user):
     assert len(ids(memory_search(owner=user, query="allergy", mode="semantic", threshold=0))) == 2
 
 
-def test_search_endpoint_degrades_instead_of_failing(openai_embeddings, api, user):  # noqa: F811
+def test_search_endpoint_degrades_instead_of_failing(openai_embeddings, api, user):
     services.memory_create(owner=user, content="Allergic to penicillin", actor=user)
     openai_embeddings.fail(500, times=None)
     response = api.post("/api/memories/search/", {"query": "penicillin"}, format="json")

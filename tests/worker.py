@@ -1,5 +1,6 @@
 """A real Celery worker process for pipeline tests, on the PostgreSQL transport and (when redis-server is
-installed, as in CI) on a real Redis broker."""
+installed, as in CI) on a real Redis broker. Its fixtures reach every test through `pytest_plugins` in
+tests/conftest.py; its helpers are imported from here."""
 
 import os
 import shutil
@@ -16,8 +17,7 @@ import pytest
 from django.conf import settings
 
 from memento.celery import app as celery_app
-from tests.fakes.openai_server import openai_server  # noqa: F401 - a fixture, used by test_llm.py
-from tests.web import database_url, free_port
+from tests.web import database_url, free_port, stop
 
 
 @pytest.fixture
@@ -111,20 +111,11 @@ def start_celery_worker(broker: str, *, extra_args: tuple[str, ...] = (), ready_
         if " ready." in line:
             break
     else:
-        stop_celery_worker(process)
+        stop(process)
         raise AssertionError("the worker did not become ready:\n" + "".join(log))
     threading.Thread(target=lambda: [log.append(line) for line in process.stdout], daemon=True).start()
     process.log = log
     return process
-
-
-def stop_celery_worker(process) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(params=["postgres", "redis"])
@@ -150,7 +141,7 @@ def running_worker(kind: str, redis: str | None = None):
     try:
         yield process
     finally:
-        stop_celery_worker(process)
+        stop(process)
         restore_broker(previous)
 
 

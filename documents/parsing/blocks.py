@@ -1,0 +1,79 @@
+"""What every format's parser produces (blocks in reading order, a ParsedDocument), the errors parsing raises,
+and the text helpers the parsers share. Pure: no database, no Django models."""
+
+import codecs
+import re
+from dataclasses import dataclass
+
+
+class UnsupportedFileType(Exception):
+    """The file is not one of the supported kinds (or its content does not match its extension)."""
+
+
+class ParseError(Exception):
+    """The file is of a supported kind but cannot be read (damaged, encrypted, no text); the message is for
+    people."""
+
+
+@dataclass
+class Block:
+    """A unit of the document's structure: a heading (`heading_level` 1-6) or body text (`heading_level` 0)."""
+
+    text: str
+    heading_level: int = 0
+    page: int | None = None
+    kind: str = "paragraph"  # heading | paragraph | table | code
+
+
+@dataclass
+class ParsedDocument:
+    blocks: list[Block]
+    page_count: int | None
+    word_count: int
+    title: str = ""
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes of a text file as str: BOMs honoured, UTF-8 preferred, Windows-1252 as the fallback."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8):].decode("utf-8", errors="replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+_SPACES = re.compile(r"[ \t\f\v\u00a0\u2000-\u200b\u3000]+")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def clean(text: str) -> str:
+    """One paragraph's text: control characters dropped, runs of spaces (and line breaks) made one space."""
+    return _SPACES.sub(" ", CONTROL.sub("", text).replace("\r", " ").replace("\n", " ")).strip()
+
+
+_WORD = re.compile(r"\S*\w\S*")
+
+
+def word_count(blocks: list[Block]) -> int:
+    """Whitespace-separated words with at least one letter or digit (a table's '|' is not a word)."""
+    return sum(len(_WORD.findall(block.text)) for block in blocks)
+
+
+def result(blocks: list[Block], page_count: int | None = None, title: str = "") -> ParsedDocument:
+    blocks = [b for b in blocks if b.text]
+    return ParsedDocument(blocks=blocks, page_count=page_count, word_count=word_count(blocks), title=title)
+
+
+def paragraphs(text: str, page: int | None = None) -> list[Block]:
+    """Plain text: blank lines separate paragraphs; hard-wrapped lines are joined (hyphenation undone)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    blocks = []
+    for part in re.split(r"\n\s*\n", text):
+        part = re.sub(r"(\w)-\n(\w)", r"\1\2", part)
+        cleaned = clean(part)
+        if cleaned:
+            blocks.append(Block(cleaned, page=page))
+    return blocks
