@@ -6,5 +6,6 @@ class MementoConfig(AppConfig):
     verbose_name = "Memento wiring"
 
     def ready(self) -> None:
-        # every process, not only web ones, must set its row-level-security default on each new connection
-        from memento import rls  # noqa: F401
+        # every process, not only web ones, must set its row-level-security default on each new connection; the
+        # deployment checks and the sign-in signal receivers register on import
+        from memento import checks, rls, signin  # noqa: F401

@@ -1,0 +1,59 @@
+"""Signing in: the token endpoint, the answer to a locked-out sign-in, and API tokens revoked with the password.
+
+django-axes counts failed sign-ins per username and IP address for every login form (panel, admin) and for
+POST /api/auth/token/ (settings.py, "Sign-in lockout"); this module decides what a locked-out client is told.
+"""
+
+from axes.helpers import get_cool_off, get_lockout_message
+from django.conf import settings
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+from django.http import JsonResponse
+from django.shortcuts import render
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.throttling import ScopedRateThrottle
+
+
+def _retry_after(request) -> int:
+    return int(get_cool_off(request).total_seconds())
+
+
+def lockout_response(request, original_response=None, credentials=None):
+    """AXES_LOCKOUT_CALLABLE: 429 with Retry-After; a page for people (panel and admin login), JSON for the API."""
+    seconds = _retry_after(request)
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": get_lockout_message()}, status=429)
+    else:
+        response = render(request, "panel/locked_out.html", {"minutes": -(-seconds // 60)}, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+class TokenView(ObtainAuthToken):
+    """POST username + password: the user's API token. Each try costs a password hash, so tries are throttled
+    per IP address (scope `auth`) and fall under the sign-in lockout; both answer 429 with Retry-After."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "auth"
+
+    def post(self, request, *args, **kwargs):
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            # axes flags the DRF request it was given; its middleware only sees the Django request underneath
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(wait=_retry_after(request), detail=str(get_lockout_message())) from None
+            raise
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL)
+def revoke_token_on_password_change(sender, instance, created, **kwargs):
+    """A new password revokes the API token: whoever had the old password may have taken the token too.
+
+    set_password() keeps the raw password on the user until save() has told the password validators
+    (`_password`, Django's own marker); a hash merely upgraded at login is saved without it and revokes nothing.
+    """
+    if not created and getattr(instance, "_password", None) is not None:
+        Token.objects.filter(user=instance).delete()
