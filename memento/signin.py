@@ -6,11 +6,14 @@ POST /api/auth/token/ (settings.py, "Sign-in lockout"); this module decides what
 
 from axes.helpers import get_cool_off, get_lockout_message
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.http import JsonResponse
 from django.shortcuts import render
+from rest_framework import serializers
 from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.throttling import ScopedRateThrottle
@@ -31,10 +34,20 @@ def lockout_response(request, original_response=None, credentials=None):
     return response
 
 
+class TokenRequestSerializer(AuthTokenSerializer):
+    """DRF's, with the username as long as a username can be: a longer one is a 400 before the lockout records
+    it (its table would refuse it with a 500)."""
+
+    username = serializers.CharField(
+        label="Username", write_only=True, max_length=get_user_model()._meta.get_field("username").max_length,
+    )
+
+
 class TokenView(ObtainAuthToken):
     """POST username + password: the user's API token. Each try costs a password hash, so tries are throttled
     per IP address (scope `auth`) and fall under the sign-in lockout; both answer 429 with Retry-After."""
 
+    serializer_class = TokenRequestSerializer
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "auth"
 

@@ -95,3 +95,9 @@ def test_changing_the_password_in_the_panel_revokes_the_api_token(client, user):
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.get("/api/memories/").status_code == 401
+
+
+def test_an_overlong_username_is_a_400_not_a_server_error(db):
+    response = APIClient().post("/api/auth/token/", {"username": "x" * 300, "password": "x"})
+    assert response.status_code == 400
+    assert "username" in response.json()
