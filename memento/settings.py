@@ -133,6 +133,8 @@ LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
 
+BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
+
 # Sign-in lockout (django-axes), for the panel, the admin and POST /api/auth/token/ alike: after
 # LOGIN_FAILURE_LIMIT wrong passwords for one username from one IP address, that pair is refused (429) for
 # LOGIN_COOLOFF_MINUTES. Further tries while locked out do not extend it, so the real user gets back in; failures
@@ -145,6 +147,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_DISABLE_ACCESS_LOG = True  # no row per successful login (a table that would only grow)
 AXES_LOCKOUT_CALLABLE = "memento.signin.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "memento.signin.client_address"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -163,6 +166,9 @@ REST_FRAMEWORK = {
         # POST /api/auth/token/ per IP address, right or wrong password: each try costs a password hash (~0.5 s)
         "auth": env.str("API_THROTTLE_AUTH", default="10/minute"),
     },
+    # Whose address a throttle (and the sign-in lockout) counts: the peer's, or behind a proxy the one it appends
+    # to X-Forwarded-For. DRF's default (None) would take the whole header, which any client can vary at will.
+    "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -272,7 +278,6 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
-BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 
 LOGGING = {

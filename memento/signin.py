@@ -16,7 +16,12 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled, ValidationError
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+
+
+def client_address(request) -> str:
+    """AXES_CLIENT_IP_CALLABLE: the address the API throttles count by (REST_FRAMEWORK's NUM_PROXIES)."""
+    return BaseThrottle().get_ident(request)
 
 
 def _retry_after(request) -> int:

@@ -101,3 +101,24 @@ def test_an_overlong_username_is_a_400_not_a_server_error(db):
     response = APIClient().post("/api/auth/token/", {"username": "x" * 300, "password": "x"})
     assert response.status_code == 400
     assert "username" in response.json()
+
+
+def test_a_forged_forwarded_for_header_does_not_escape_the_throttle(db):
+    allowed = int(api_settings.DEFAULT_THROTTLE_RATES["auth"].split("/")[0])
+    statuses = [APIClient(REMOTE_ADDR="10.0.0.4", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}")
+                .post("/api/auth/token/", {"username": "nobody", "password": "x"}).status_code
+                for i in range(allowed + 1)]
+    assert statuses[-1] == 429
+
+
+def test_behind_a_proxy_the_address_it_forwards_is_the_one_locked_out(settings, user):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+
+    def from_client(address: str, password: str):
+        client = APIClient(REMOTE_ADDR="10.0.0.100", HTTP_X_FORWARDED_FOR=f"spoofed, {address}")
+        return client.post("/api/auth/token/", {"username": user.username, "password": password})
+
+    statuses = [from_client("192.0.2.1", "wrong").status_code for _ in range(settings.AXES_FAILURE_LIMIT)]
+    assert statuses[-1] == 429
+    assert from_client("192.0.2.2", PASSWORD).status_code == 200
+    assert AccessAttempt.objects.get().ip_address == "192.0.2.1"
