@@ -4,6 +4,7 @@ Every variable is listed with its default in README.md ("Configuration").
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -20,7 +21,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 env = environ.Env()
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123456789")
+# Without DJANGO_SECRET_KEY: the key `serve` wrote for this checkout (random, made at its first start on loopback),
+# else this public one, which the system checks refuse unless DEBUG is on (memento/checks.py).
+INSECURE_SECRET_KEY = "dev-only-insecure-key-change-me-in-production-0123456789"
+LOCAL_SECRET_KEY_FILE = STATE_DIR / "secret_key"
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or (
+    LOCAL_SECRET_KEY_FILE.read_text().strip() if LOCAL_SECRET_KEY_FILE.exists() else INSECURE_SECRET_KEY
+)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -32,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -58,6 +66,7 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its 429 page
 ]
 
 ROOT_URLCONF = "memento.urls"
@@ -125,6 +134,22 @@ LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
 
+BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
+
+# Sign-in lockout (django-axes), for the panel, the admin and POST /api/auth/token/ alike: after
+# LOGIN_FAILURE_LIMIT wrong passwords for one username from one IP address, that pair is refused (429) for
+# LOGIN_COOLOFF_MINUTES. Further tries while locked out do not extend it, so the real user gets back in; failures
+# are kept in the database, shared by every web process.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # no row per successful login (a table that would only grow)
+AXES_LOCKOUT_CALLABLE = "memento.signin.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "memento.signin.client_address"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.rls.TokenAuthentication",
@@ -139,7 +164,12 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
         "user": env.str("API_THROTTLE_USER", default="6000/minute"),
+        # POST /api/auth/token/ per IP address, right or wrong password: each try costs a password hash (~0.5 s)
+        "auth": env.str("API_THROTTLE_AUTH", default="10/minute"),
     },
+    # Whose address a throttle (and the sign-in lockout) counts: the peer's, or behind a proxy the one it appends
+    # to X-Forwarded-For. DRF's default (None) would take the whole header, which any client can vary at will.
+    "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -249,7 +279,6 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
-BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 
 LOGGING = {

@@ -3,13 +3,13 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from documents import views as document_views
 from memento.search import MemorySearchView
+from memento.signin import TokenView
 from memories import views as memory_views
 
 router = DefaultRouter()
@@ -20,7 +20,7 @@ router.register("documents", document_views.DocumentViewSet, basename="document"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # before the router: its memory detail route would take "search" for an id

@@ -1,4 +1,8 @@
+import os
+
 import pytest
+from django.conf import settings
+from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -6,6 +10,17 @@ from tests.factories import UserFactory
 
 # fixtures of modules that are not conftests, for every test package: the fake OpenAI server, the Celery worker
 pytest_plugins = ["tests.fakes.openai_server", "tests.worker"]
+
+# Tests run with DEBUG off, as production does, so they need a secret key other than the public default (the
+# checks refuse it, memento.E002): this process and those the tests start (gunicorn, Celery, manage.py).
+os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-any-server-0123456789abcdefghij")
+settings.SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Throttle counts live in the cache: one test's requests must not use up the next one's."""
+    cache.clear()
 
 
 @pytest.fixture

@@ -113,6 +113,18 @@ def test_tokens_are_managed_in_the_admin(admin_client, one_of_each):
     assert admin_client.get(url(TokenProxy, "add")).status_code == 200
 
 
+def test_the_admin_shows_only_a_prefix_of_each_api_token(admin_client, user):
+    from rest_framework.authtoken.models import Token, TokenProxy
+
+    key = Token.objects.create(user=user).key
+    for page in (url(TokenProxy, "changelist"), url(TokenProxy, "change", user.pk),
+                 url(TokenProxy, "delete", user.pk)):
+        response = admin_client.get(page)
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert key[:6] + "…" in html and key not in html, page
+
+
 def test_staff_see_every_owner_even_when_the_process_enforces_rls(admin_client, monkeypatch):
     mine, theirs = MemoryFactory(), MemoryFactory()
     monkeypatch.setattr(rls, "_process_default_bypass", False)

@@ -27,6 +27,16 @@ def test_check_deploy_is_clean_with_production_env_vars():
     assert "no issues" in result.stdout
 
 
+def test_check_deploy_fails_with_the_public_secret_key_and_every_other_production_variable():
+    env = {**os.environ, **PRODUCTION_ENV, "DJANGO_SECRET_KEY": settings.INSECURE_SECRET_KEY}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert "memento.E002" in result.stderr
+
+
 def test_check_deploy_warns_with_development_defaults():
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     result = subprocess.run(

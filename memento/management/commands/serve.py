@@ -1,12 +1,16 @@
 """`manage.py serve`: everything a newcomer needs in one process tree.
 
 Applies migrations, makes sure the demo login exists, then runs gunicorn (two web processes) and a Celery worker
-with its beat scheduler until Ctrl-C. The embedded PostgreSQL (when DATABASE_URL is unset) lives as long as any of
-these processes. A lock file refuses a second `serve` from the same folder.
+with its beat scheduler until Ctrl-C. The demo login (a random password, printed once) and a secret key of the
+checkout's own are for a developer's machine: made on a loopback address (the default 127.0.0.1), never when
+serving any other. The embedded PostgreSQL (when DATABASE_URL is unset) lives as long as any of these processes.
+A lock file refuses a second `serve` from the same folder.
 """
 
 import fcntl
+import ipaddress
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -41,16 +45,58 @@ def acquire_lock(path):
     return handle
 
 
-def ensure_demo_user(username: str, password: str):
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name (other than localhost), or "" for every interface
+        return False
+
+
+def ensure_local_secret_key() -> None:
+    """Without DJANGO_SECRET_KEY, a random key of this checkout's own (.memento/secret_key), made at the first
+    start; settings.py reads it in every process, this one included from now on."""
+    if os.environ.get("DJANGO_SECRET_KEY"):
+        return
+    path = settings.LOCAL_SECRET_KEY_FILE
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    settings.SECRET_KEY = path.read_text().strip()
+
+
+def ensure_demo_user(username: str):
+    """The demo superuser and its token; the password is random, made and returned only when the user is created
+    (None afterwards: it is not stored anywhere but as a hash)."""
     User = get_user_model()
-    user, created = User.objects.get_or_create(
-        username=username, defaults={"is_staff": True, "is_superuser": True, "email": f"{username}@example.com"}
-    )
-    if created:
-        user.set_password(password)
-        user.save()
+    password = None
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        password = secrets.token_urlsafe(12)
+        user = User.objects.create_superuser(username=username, email=f"{username}@example.com", password=password)
     token, _ = Token.objects.get_or_create(user=user)
-    return user, token, created
+    return user, token, password
+
+
+def login_lines(host: str, base: str) -> str:
+    """How to sign in, for the start-up banner: on loopback the demo login (made at the first start) and its
+    token; on any other address no demo login at all."""
+    if not is_loopback(host):
+        return (f"  panel:    {base}/   no demo login off loopback: `manage.py createsuperuser` makes one\n"
+                f"  API docs: {base}/api/docs/\n")
+    username = os.environ.get("DEMO_USERNAME", "demo")
+    _, token, password = ensure_demo_user(username)
+    login = (f"login {username} / {password}   (a superuser; the password is shown this once)" if password else
+             f"login {username}   (password shown at the first start; `manage.py changepassword {username}`)")
+    return (
+        f"  panel:    {base}/         {login}\n"
+        f"  admin:    {base}/admin/   (same login)\n"
+        f"  API:      {base}/api/     header 'Authorization: Token {token.key}'\n"
+        f"  API docs: {base}/api/docs/\n"
+        f"  MCP:      {base}/mcp      header 'Authorization: Bearer {token.key}'\n"
+    )
 
 
 class Command(BaseCommand):
@@ -64,12 +110,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         lock = acquire_lock(settings.STATE_DIR / "serve.lock")
+        if is_loopback(options["host"]):
+            ensure_local_secret_key()
         call_command("migrate", interactive=False, verbosity=1)
-        call_command("check")
+        call_command("check")  # e.g. refuses the public SECRET_KEY off loopback (memento/checks.py)
         call_command("collectstatic", interactive=False, verbosity=0)
-        username = os.environ.get("DEMO_USERNAME", "demo")
-        password = os.environ.get("DEMO_PASSWORD", "memento-demo")
-        _, token, _ = ensure_demo_user(username, password)
+        base = f"http://{options['host']}:{options['port']}"
+        logins = login_lines(options["host"], base)
 
         python = sys.executable
         children = [
@@ -86,15 +133,9 @@ class Command(BaseCommand):
                 "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
             ]))
 
-        base = f"http://{options['host']}:{options['port']}"
         self.stdout.write(self.style.SUCCESS(
-            f"\nMemento is starting on {base}/\n"
-            f"  panel:    {base}/         login {username} / {password}\n"
-            f"  admin:    {base}/admin/   (same login)\n"
-            f"  API:      {base}/api/     header 'Authorization: Token {token.key}'\n"
-            f"  API docs: {base}/api/docs/\n"
-            f"  MCP:      {base}/mcp      header 'Authorization: Bearer {token.key}'\n"
-            f"Ctrl-C stops the web server, the worker and the embedded database.\n"
+            f"\nMemento is starting on {base}/\n{logins}"
+            "Ctrl-C stops the web server, the worker and the embedded database.\n"
         ))
 
         stopping = False

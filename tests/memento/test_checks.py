@@ -1,0 +1,28 @@
+"""The deployment checks: the public default SECRET_KEY is refused whenever DEBUG is off."""
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+
+from memento import startup
+
+
+def test_the_public_secret_key_is_refused_without_debug(settings):
+    settings.DEBUG = False
+    settings.SECRET_KEY = settings.INSECURE_SECRET_KEY
+    with pytest.raises(SystemCheckError, match="memento.E002"):
+        call_command("check")
+    with pytest.raises(Exception, match="memento.E002"):
+        startup.run_startup_checks()  # what gunicorn's and Celery's processes run before serving
+
+
+def test_the_public_secret_key_is_allowed_with_debug(settings):
+    settings.DEBUG = True
+    settings.SECRET_KEY = settings.INSECURE_SECRET_KEY
+    call_command("check")
+
+
+def test_any_other_key_passes(settings):
+    settings.DEBUG = False
+    settings.SECRET_KEY = "another-long-random-key-0123456789abcdefghijklmnopqrstuvwxyz"
+    call_command("check")

@@ -1,0 +1,62 @@
+"""`serve`'s demo login and local secret key: only on loopback, a random password shown once, never a fixed one.
+(The processes it starts are tested through tests/web.py; this covers what it prepares before them.)"""
+
+import stat
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.test import RequestFactory
+
+from memento.management.commands import serve
+
+
+@pytest.mark.parametrize(("host", "local"), [
+    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("127.0.0.2", True),
+    ("0.0.0.0", False), ("", False), ("::", False), ("192.168.1.10", False), ("memento.example.com", False),
+])
+def test_loopback_addresses(host, local):
+    assert serve.is_loopback(host) is local
+
+
+def test_the_demo_login_is_made_on_loopback_with_a_random_password_shown_once(db):
+    banner = serve.login_lines("127.0.0.1", "http://127.0.0.1:8000")
+    user = get_user_model().objects.get(username="demo")
+    assert user.is_superuser
+    password = banner.split("login demo / ")[1].split()[0]
+    assert password != "memento-demo" and len(password) >= 16
+    request = RequestFactory().post("/accounts/login/")
+    assert authenticate(request, username="demo", password=password) == user
+    again = serve.login_lines("127.0.0.1", "http://127.0.0.1:8000")
+    assert password not in again and "login demo " in again
+    assert user.auth_token.key in banner and user.auth_token.key in again
+
+
+def test_two_checkouts_get_different_demo_passwords(db):
+    _, _, first = serve.ensure_demo_user("demo")
+    get_user_model().objects.all().delete()
+    _, _, second = serve.ensure_demo_user("demo")
+    assert first and second and first != second
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", ""])
+def test_no_demo_login_off_loopback(db, host):
+    banner = serve.login_lines(host, f"http://{host}:8000")
+    assert not get_user_model().objects.exists()
+    assert "createsuperuser" in banner and "Token" not in banner
+
+
+def test_a_local_secret_key_is_made_once_and_kept_private(settings, tmp_path, monkeypatch):
+    monkeypatch.delenv("DJANGO_SECRET_KEY")
+    settings.LOCAL_SECRET_KEY_FILE = tmp_path / "secret_key"
+    serve.ensure_local_secret_key()
+    key = settings.LOCAL_SECRET_KEY_FILE.read_text()
+    assert settings.SECRET_KEY == key and key != settings.INSECURE_SECRET_KEY and len(key) >= 50
+    assert stat.S_IMODE(settings.LOCAL_SECRET_KEY_FILE.stat().st_mode) == 0o600
+    serve.ensure_local_secret_key()
+    assert settings.LOCAL_SECRET_KEY_FILE.read_text() == key
+
+
+def test_an_explicit_secret_key_wins(settings, tmp_path):
+    settings.LOCAL_SECRET_KEY_FILE = tmp_path / "secret_key"
+    serve.ensure_local_secret_key()
+    assert not settings.LOCAL_SECRET_KEY_FILE.exists()
