@@ -122,8 +122,8 @@ def main() -> None:
         rows.append((label, len(data), document, tokens, (raw_before, raw_after), seconds, memories, loads))
 
     print(f"model: {settings.EMBEDDING_MODEL} ({settings.EMBEDDING_PROVIDER}), {processing.embed_batch_size()} chunks "
-          f"per embedding call, {processing.batch_size()} per transaction, chunks <= {chunking.MAX_TOKENS} word pieces, "
-          f"CPUs: {os.cpu_count()}")
+          f"per embedding call, {processing.batch_size()} per transaction, "
+          f"chunks <= {chunking.MAX_TOKENS} word pieces, CPUs: {os.cpu_count()}")
     for label, size, document, tokens, (raw_before, raw_after), seconds, memories, loads in rows:
         raw_seconds = (raw_before + raw_after) / 2
         raw_rate, rate = tokens / raw_seconds, tokens / seconds
