@@ -5,6 +5,8 @@ import stat
 
 import pytest
 from django.contrib.auth import authenticate, get_user_model
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.test import RequestFactory
 
 from memento.management.commands import serve
@@ -60,3 +62,15 @@ def test_an_explicit_secret_key_wins(settings, tmp_path):
     settings.LOCAL_SECRET_KEY_FILE = tmp_path / "secret_key"
     serve.ensure_local_secret_key()
     assert not settings.LOCAL_SECRET_KEY_FILE.exists()
+
+
+def test_serve_off_loopback_refuses_the_public_secret_key_before_starting_anything(db, settings, monkeypatch):
+    settings.SECRET_KEY = settings.INSECURE_SECRET_KEY
+    monkeypatch.delenv("DJANGO_SECRET_KEY")
+    monkeypatch.setattr(serve, "acquire_lock", lambda path: None)
+    monkeypatch.setattr(serve, "login_lines", lambda *a: pytest.fail("went on to start the app"))
+    with pytest.raises(SystemCheckError, match="memento.E002"):
+        call_command("serve", host="0.0.0.0", port=8000)
+    assert not get_user_model().objects.exists()
+    # and it runs the checks itself, after making the local key: Django's own run before handle() would refuse
+    assert serve.Command.requires_system_checks == []

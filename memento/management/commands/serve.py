@@ -101,6 +101,7 @@ def login_lines(host: str, base: str) -> str:
 
 class Command(BaseCommand):
     help = "Migrate, create the demo login and serve the app with a background worker until Ctrl-C."
+    requires_system_checks = []  # handle() runs them, once the local secret key is in place
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
