@@ -7,6 +7,7 @@ role owns it (the role has CREATEDB) and the `vector` extension comes from templ
 """
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -47,6 +48,9 @@ def setup_django(name: str = BENCH_DATABASE, *, migrate: bool = True) -> str:
     url = bench_database_url(name)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
+    # The servers and workers a bench starts refuse the public default key (memento.E002); a bench needs no
+    # stable one, so a checkout where `serve` never made its key gets a throwaway key for this run.
+    os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
     import django
 
     django.setup()

@@ -31,6 +31,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import percentile  # noqa: E402
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MIX = (("read", 25), ("list", 25), ("search", 30), ("write", 15), ("append", 5))
 PEOPLE = ("Ana", "Bruno", "Chen", "Dara", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun")
@@ -39,11 +41,6 @@ THINGS = ("peanuts", "sailing", "jazz", "Lisbon", "a red bicycle", "sourdough", 
 VERBS = ("likes", "is allergic to", "talked about", "is planning", "bought", "is learning", "visited", "avoids")
 QUESTIONS = ("what is {p} allergic to?", "where did {p} travel?", "what does {p} like?", "{t}",
              "who is learning {t}?", "plans for {t}")
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] if values else float("nan")
 
 
 def fact(rng: random.Random, n: int) -> str:
@@ -189,8 +186,9 @@ def main() -> int:
           f"errors {sum(sum(e.values()) for e in errors.values())}")
     print(f"{'operation':10} {'n':>7} {'share':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}  errors")
     for name, _ in MIX:
-        ms = [s * 1000 for s in latencies[name]]
-        print(f"{name:10} {len(ms):7d} {len(ms) / max(total, 1):6.0%} {percentile(ms, 50):8.1f} "
+        ms = [s * 1000 for s in latencies[name]] or [float("nan")]
+        n = len(latencies[name])
+        print(f"{name:10} {n:7d} {n / max(total, 1):6.0%} {percentile(ms, 50):8.1f} "
               f"{percentile(ms, 95):8.1f} {percentile(ms, 99):8.1f}  {dict(errors[name]) or '-'}")
 
     acked = [(user, memory_id, content) for user in users for memory_id, content in user.acked.items()]

@@ -18,6 +18,7 @@ from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
+from memories.vectors import embed_or_pending
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +237,7 @@ def message_extract(*, message_id) -> Message | None:
     except llm.LLMError as exc:
         return message_mark_failed(message_id=message.pk, error=str(exc))
     conversation = message.conversation
-    vectors, _ = memory_services.embed_or_pending([c.content for c in candidates])  # the model, before any lock
+    vectors, _ = embed_or_pending([c.content for c in candidates])  # the model, before any lock
     try:
         with transaction.atomic():
             locked = Message.objects.select_for_update().get(pk=message.pk)

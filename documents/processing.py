@@ -29,8 +29,8 @@ from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
 from extraction import extract_document, slug
 from integrations import embeddings, llm
-from memories import services as memory_services
 from memories.models import Memory
+from memories.reconcile import memories_reconcile
 
 
 def batch_size() -> int:
@@ -196,7 +196,7 @@ def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, c
             said.update(c.content for c, _ in found)
             if not found:
                 continue
-            memory_services.memories_reconcile(
+            memories_reconcile(
                 owner=locked.owner, candidates=[c for c, _ in found], project=locked.project,
                 reason=f"document {locked.pk} chunk {chunk.chunk_index}",
                 source_ref={"document_id": str(locked.pk), "chunk_id": str(chunk.pk),

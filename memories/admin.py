@@ -15,7 +15,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from core.admin import embedding_info, without_vectors
 from integrations import embeddings
-from memories import services
+from memories import batch, services
 from memories.models import Memory, MemoryEvent, Project
 
 ADMIN_REASON = "edited in admin"
@@ -304,7 +304,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
         try:
             for start in range(0, len(ids), batch_size):
                 memories = list(Memory.objects.filter(pk__in=ids[start:start + batch_size]).defer("embedding"))
-                done += services.memory_reembed_batch(memories=memories, reason="re-embedded in admin",
+                done += batch.memory_reembed_batch(memories=memories, reason="re-embedded in admin",
                                                       actor=request.user)
         except embeddings.EmbeddingError as exc:
             self.message_user(request, f"Embedding provider unavailable after {done} memories: {exc}", messages.ERROR)

@@ -1,5 +1,6 @@
-"""Writes of many memories at once: up to MEMORY_BATCH_MAX items, all or nothing, embedded in chunks while the
-previous chunk is being written."""
+"""Writes of many memories at once: a batch of up to MEMORY_BATCH_MAX items, all or nothing, embedded in chunks
+while the previous chunk is being written; re-embedding; the periodic sweeps (expired memories, pending
+embeddings)."""
 
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -7,8 +8,21 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_update_with_history
 
-from memories.services import MemoryWrite, atomic_writes, embed_indexed, prepare_item, write_prepared
+from integrations import embeddings
+from memories.models import HistoryAction, Memory
+from memories.services import (
+    MemoryWrite,
+    atomic_writes,
+    memory_soft_delete,
+    prepare_item,
+    write_prepared,
+)
+from memories.vectors import embed_indexed
+
+Action = HistoryAction.Action
 
 # Items embedded together while the previous chunk is being written (see memory_batch_create).
 EMBED_CHUNK = 200
@@ -51,3 +65,61 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
         finally:
             for future in futures:
                 future.cancel()
+
+
+def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded", actor=None) -> int:
+    """Give these memories fresh embeddings from the configured model, with one history row each. The rows are
+    read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten is skipped,
+    and each history row snapshots the memory as stored, not as it was read before embedding. Returns how many
+    memories were re-embedded."""
+    if not memories:
+        return 0
+    contents = {m.pk: m.content for m in memories}
+    vectors = dict(zip(contents, embeddings.embed_texts(list(contents.values())), strict=True))
+    now = timezone.now()
+    with transaction.atomic():
+        current = [
+            m for m in Memory.objects.select_for_update().defer("embedding", "search_vector")
+            .filter(pk__in=list(contents)).order_by("pk")
+            if m.content == contents[m.pk] and m.indexed  # index=False: never embedded
+        ]
+        for memory in current:
+            memory.embedding = vectors[memory.pk]
+            memory.embedding_model = settings.EMBEDDING_MODEL
+            memory.updated_at = now
+        if current:
+            bulk_update_with_history(
+                current, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
+                default_user=actor, custom_historical_attrs={"history_action": Action.EMBED},
+            )
+    return len(current)
+
+
+# --- periodic sweeps (memories.tasks) -------------------------------------------------------------------------
+
+
+def memories_deactivate_expired(*, batch_size: int = 500) -> int:
+    """Soft-delete live memories past their `expires_at` or their TTL (one version each, reason 'expired')."""
+    done = 0
+    while True:
+        expired = list(Memory.objects.filter(is_active=True).expired().order_by("pk")[:batch_size])
+        for memory in expired:
+            memory_soft_delete(memory=memory, reason="expired")
+        done += len(expired)
+        if len(expired) < batch_size:
+            return done
+
+
+def memories_embed_pending(*, batch_size: int = 200) -> int:
+    """Embed live memories stored while the embedding provider was down (embedding pending), oldest first, one
+    history row each. Stops at the first provider failure (EmbeddingError propagates: the caller retries later).
+    Returns how many were embedded."""
+    done = 0
+    while True:
+        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True)
+                       .order_by("pk")[:batch_size])
+        if not pending:
+            return done
+        done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
+        if len(pending) < batch_size:
+            return done

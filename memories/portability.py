@@ -12,7 +12,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils.dateparse import parse_datetime
 
 from memories.models import Memory, Project
-from memories.services import embed_indexed, project_create, validate_content, validate_namespace
+from memories.services import project_create, validate_content, validate_namespace
+from memories.vectors import embed_indexed
 
 EXPORT_FORMAT = "memento.memory/1"
 EXPORT_FIELDS = (

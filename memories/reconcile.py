@@ -8,7 +8,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.models import HistoryAction, Memory
-from memories.services import embed_or_pending, numbers_in, prepare_item, save_version, write_one
+from memories.services import prepare_item, save_version, write_one
+from memories.vectors import embed_or_pending, numbers_in
 
 Action = HistoryAction.Action
 

@@ -1,9 +1,9 @@
 """Writes to one memory at a time, and to projects. Each function is one transaction; embeddings are computed
-before it opens, so a slow embedding call never holds locks. Batches are in memories.batch, reconciliation of
-extracted candidates in memories.reconcile, import and export in memories.portability."""
+before it opens (memories.vectors), so a slow embedding call never holds locks. Batches, re-embedding and the
+periodic sweeps are in memories.batch, reconciliation of extracted candidates in memories.reconcile, import and
+export in memories.portability."""
 
 import logging
-import re
 import uuid
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -12,13 +12,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pgvector import Vector
-from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+from simple_history.utils import bulk_create_with_history
 
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
+from memories.vectors import duplicates_for, embed_indexed, embed_or_pending
 
 logger = logging.getLogger(__name__)
 Action = HistoryAction.Action
@@ -71,91 +71,6 @@ def _check_ownership(memory: Memory) -> None:
         related = getattr(memory, name)
         if related is not None and related.owner_id != memory.owner_id:
             raise ValidationError({name: [f"Unknown {name}."]})
-
-
-# --- embedding and duplicates ---------------------------------------------------------------------------------
-
-
-def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
-    """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
-    later by `manage.py reembed` or the periodic task."""
-    try:
-        return embeddings.embed_texts(texts), settings.EMBEDDING_MODEL
-    except embeddings.EmbeddingError:
-        logger.warning("embedding provider unavailable; %d memories stored with embedding pending", len(texts),
-                       exc_info=True)
-        return [None] * len(texts), ""
-
-
-def embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
-    """`embed_or_pending` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
-    wanted = [i for i, item in enumerate(items) if item.get("indexed", True)]
-    vectors: list[list[float] | None] = [None] * len(items)
-    if not wanted:
-        return vectors, ""
-    found, model_name = embed_or_pending([items[i]["content"] for i in wanted])
-    for i, vector in zip(wanted, found, strict=True):
-        vectors[i] = vector
-    return vectors, model_name
-
-
-def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
-    """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
-    (callers also compare the figures of the two texts, see `numbers_in`).
-    One round trip for the whole batch (a LATERAL nearest-neighbour lookup per vector)."""
-    wanted = [(i, v) for i, v in enumerate(vectors) if v is not None]
-    found: list[Memory | None] = [None] * len(vectors)
-    if not wanted:
-        return found
-    max_distance = 1.0 - settings.MEMORY_DUPLICATE_THRESHOLD
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT q.idx, m.id
-            FROM unnest(%s::int[], %s::text[]::vector(384)[]) AS q(idx, v)
-            CROSS JOIN LATERAL (
-                SELECT id, (embedding::halfvec(384) <=> q.v::halfvec(384)) AS distance
-                FROM memories_memory
-                WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
-                  AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
-                  AND (expires_at IS NULL OR expires_at > now())
-                  AND (ttl_minutes IS NULL
-                       OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
-                ORDER BY embedding::halfvec(384) <=> q.v::halfvec(384)
-                LIMIT 1
-            ) AS m
-            WHERE m.distance <= %s
-            """,
-            [[i for i, _ in wanted], [Vector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
-        )
-        hits = dict(cursor.fetchall())
-    if hits:
-        memories = Memory.objects.in_bulk(list(hits.values()))
-        for idx, memory_id in hits.items():
-            found[idx] = memories[memory_id]
-    return found
-
-
-def numbers_in(text: str) -> list[str]:
-    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
-    so near-identical texts whose figures differ are different facts, not duplicates."""
-    return re.findall(r"\d+(?:[.,:]\d+)*", text)
-
-
-def _duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
-    """Duplicate lookups only for items that are plain creates and did not opt out."""
-    by_scope: dict[Any, list[int]] = {}
-    for i, item in enumerate(prepared):
-        if not item.get("allow_duplicate") and item.get("supersedes") is None:
-            project = item.get("project")
-            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
-    found: list[Memory | None] = [None] * len(prepared)
-    for project_id, indexes in by_scope.items():
-        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
-        for i, hit in zip(indexes, hits, strict=True):
-            if hit is not None and numbers_in(hit.content) == numbers_in(prepared[i]["content"]):
-                found[i] = hit
-    return found
 
 
 # --- saving ---------------------------------------------------------------------------------------------------
@@ -295,7 +210,7 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
         for m in Memory.objects.owned_by(owner).filter(is_active=True, key__in=[i["key"] for i in prepared])
         .only("namespace", "key")
     }
-    duplicates = _duplicates_for(owner, prepared, vectors)
+    duplicates = duplicates_for(owner, prepared, vectors)
     results: list[MemoryWrite | None] = [None] * len(prepared)
     fresh, slow, seen = [], [], set()
     vectors = [vector if item.get("indexed", True) else None for item, vector in zip(prepared, vectors, strict=True)]
@@ -427,34 +342,6 @@ def memory_forget(*, memory: Memory, actor=None) -> None:
         Memory.history.filter(id=memory_id).delete()
 
 
-def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded", actor=None) -> int:
-    """Give these memories fresh embeddings from the configured model, with one history row each. The rows are
-    read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten is skipped,
-    and each history row snapshots the memory as stored, not as it was read before embedding. Returns how many
-    memories were re-embedded."""
-    if not memories:
-        return 0
-    contents = {m.pk: m.content for m in memories}
-    vectors = dict(zip(contents, embeddings.embed_texts(list(contents.values())), strict=True))
-    now = timezone.now()
-    with transaction.atomic():
-        current = [
-            m for m in Memory.objects.select_for_update().defer("embedding", "search_vector")
-            .filter(pk__in=list(contents)).order_by("pk")
-            if m.content == contents[m.pk] and m.indexed  # index=False: never embedded
-        ]
-        for memory in current:
-            memory.embedding = vectors[memory.pk]
-            memory.embedding_model = settings.EMBEDDING_MODEL
-            memory.updated_at = now
-        if current:
-            bulk_update_with_history(
-                current, Memory, ["embedding", "embedding_model", "updated_at"], default_change_reason=reason,
-                default_user=actor, custom_historical_attrs={"history_action": Action.EMBED},
-            )
-    return len(current)
-
-
 def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: str = "") -> None:
     """Mark memories as just returned by a read or search: `accessed_at` in one UPDATE (accessed_at is not
     versioned, so no history is skipped) and, unless MEMORY_LOG_READS is off, one multi-row event INSERT."""
@@ -498,48 +385,3 @@ def project_delete(*, project: Project) -> None:
         for memory in Memory.objects.filter(project=project).select_for_update():
             memory_forget(memory=memory)
         project.delete()
-
-
-# --- periodic sweeps (memories.tasks) -------------------------------------------------------------------------
-
-
-def memories_deactivate_expired(*, batch_size: int = 500) -> int:
-    """Soft-delete live memories past their `expires_at` or their TTL (one version each, reason 'expired')."""
-    done = 0
-    while True:
-        expired = list(Memory.objects.filter(is_active=True).expired().order_by("pk")[:batch_size])
-        for memory in expired:
-            memory_soft_delete(memory=memory, reason="expired")
-        done += len(expired)
-        if len(expired) < batch_size:
-            return done
-
-
-def memories_embed_pending(*, batch_size: int = 200) -> int:
-    """Embed live memories stored while the embedding provider was down (embedding pending), oldest first, one
-    history row each. Stops at the first provider failure (EmbeddingError propagates: the caller retries later).
-    Returns how many were embedded."""
-    done = 0
-    while True:
-        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True)
-                       .order_by("pk")[:batch_size])
-        if not pending:
-            return done
-        done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
-        if len(pending) < batch_size:
-            return done
-
-
-
-
-# --- until documents' pipeline calls memories.reconcile itself ------------------------------------------------
-# documents/services.py (documents/processing.py on the `core` branch) still calls
-# `memory_services.memories_reconcile`; that file is being moved by another change, so it is not edited here.
-# reconcile imports this module, hence the import after everything it needs. Delete this once the caller
-# imports memories.reconcile.
-from memories import reconcile as _reconcile  # noqa: E402
-
-
-def memories_reconcile(**kwargs):
-    """`memories.reconcile.memories_reconcile` (kept here for documents' pipeline only)."""
-    return _reconcile.memories_reconcile(**kwargs)

@@ -1,13 +1,13 @@
 from celery import shared_task
 
 from core.tasks import RetryingTask
-from memories import services
+from memories import batch
 
 
 @shared_task
 def deactivate_expired() -> int:
     """Periodic: memories past `expires_at` are soft-deleted, each with a history row."""
-    return services.memories_deactivate_expired()
+    return batch.memories_deactivate_expired()
 
 
 # a provider that is down stays down for a while: longer waits than a task's default, and the next run of this
@@ -15,4 +15,4 @@ def deactivate_expired() -> int:
 @shared_task(base=RetryingTask, retry_backoff=30, retry_backoff_max=600, max_retries=5)
 def embed_pending() -> int:
     """Periodic: memories written while the embedding provider was down get their embedding."""
-    return services.memories_embed_pending()
+    return batch.memories_embed_pending()

@@ -356,7 +356,7 @@ def test_derived_memories_reuse_the_vectors_embedded_with_the_chunks(user, monke
     def embedded_again(texts):
         raise AssertionError(f"embedded again while writing: {texts[:1]}")
 
-    monkeypatch.setattr(memory_services, "embed_or_pending", embedded_again)
+    monkeypatch.setattr(reconcile, "embed_or_pending", embedded_again)  # the name the reconciler calls
     document = _secret_document(user)
     assert document.processing_status == Document.Status.COMPLETED, document.error_message
     memories = _live_memories(document)

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from documents.models import Chunk, Document
 from integrations import embeddings
-from memories import services
+from memories import batch, services
 from memories.models import Memory
 from tests.factories import MemoryFactory
 
@@ -127,7 +127,7 @@ def test_reembed_batch_skips_memories_edited_or_forgotten_while_embedding(user, 
         return real_embed(texts)
 
     monkeypatch.setattr(embeddings, "embed_texts", embed_while_others_write)
-    assert services.memory_reembed_batch(memories=[edited, forgotten, kept]) == 1
+    assert batch.memory_reembed_batch(memories=[edited, forgotten, kept]) == 1
     assert not Memory.history.filter(id=forgotten.pk).exists()  # no history resurrected after erasure
     edited.refresh_from_db()
     assert edited.embedding is None and embed_rows(edited) == []
@@ -136,4 +136,4 @@ def test_reembed_batch_skips_memories_edited_or_forgotten_while_embedding(user, 
 
 
 def test_reembed_batch_of_nothing(db):
-    assert services.memory_reembed_batch(memories=[]) == 0
+    assert batch.memory_reembed_batch(memories=[]) == 0

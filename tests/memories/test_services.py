@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from memories import services
+from memories import batch, services
 from memories.models import Memory
 from tests.factories import MemoryFactory, ProjectFactory
 
@@ -172,7 +172,7 @@ def test_touch_sets_accessed_at_and_logs_events_without_new_versions(user, setti
 def test_a_memory_stored_unindexed_is_never_embedded(user):
     memory = create(user, "Kept for filters and keywords only", indexed=False).memory
     services.memory_update(memory=memory, data={"content": "Still only for keywords"})
-    services.memories_embed_pending()
+    batch.memories_embed_pending()
 
     memory.refresh_from_db()
     assert memory.embedding is None and memory.embedding_model == ""

@@ -7,7 +7,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from memories import services as memory_services
+from memories import batch as memory_batch
 from memories.models import Memory
 from store.models import ItemVector
 
@@ -169,7 +169,7 @@ def test_index_false_stores_no_vector_and_nothing_embeds_it_later(put, search, u
     put(["docs"], "indexed", {"text": "Bread recipes"})
     memory = memory_at(["docs"], "plain")
 
-    memory_services.memories_embed_pending()
+    memory_batch.memories_embed_pending()
 
     memory.refresh_from_db()
     assert memory.embedding is None and memory.indexed is False
@@ -218,7 +218,7 @@ def test_an_expired_item_is_never_returned_and_is_swept(api, put, search):
     assert api.get("/api/store/items", {"namespace": "ttl", "key": "short"}).content == b"null"
     assert search(["ttl"]) == []
     assert api.get("/api/memories/").json()["count"] == 0
-    assert memory_services.memories_deactivate_expired() == 1
+    assert memory_batch.memories_deactivate_expired() == 1
     memory.refresh_from_db()
     assert memory.is_active is False
 

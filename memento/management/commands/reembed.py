@@ -17,8 +17,8 @@ from tqdm import tqdm
 
 from documents.models import Chunk
 from integrations import embeddings
+from memories.batch import memory_reembed_batch
 from memories.models import Memory
-from memories.services import memory_reembed_batch
 
 
 class _ProgressStream:

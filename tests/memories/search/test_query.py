@@ -144,11 +144,11 @@ def test_memories_stored_while_the_provider_was_down_are_embedded_later(openai_e
     memory = services.memory_create(owner=user, content="Allergic to penicillin", actor=user).memory
     assert Memory.objects.get(pk=memory.pk).embedding is None
     openai_embeddings.reset()
-    assert services.memories_embed_pending() == 1
+    assert batch.memories_embed_pending() == 1
     memory = Memory.objects.get(pk=memory.pk)
     assert memory.embedding is not None and memory.embedding_model == "fake-embed"
     assert memory.history.first().history_action == "EMBED"
-    assert services.memories_embed_pending() == 0
+    assert batch.memories_embed_pending() == 0
 
 
 # --- over HTTP ------------------------------------------------------------------------------------------------

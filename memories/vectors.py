@@ -1,0 +1,97 @@
+"""Vectors for memories being written: their contents embedded before any transaction opens (pending when the
+provider is down), and the near-duplicates those vectors find among the owner's live memories."""
+
+import logging
+import re
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from pgvector import Vector
+
+from integrations import embeddings
+from memories.models import Memory
+
+logger = logging.getLogger(__name__)
+
+
+def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
+    """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
+    later by `manage.py reembed` or the periodic task."""
+    try:
+        return embeddings.embed_texts(texts), settings.EMBEDDING_MODEL
+    except embeddings.EmbeddingError:
+        logger.warning("embedding provider unavailable; %d memories stored with embedding pending", len(texts),
+                       exc_info=True)
+        return [None] * len(texts), ""
+
+
+def embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None], str]:
+    """`embed_or_pending` for the items' contents, leaving out items stored with `indexed=False` (never embedded)."""
+    wanted = [i for i, item in enumerate(items) if item.get("indexed", True)]
+    vectors: list[list[float] | None] = [None] * len(items)
+    if not wanted:
+        return vectors, ""
+    found, model_name = embed_or_pending([items[i]["content"] for i in wanted])
+    for i, vector in zip(wanted, found, strict=True):
+        vectors[i] = vector
+    return vectors, model_name
+
+
+def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
+    """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
+    (callers also compare the figures of the two texts, see `numbers_in`).
+    One round trip for the whole batch (a LATERAL nearest-neighbour lookup per vector)."""
+    wanted = [(i, v) for i, v in enumerate(vectors) if v is not None]
+    found: list[Memory | None] = [None] * len(vectors)
+    if not wanted:
+        return found
+    max_distance = 1.0 - settings.MEMORY_DUPLICATE_THRESHOLD
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT q.idx, m.id
+            FROM unnest(%s::int[], %s::text[]::vector(384)[]) AS q(idx, v)
+            CROSS JOIN LATERAL (
+                SELECT id, (embedding::halfvec(384) <=> q.v::halfvec(384)) AS distance
+                FROM memories_memory
+                WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
+                  AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
+                  AND (expires_at IS NULL OR expires_at > now())
+                  AND (ttl_minutes IS NULL
+                       OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
+                ORDER BY embedding::halfvec(384) <=> q.v::halfvec(384)
+                LIMIT 1
+            ) AS m
+            WHERE m.distance <= %s
+            """,
+            [[i for i, _ in wanted], [Vector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
+        )
+        hits = dict(cursor.fetchall())
+    if hits:
+        memories = Memory.objects.in_bulk(list(hits.values()))
+        for idx, memory_id in hits.items():
+            found[idx] = memories[memory_id]
+    return found
+
+
+def numbers_in(text: str) -> list[str]:
+    """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
+    so near-identical texts whose figures differ are different facts, not duplicates."""
+    return re.findall(r"\d+(?:[.,:]\d+)*", text)
+
+
+def duplicates_for(owner, prepared, vectors) -> list[Memory | None]:
+    """Duplicate lookups only for items that are plain creates and did not opt out."""
+    by_scope: dict[Any, list[int]] = {}
+    for i, item in enumerate(prepared):
+        if not item.get("allow_duplicate") and item.get("supersedes") is None:
+            project = item.get("project")
+            by_scope.setdefault(getattr(project, "pk", project), []).append(i)
+    found: list[Memory | None] = [None] * len(prepared)
+    for project_id, indexes in by_scope.items():
+        hits = find_duplicates(owner_id=owner.pk, project_id=project_id, vectors=[vectors[i] for i in indexes])
+        for i, hit in zip(indexes, hits, strict=True):
+            if hit is not None and numbers_in(hit.content) == numbers_in(prepared[i]["content"]):
+                found[i] = hit
+    return found
