@@ -7,7 +7,7 @@ conversation and a few memories through the API, then runs the mix below for `--
 `--rate` requests/s from `--clients` threads (each client keeps its own schedule; a late client does not
 catch up by bursting, so the achieved rate is what the server sustained):
 
-    reads 25%  (GET one of the user's memories)      lists 25%   (GET /api/memories/?limit=20)
+    reads 25%  (GET one of the user's memories)      lists 25%   (GET /api/memories/?page_size=20)
     searches 30%  (POST /api/memories/search/)       writes 15%  (POST /api/memories/)
     appends 5%  (POST /api/conversations/<id>/messages/)
 
@@ -17,6 +17,7 @@ each must answer 200 with the content the server acknowledged (0 lost is the tar
 
 import argparse
 import itertools
+import logging
 import os
 import random
 import sys
@@ -56,6 +57,7 @@ def tokens_for(users: int) -> list[str]:
     import django
 
     django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # Django's logging config would print every request
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
@@ -95,7 +97,7 @@ class Client:
             memory_id = rng.choice(list(self.acked)) if self.acked else "00000000-0000-0000-0000-000000000000"
             return self.call("GET", f"/api/memories/{memory_id}/")
         if name == "list":
-            return self.call("GET", "/api/memories/", params={"limit": 20})
+            return self.call("GET", "/api/memories/", params={"page_size": 20})
         if name == "search":
             query = rng.choice(QUESTIONS).format(p=rng.choice(PEOPLE), t=rng.choice(THINGS))
             return self.call("POST", "/api/memories/search/", json={"query": query, "limit": 10})

@@ -11,10 +11,9 @@ from conversations.selectors import message_search
 from conversations.serializers import ScoredMessageSerializer
 from documents.selectors import chunks_for_memory_search
 from documents.serializers import MemorySearchWithChunksResponseSerializer
-from integrations import embeddings
 from memories import services
 from memories.models import MemoryEvent
-from memories.search import RANKINGS, memory_search
+from memories.search import RANKINGS, embed_query, memory_search
 from memories.serializers import SearchSerializer
 from memories.views import request_filters
 
@@ -42,10 +41,8 @@ class MemorySearchView(APIView):
         filters = request_filters(request, data)
         vector = None
         if data["mode"] != "keyword" and (data["include_chunks"] or data["include_messages"]):
-            try:  # once for every search below; on failure each answers from full text (degraded)
-                vector = embeddings.embed_text(data["query"])
-            except embeddings.EmbeddingError:
-                vector = None
+            # once for every search below; on failure each answers from full text (degraded)
+            vector, _ = embed_query(data["query"], None, what="search")
         result = memory_search(
             owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
             limit=data["limit"], filters=filters, ranking=ranking, query_vector=vector,

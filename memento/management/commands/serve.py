@@ -99,6 +99,12 @@ def login_lines(host: str, base: str) -> str:
     )
 
 
+# One torch thread per request thread in the web processes: they embed short queries from several threads at once,
+# and two cores shared by intra-op threads serve ~30% fewer queries a second than one thread each (the worker,
+# which embeds documents in big batches alone, keeps torch's default).
+WEB_ENV = {"OMP_NUM_THREADS": "1"}
+
+
 class Command(BaseCommand):
     help = "Migrate, create the demo login and serve the app with a background worker until Ctrl-C."
     requires_system_checks = []  # handle() runs them, once the local secret key is in place
@@ -126,7 +132,10 @@ class Command(BaseCommand):
                 "--bind", f"{options['host']}:{options['port']}",
                 "--workers", str(options["web_workers"]), "--threads", "4",
                 "--access-logfile", "-", "--graceful-timeout", "5",
-            ])
+                # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
+                # server is closing at that moment (a ReadError under load)
+                "--keep-alive", "10",
+            ], env=WEB_ENV | os.environ)
         ]
         if not options["no_worker"]:
             children.append(subprocess.Popen([
