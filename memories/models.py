@@ -106,6 +106,13 @@ class MemoryQuerySet(models.QuerySet):
         """Past `expires_at`, or past their TTL (`ttl_minutes` after the last write or read)."""
         return self.filter(expired_q())
 
+    def for_display(self) -> "MemoryQuerySet":
+        """Rows to show: the vector and the tsvector stay in the database (parsing a 384-float vector costs more
+        than the rest of the row); `has_embedding` says whether there is a vector."""
+        return self.defer("embedding", "search_vector").annotate(
+            has_embedding=ExpressionWrapper(Q(embedding__isnull=False), output_field=models.BooleanField())
+        )
+
     def in_scope(self, project) -> "MemoryQuerySet":
         """Seed 004's scope rule: no project -> user-scoped memories only; a project -> those plus its own."""
         if project is None:

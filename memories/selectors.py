@@ -63,7 +63,7 @@ def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQ
 
 
 def memory_list(*, owner, filters: MemoryFilters) -> MemoryQuerySet:
-    return filter_memories(Memory.objects.owned_by(owner), filters).select_related("project")
+    return filter_memories(Memory.objects.owned_by(owner), filters).select_related("project").for_display()
 
 
 def memory_chain(*, memory: Memory) -> list[Memory]:

@@ -41,7 +41,10 @@ class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
         validators = []
 
     def get_embedding_pending(self, memory: Memory) -> bool:
-        return memory.embedding is None and memory.indexed
+        has_embedding = memory.__dict__.get("has_embedding")  # rows of for_display() leave the vector unread
+        if has_embedding is None:
+            has_embedding = memory.embedding is not None
+        return memory.indexed and not has_embedding
 
 
 class MemoryWriteSerializer(MemorySerializer):

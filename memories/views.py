@@ -73,7 +73,9 @@ class MemoryViewSet(viewsets.ModelViewSet):
     queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
-        return Memory.objects.owned_by(self.request.user).select_related("project")
+        queryset = Memory.objects.owned_by(self.request.user).select_related("project")
+        # a read shows the row; the writes below hand whole rows to the services
+        return queryset.for_display() if self.action == "retrieve" else queryset
 
     def list(self, request, *args, **kwargs):
         query = LenientQuery(data=request.query_params.dict())

@@ -129,6 +129,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     if threshold is not None and (mode != "semantic" or degraded):
         scored = [s for s in scored if s[1] >= threshold]
     scored = scored[:limit]
-    memories = Memory.objects.owned_by(owner).select_related("project").in_bulk([c.id for c, _, _ in scored])
+    memories = (Memory.objects.owned_by(owner).select_related("project").for_display()
+                .in_bulk([c.id for c, _, _ in scored]))
     results = [ScoredMemory(memories[c.id], score, parts) for c, score, parts in scored if c.id in memories]
     return SearchResult(results, mode, ranking_name, degraded)
