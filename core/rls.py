@@ -1,14 +1,18 @@
 """Row-level security wiring: tell PostgreSQL on whose behalf each connection is working.
 
-The tables that hold user data carry a policy (each app's row_level_security migration) that shows a row only
-when its `owner_id` equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
+The tables that hold user data carry a policy (each app's maintenance_role_bypass migration) that shows a row only
+when its `owner_id` equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`
+*and* the connection's role is a member of the maintenance role. Web processes log in as the app role, which is no
+member (memento/roles.py): for them the bypass setting does nothing, whoever sets it.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
   (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
-  requests see nothing. Staff pages of the Django admin are the one explicit, documented bypass.
+  requests see nothing. Staff pages of the Django admin ask for the bypass, which only a process logged in as the
+  maintenance role gets (`manage.py runserver` for operators); served by gunicorn, they show staff's own rows.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
-  request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
-  (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
+  request) log in as the maintenance role and start in bypass: they are system code that loads rows by id and
+  scopes in code. A web process (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request
+  sees nothing.
 
 Code-level scoping (`Memory.objects.owned_by(user)`) stays the first line of defence; this is the second.
 """

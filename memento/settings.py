@@ -88,12 +88,18 @@ TEMPLATES = [
 ]
 
 # --- Database: PostgreSQL with pgvector only. ---------------------------------------------------------------
+# Two roles (memento/roles.py): web processes log in as the app role (DATABASE_URL), which row-level security
+# always binds; workers, commands and tests as the maintenance role (MAINTENANCE_DATABASE_URL), which owns the tables
+# and alone may bypass the policies. memento/wsgi.py sets MEMENTO_DATABASE_ROLE=app before the settings load.
 if "DATABASE_URL" in os.environ:
     DATABASE_URL = env.str("DATABASE_URL")
+    MAINTENANCE_DATABASE_URL = env.str("MAINTENANCE_DATABASE_URL", default=DATABASE_URL)
 else:
-    from memento.embedded_db import database_url
+    from memento.embedded_db import database_urls
 
-    DATABASE_URL = database_url(STATE_DIR / "pgdata")
+    DATABASE_URL, MAINTENANCE_DATABASE_URL = database_urls(STATE_DIR / "pgdata")
+DATABASE_ROLE = env.str("MEMENTO_DATABASE_ROLE", default="maintenance")  # app | maintenance
+DATABASE_APP_ROLE = unquote(urlsplit(DATABASE_URL).username or "")
 
 
 
@@ -117,7 +123,8 @@ def _database(url: str) -> dict:
     }
 
 
-DATABASES = {"default": _database(DATABASE_URL)}
+PROCESS_DATABASE_URL = DATABASE_URL if DATABASE_ROLE == "app" else MAINTENANCE_DATABASE_URL
+DATABASES = {"default": _database(PROCESS_DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
@@ -231,7 +238,7 @@ DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no pr
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
     "CELERY_BROKER_URL",
-    default="sqla+" + DATABASE_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+    default="sqla+" + PROCESS_DATABASE_URL.replace("postgresql://", "postgresql+psycopg://", 1),
 )
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)

@@ -32,6 +32,59 @@ def test_unfiltered_orm_query_returns_only_the_current_users_rows(two_owners, us
         assert Memory.history.model.objects.filter(id=theirs.pk).count() == 0
 
 
+@pytest.fixture
+def web_role_cursor(transactional_db):
+    """A cursor on the test database as web processes connect (DATABASE_URL's role), outside this test's
+    connection: what a SQL injection in a web request could run."""
+    import psycopg
+
+    from tests.web import app_database_url
+
+    with psycopg.connect(app_database_url(), autocommit=True) as conn:
+        yield conn.cursor()
+
+
+def test_a_web_connection_cannot_turn_the_bypass_on(web_role_cursor, user, other_user):
+    mine = MemoryFactory(owner=user, content="my secret")
+    MemoryFactory(owner=other_user, content="their secret")
+    cursor = web_role_cursor
+    cursor.execute("SELECT set_config('memento.user_id', %s, false)", [str(user.pk)])
+    cursor.execute("SET memento.rls_bypass = 'on'")
+    cursor.execute("SELECT id FROM memories_memory")
+    assert [row[0] for row in cursor.fetchall()] == [mine.pk]
+    cursor.execute("SET memento.user_id = ''")
+    for table in ("memories_memory", "memories_memoryhistory", "memories_project", "conversations_message",
+                  "documents_chunk", "store_itemvector"):
+        cursor.execute(f"SELECT count(*) FROM {table}")
+        assert cursor.fetchone()[0] == 0, table
+
+
+@pytest.mark.parametrize("statement", [
+    "SET ROLE memento_maintenance",
+    "ALTER TABLE memories_memory NO FORCE ROW LEVEL SECURITY",
+    "ALTER TABLE memories_memory DISABLE ROW LEVEL SECURITY",
+    "DROP POLICY owner_only ON memories_memory",
+    "ALTER POLICY owner_only ON memories_memory USING (true)",
+    "CREATE TABLE escape (id int)",
+])
+def test_the_web_role_cannot_get_around_the_policies(web_role_cursor, statement):
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        web_role_cursor.execute(statement)
+
+
+def test_the_web_role_reads_and_writes_rows_and_asks_which_ids_are_taken(web_role_cursor, user, other_user):
+    theirs = MemoryFactory(owner=other_user)
+    cursor = web_role_cursor
+    cursor.execute("SELECT set_config('memento.user_id', %s, false)", [str(user.pk)])
+    cursor.execute("UPDATE memories_project SET name = name")  # privileges on the rows, none visible to change
+    cursor.execute("SELECT * FROM memento_taken_memory_ids(ARRAY[%s]::uuid[])", [theirs.pk])
+    assert [row[0] for row in cursor.fetchall()] == [theirs.pk]
+    cursor.execute("SELECT current_setting('memento.rls_bypass', true)")
+    assert cursor.fetchone()[0] in (None, "", "off")
+
+
 def test_no_user_means_no_rows(two_owners):
     rls.activate(None)
     try:
