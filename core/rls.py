@@ -18,12 +18,17 @@ Code-level scoping (`Memory.objects.owned_by(user)`) stays the first line of def
 """
 
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
-from django.db import connection
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
 _process_default_bypass = True
 
@@ -100,9 +105,37 @@ class RowLevelSecurityMiddleware:
             reset()
 
 
+def token_expires_at(token: Token) -> datetime | None:
+    """When `token` stops being accepted: API_TOKEN_TTL_DAYS after it was made (None: 0 days, never)."""
+    days = settings.API_TOKEN_TTL_DAYS
+    return token.created + timedelta(days=days) if days else None
+
+
+def token_expired(token: Token) -> bool:
+    expires = token_expires_at(token)
+    return expires is not None and expires <= timezone.now()
+
+
+def token_obtain(*, user) -> Token:
+    """`user`'s API token, a new one when there is none or it has expired (the sign-in endpoint, `serve`)."""
+    with transaction.atomic():
+        token = Token.objects.select_for_update().filter(user=user).first()
+        if token is not None and not token_expired(token):
+            return token
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
 class TokenAuthentication(authentication.TokenAuthentication):
     """`Authorization: Token <key>`, or `x-api-key: <key>` without an Authorization header (how LangGraph's SDK
-    sends its API key); binds the database session to the token's user."""
+    sends its API key); binds the database session to the token's user. A token older than API_TOKEN_TTL_DAYS is
+    refused (401), however it is sent."""
+
+    def authenticate_credentials(self, key):
+        user, token = super().authenticate_credentials(key)
+        if token_expired(token):
+            raise AuthenticationFailed("Token has expired: get a new one from POST /api/auth/token/ or the panel.")
+        return user, token
 
     def authenticate(self, request):
         api_key = request.META.get("HTTP_X_API_KEY")

@@ -141,6 +141,10 @@ LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
 
+# API tokens are refused this many days after they were made (0: never); the panel and POST /api/auth/token/ issue
+# a new one.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
+
 BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
 
 # Sign-in lockout (django-axes), for the panel, the admin and POST /api/auth/token/ alike: after

@@ -144,3 +144,40 @@ def test_a_users_keyword_match_is_looked_up_in_the_full_text_index_under_rls(two
         cursor.execute("EXPLAIN SELECT id FROM memories_memory WHERE search_vector @@ 'secret'")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Cond: (search_vector @@ " in plan, plan
+
+
+# --- API tokens expire ----------------------------------------------------------------------------------------
+
+
+def _aged_token(user, days: float):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    token, _ = Token.objects.get_or_create(user=user)
+    Token.objects.filter(pk=token.pk).update(created=timezone.now() - timedelta(days=days))
+    return token.key
+
+
+@pytest.mark.parametrize("header", ["HTTP_AUTHORIZATION=Token", "HTTP_AUTHORIZATION=Bearer", "HTTP_X_API_KEY="])
+def test_a_token_older_than_its_ttl_is_refused_however_it_is_sent(settings, user, header):
+    from rest_framework.test import APIClient
+
+    settings.API_TOKEN_TTL_DAYS = 30
+    name, prefix = header.split("=")
+    key = _aged_token(user, 29)
+    fresh = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
+    assert fresh.status_code == 200
+    key = _aged_token(user, 31)
+    expired = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
+    assert expired.status_code == 401
+    assert "expired" in expired.json()["detail"]
+
+
+def test_a_ttl_of_zero_days_means_tokens_never_expire(settings, user):
+    from rest_framework.test import APIClient
+
+    settings.API_TOKEN_TTL_DAYS = 0
+    key = _aged_token(user, 10_000)
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 200
