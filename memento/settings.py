@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "axes",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -57,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -282,6 +284,36 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# --- Sessions and browser security headers (SECURITY.md, "Browsers"). ------------------------------------------
+# A panel or admin sign-in lasts SESSION_DAYS from sign-in (a password change ends the user's other sessions; the
+# cookie is never readable by scripts and is not sent on cross-site requests other than top-level links).
+SESSION_COOKIE_AGE = env.int("SESSION_DAYS", default=14) * 24 * 3600
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_EXPIRE_AT_BROWSER_CLOSE = False
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True  # X-Content-Type-Options: nosniff
+SECURE_REFERRER_POLICY = "same-origin"  # no URL (ids, search words) leaves for other sites in Referer
+X_FRAME_OPTIONS = "DENY"  # and frame-ancestors 'none' below, for browsers that read only one of them
+# Content-Security-Policy (django-csp) on every response: scripts, styles, fonts and fetches come from this site
+# only, so an injected inline <script>, on* attribute or javascript: URL does not run. The panel's one script is
+# panel/static/panel/panel.js; the API docs load Swagger UI's init script from /api/docs/?script= and may use
+# inline styles (memento/urls.py relaxes style-src there only).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Production hardening (all on when DJANGO_DEBUG is off and HTTPS is declared). ---------------------------
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
