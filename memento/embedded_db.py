@@ -66,17 +66,18 @@ def database_urls(data_dir: Path) -> tuple[str, str]:
         with psycopg.connect(admin_dsn.replace("dbname=postgres", "dbname=template1"), autocommit=True) as tpl:
             tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
             template_changed = _make_leakproof(tpl)
-        owner = conn.execute("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s",
-                             [APP_DATABASE]).fetchone()
-        if owner is None:
+        # databases made when the app role owned everything (and could alter the policies): the app's, benches'
+        legacy = [name for (name,) in conn.execute(
+            "SELECT datname FROM pg_database WHERE datdba = %s::regrole AND NOT datistemplate", [APP_ROLE])]
+        for name in legacy:
+            with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={name}"), autocommit=True) as db:
+                _hand_over_to_maintenance(db)
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone():
             conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {MAINTENANCE_ROLE}")
-        elif template_changed or owner[0] != MAINTENANCE_ROLE:  # once, not every start
+        elif template_changed:  # the app database was made before template1 had it: once, not every start
             with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={APP_DATABASE}"),
                                  autocommit=True) as app:
-                if template_changed:  # the app database was made before template1 had it
-                    _make_leakproof(app)
-                if owner[0] != MAINTENANCE_ROLE:  # made when the app role owned everything (and could bypass)
-                    _hand_over_to_maintenance(app)
+                _make_leakproof(app)
         # in kB where the unit is 8kB pages (shared_buffers), to compare like with like
         current = dict(conn.execute(
             "SELECT name, CASE WHEN unit = '8kB' THEN (setting::bigint * 8)::text ELSE setting END "
