@@ -22,6 +22,19 @@ APP_DATABASE = "memento"
 # which keeps the full-text GIN index out of every user's search. Only a superuser can mark it, per database.
 # With DATABASE_URL, a superuser runs this once in the app's database (see README); searches work without it.
 TS_MATCH = "pg_catalog.ts_match_vq(tsvector, tsquery)"
+# Keyword matches go through a GIN index of each row's words prefixed with its owner's id (memories.models
+# owner_lexemes_index), so that a search reads only its user's index entries and its time cannot tell what words
+# other users have. The index's function must be LEAKPROOF too; migration memories 0011 makes it where it is
+# missing, and this server makes it (the same definition) in template1 for every database made later.
+OWNER_LEXEMES = "public.memento_owner_lexemes(bigint, tsvector)"
+OWNER_LEXEMES_SQL = """
+CREATE FUNCTION public.memento_owner_lexemes(owner bigint, doc tsvector) RETURNS tsvector
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF AS $f$
+BEGIN
+    RETURN array_to_tsvector(ARRAY(SELECT owner::text || ':' || w.lexeme FROM unnest(doc) AS w
+                                   WHERE octet_length(w.lexeme) < 2000));
+END $f$
+"""
 
 SERVER_SETTINGS = {
     # the working set of a large user's searches (heap pages, HNSW graph) stays in PostgreSQL's own cache: with
@@ -105,11 +118,17 @@ def _hand_over_to_maintenance(conn) -> None:
 
 
 def _make_leakproof(conn) -> bool:
-    """Mark TS_MATCH leakproof in `conn`'s database; True when it was not yet."""
-    if conn.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure").fetchone()[0]:
-        return False
-    conn.execute(f"ALTER FUNCTION {TS_MATCH} LEAKPROOF")
-    return True
+    """Mark TS_MATCH leakproof and make OWNER_LEXEMES (leakproof) in `conn`'s database; True when something was
+    not done yet."""
+    changed = False
+    if conn.execute(f"SELECT to_regprocedure('{OWNER_LEXEMES}')").fetchone()[0] is None:
+        conn.execute(OWNER_LEXEMES_SQL)
+        changed = True
+    for function in (TS_MATCH, OWNER_LEXEMES):
+        if not conn.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{function}'::regprocedure").fetchone()[0]:
+            conn.execute(f"ALTER FUNCTION {function} LEAKPROOF")
+            changed = True
+    return changed
 
 
 def prune_dead_handles(data_dir: Path) -> None:

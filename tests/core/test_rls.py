@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from core import rls
-from memento.embedded_db import TS_MATCH
+from memento.embedded_db import OWNER_LEXEMES, TS_MATCH
 from memories.models import Memory
 from tests.factories import MemoryFactory
 
@@ -127,9 +127,10 @@ def test_a_streamed_api_response_is_read_as_its_user(two_owners, api, monkeypatc
 
 
 @pytest.mark.skipif("DATABASE_URL" in os.environ, reason="the app sets up only its embedded server")
-def test_the_embedded_server_marks_full_text_matching_leakproof(db):
+@pytest.mark.parametrize("function", [TS_MATCH, OWNER_LEXEMES])
+def test_the_embedded_server_marks_full_text_matching_leakproof(db, function):
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure")
+        cursor.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{function}'::regprocedure")
         assert cursor.fetchone()[0] is True
 
 
@@ -141,9 +142,11 @@ def test_a_users_keyword_match_is_looked_up_in_the_full_text_index_under_rls(two
 
     with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows would otherwise be read in full
-        cursor.execute("EXPLAIN SELECT id FROM memories_memory WHERE search_vector @@ 'secret'")
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("EXPLAIN SELECT id FROM memories_memory "
+                       "WHERE memento_owner_lexemes(owner_id, search_vector) @@ %s::tsquery", [f"'{user.pk}:secret'"])
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "Index Cond: (search_vector @@ " in plan, plan
+    assert "Index Cond: (memento_owner_lexemes(" in plan, plan
 
 
 # --- API tokens expire ----------------------------------------------------------------------------------------
