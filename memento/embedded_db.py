@@ -85,12 +85,13 @@ def database_urls(data_dir: Path) -> tuple[str, str]:
         for name in legacy:
             with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={name}"), autocommit=True) as db:
                 _hand_over_to_maintenance(db)
+        if template_changed:  # databases made before template1 had it (the app's, benches'): once, not every start
+            for (name,) in conn.execute("SELECT datname FROM pg_database WHERE NOT datistemplate "
+                                        "AND datname <> 'postgres'").fetchall():
+                with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={name}"), autocommit=True) as db:
+                    _make_leakproof(db)
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone():
             conn.execute(f"CREATE DATABASE {APP_DATABASE} OWNER {MAINTENANCE_ROLE}")
-        elif template_changed:  # the app database was made before template1 had it: once, not every start
-            with psycopg.connect(admin_dsn.replace("dbname=postgres", f"dbname={APP_DATABASE}"),
-                                 autocommit=True) as app:
-                _make_leakproof(app)
         # in kB where the unit is 8kB pages (shared_buffers), to compare like with like
         current = dict(conn.execute(
             "SELECT name, CASE WHEN unit = '8kB' THEN (setting::bigint * 8)::text ELSE setting END "
