@@ -2,8 +2,9 @@
 benchmark users, the app under gunicorn on a free port, and latency percentiles.
 
 Benchmark data never mixes with development data: every bench works in its own database (default
-`memento_bench`) on the same PostgreSQL server the app uses (the embedded one, or DATABASE_URL's server). The app
-role owns it (the role has CREATEDB) and the `vector` extension comes from template1.
+`memento_bench`) on the same PostgreSQL server the app uses (the embedded one, or DATABASE_URL's server). The
+maintenance role owns it (the role has CREATEDB), as it owns the app's, and the `vector` extension comes from
+template1.
 """
 
 import os
@@ -20,33 +21,34 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH_DATABASE = "memento_bench"
 
 
-def _server_url() -> str:
+def _server_urls() -> tuple[str, str]:
+    """The app role's and the maintenance role's URLs of the app's server (memento/roles.py)."""
     if "DATABASE_URL" in os.environ:
-        return os.environ["DATABASE_URL"]
-    from memento.embedded_db import database_url
+        return os.environ["DATABASE_URL"], os.environ.get("MAINTENANCE_DATABASE_URL", os.environ["DATABASE_URL"])
+    from memento.embedded_db import database_urls
 
-    return database_url(ROOT / ".memento" / "pgdata")
+    return database_urls(ROOT / ".memento" / "pgdata")
 
 
-def bench_database_url(name: str = BENCH_DATABASE) -> str:
-    """URL of database `name` on the app's server, created (owned by the app role) when missing."""
+def bench_database_url(name: str = BENCH_DATABASE, *, role: str = "maintenance") -> str:
+    """URL of database `name` on the app's server as `role` (app or maintenance), created (owned by the
+    maintenance role) when missing."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     import psycopg
 
-    base = _server_url()
-    url = urlunsplit(urlsplit(base)._replace(path=f"/{name}"))
-    with psycopg.connect(base, autocommit=True) as conn:
+    app, maintenance = _server_urls()
+    with psycopg.connect(maintenance, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
-    return url
+    return urlunsplit(urlsplit(app if role == "app" else maintenance)._replace(path=f"/{name}"))
 
 
 def setup_django(name: str = BENCH_DATABASE, *, migrate: bool = True) -> str:
     """Point the settings at the bench database `name` (before Django is set up), set Django up and migrate.
-    Returns the database URL."""
-    url = bench_database_url(name)
-    os.environ["DATABASE_URL"] = url
+    Returns the database URL web processes use (the app role's; this process is the maintenance role)."""
+    os.environ["MAINTENANCE_DATABASE_URL"] = bench_database_url(name)
+    url = os.environ["DATABASE_URL"] = bench_database_url(name, role="app")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
     # The servers and workers a bench starts refuse the public default key (memento.E002); a bench needs no
     # stable one, so a checkout where `serve` never made its key gets a throwaway key for this run.

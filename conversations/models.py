@@ -1,14 +1,13 @@
 import uuid
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, hnsw_index
+from memories.models import EMBEDDING_DIMENSIONS, hnsw_index, owner_lexemes_index
 
 
 class Conversation(models.Model):
@@ -126,7 +125,7 @@ class Message(models.Model):
         indexes = [
             models.Index(fields=["owner", "extraction_status"], name="message_owner_extraction"),
             hnsw_index("message_embedding_hnsw"),
-            GinIndex(fields=["owner", "search_vector"], name="message_owner_search_gin"),  # owner first: btree_gin
+            owner_lexemes_index("message_owner_lexemes_gin"),
             models.Index(fields=["conversation", "sent_at", "sequence"], name="message_conversation_time"),
             # the sweep's work list: messages still waiting for their vector
             models.Index(fields=["created_at"], condition=Q(embedding__isnull=True), name="message_unembedded"),

@@ -1,25 +1,34 @@
 """Row-level security wiring: tell PostgreSQL on whose behalf each connection is working.
 
-The tables that hold user data carry a policy (each app's row_level_security migration) that shows a row only
-when its `owner_id` equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`.
+The tables that hold user data carry a policy (each app's maintenance_role_bypass migration) that shows a row only
+when its `owner_id` equals the `memento.user_id` setting of the connection, or when `memento.rls_bypass` is `on`
+*and* the connection's role is a member of the maintenance role. Web processes log in as the app role, which is no
+member (memento/roles.py): for them the bypass setting does nothing, whoever sets it.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
   (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
-  requests see nothing. Staff pages of the Django admin are the one explicit, documented bypass.
+  requests see nothing. Staff pages of the Django admin ask for the bypass, which only a process logged in as the
+  maintenance role gets (`manage.py runserver` for operators); served by gunicorn, they show staff's own rows.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
-  request) start in bypass: they are system code that loads rows by id and scopes in code. A web process
-  (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request sees nothing.
+  request) log in as the maintenance role and start in bypass: they are system code that loads rows by id and
+  scopes in code. A web process (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request
+  sees nothing.
 
 Code-level scoping (`Memory.objects.owned_by(user)`) stays the first line of defence; this is the second.
 """
 
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
-from django.db import connection
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
 _process_default_bypass = True
 
@@ -96,9 +105,37 @@ class RowLevelSecurityMiddleware:
             reset()
 
 
+def token_expires_at(token: Token) -> datetime | None:
+    """When `token` stops being accepted: API_TOKEN_TTL_DAYS after it was made (None: 0 days, never)."""
+    days = settings.API_TOKEN_TTL_DAYS
+    return token.created + timedelta(days=days) if days else None
+
+
+def token_expired(token: Token) -> bool:
+    expires = token_expires_at(token)
+    return expires is not None and expires <= timezone.now()
+
+
+def token_obtain(*, user) -> Token:
+    """`user`'s API token, a new one when there is none or it has expired (the sign-in endpoint, `serve`)."""
+    with transaction.atomic():
+        token = Token.objects.select_for_update().filter(user=user).first()
+        if token is not None and not token_expired(token):
+            return token
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
 class TokenAuthentication(authentication.TokenAuthentication):
     """`Authorization: Token <key>`, or `x-api-key: <key>` without an Authorization header (how LangGraph's SDK
-    sends its API key); binds the database session to the token's user."""
+    sends its API key); binds the database session to the token's user. A token older than API_TOKEN_TTL_DAYS is
+    refused (401), however it is sent."""
+
+    def authenticate_credentials(self, key):
+        user, token = super().authenticate_credentials(key)
+        if token_expired(token):
+            raise AuthenticationFailed("Token has expired: get a new one from POST /api/auth/token/ or the panel.")
+        return user, token
 
     def authenticate(self, request):
         api_key = request.META.get("HTTP_X_API_KEY")

@@ -1,12 +1,11 @@
 import uuid
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, hnsw_index
+from memories.models import EMBEDDING_DIMENSIONS, hnsw_index, owner_lexemes_index
 
 
 def upload_path(instance: "Document", filename: str) -> str:
@@ -92,7 +91,7 @@ class Chunk(models.Model):
         ]
         indexes = [
             hnsw_index("chunk_embedding_hnsw"),
-            GinIndex(fields=["owner", "search_vector"], name="chunk_owner_search_gin"),  # owner first: btree_gin
+            owner_lexemes_index("chunk_owner_lexemes_gin"),
             models.Index(fields=["owner", "document"], name="chunk_owner_document"),
         ]
 

@@ -7,4 +7,9 @@ class MementoConfig(AppConfig):
 
     def ready(self) -> None:
         # the deployment checks and the sign-in signal receivers register on import
-        from memento import checks, signin  # noqa: F401
+        from django.db.models.signals import post_migrate
+
+        from memento import checks, roles, signin  # noqa: F401
+
+        # once per migrate (and per flush): the signal goes to each app with models, after every migration ran
+        post_migrate.connect(roles.grant_app_role, sender=self.apps.get_app_config("memories"))

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "axes",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -57,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -88,12 +90,18 @@ TEMPLATES = [
 ]
 
 # --- Database: PostgreSQL with pgvector only. ---------------------------------------------------------------
+# Two roles (memento/roles.py): web processes log in as the app role (DATABASE_URL), which row-level security
+# always binds; workers, commands and tests as the maintenance role (MAINTENANCE_DATABASE_URL), which owns the tables
+# and alone may bypass the policies. memento/wsgi.py sets MEMENTO_DATABASE_ROLE=app before the settings load.
 if "DATABASE_URL" in os.environ:
     DATABASE_URL = env.str("DATABASE_URL")
+    MAINTENANCE_DATABASE_URL = env.str("MAINTENANCE_DATABASE_URL", default=DATABASE_URL)
 else:
-    from memento.embedded_db import database_url
+    from memento.embedded_db import database_urls
 
-    DATABASE_URL = database_url(STATE_DIR / "pgdata")
+    DATABASE_URL, MAINTENANCE_DATABASE_URL = database_urls(STATE_DIR / "pgdata")
+DATABASE_ROLE = env.str("MEMENTO_DATABASE_ROLE", default="maintenance")  # app | maintenance
+DATABASE_APP_ROLE = unquote(urlsplit(DATABASE_URL).username or "")
 
 
 
@@ -117,7 +125,8 @@ def _database(url: str) -> dict:
     }
 
 
-DATABASES = {"default": _database(DATABASE_URL)}
+PROCESS_DATABASE_URL = DATABASE_URL if DATABASE_ROLE == "app" else MAINTENANCE_DATABASE_URL
+DATABASES = {"default": _database(PROCESS_DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
@@ -133,6 +142,10 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
+
+# API tokens are refused this many days after they were made (0: never); the panel and POST /api/auth/token/ issue
+# a new one.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
 
 BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
 
@@ -231,7 +244,7 @@ DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no pr
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
     "CELERY_BROKER_URL",
-    default="sqla+" + DATABASE_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+    default="sqla+" + PROCESS_DATABASE_URL.replace("postgresql://", "postgresql+psycopg://", 1),
 )
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
@@ -271,6 +284,36 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# --- Sessions and browser security headers (SECURITY.md, "Browsers"). ------------------------------------------
+# A panel or admin sign-in lasts SESSION_DAYS from sign-in (a password change ends the user's other sessions; the
+# cookie is never readable by scripts and is not sent on cross-site requests other than top-level links).
+SESSION_COOKIE_AGE = env.int("SESSION_DAYS", default=14) * 24 * 3600
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_EXPIRE_AT_BROWSER_CLOSE = False
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True  # X-Content-Type-Options: nosniff
+SECURE_REFERRER_POLICY = "same-origin"  # no URL (ids, search words) leaves for other sites in Referer
+X_FRAME_OPTIONS = "DENY"  # and frame-ancestors 'none' below, for browsers that read only one of them
+# Content-Security-Policy (django-csp) on every response: scripts, styles, fonts and fetches come from this site
+# only, so an injected inline <script>, on* attribute or javascript: URL does not run. The panel's one script is
+# panel/static/panel/panel.js; the API docs load Swagger UI's init script from /api/docs/?script= and may use
+# inline styles (memento/urls.py relaxes style-src there only).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Production hardening (all on when DJANGO_DEBUG is off and HTTPS is declared). ---------------------------
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)

@@ -16,7 +16,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+
+from core.rls import token_obtain
 
 
 def client_address(request) -> str:
@@ -57,13 +60,16 @@ class TokenView(ObtainAuthToken):
     throttle_scope = "auth"
 
     def post(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
         try:
-            return super().post(request, *args, **kwargs)
+            serializer.is_valid(raise_exception=True)
         except ValidationError:
             # axes flags the DRF request it was given; its middleware only sees the Django request underneath
             if getattr(request, "axes_locked_out", False):
                 raise Throttled(wait=_retry_after(request), detail=str(get_lockout_message())) from None
             raise
+        # DRF's own view would hand back an expired token (get_or_create); this one replaces it
+        return Response({"token": token_obtain(user=serializer.validated_data["user"]).key})
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL)

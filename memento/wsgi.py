@@ -1,11 +1,14 @@
-"""WSGI entry point for gunicorn. Web processes enforce row-level security by default and refuse to start
-with a configuration the system checks reject (e.g. embedding dimensions that do not fit the database)."""
+"""WSGI entry point for gunicorn. Web processes connect as the app role, which cannot bypass row-level security,
+enforce it by default, and refuse to start with a configuration the system checks reject (e.g. embedding
+dimensions that do not fit the database)."""
 
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
+# the app role: row-level security binds it, whatever SQL it runs (memento/roles.py)
+os.environ["MEMENTO_DATABASE_ROLE"] = "app"
 
 application = get_wsgi_application()
 

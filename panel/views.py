@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ParseError
 
 from conversations.models import Conversation
+from core import rls
 from core.parsers import JSONLinesParser
 from documents import selectors as document_selectors
 from documents import services as document_services
@@ -273,6 +274,7 @@ def settings_page(request, *, new_key: str | None = None, import_form=None, stat
     token = Token.objects.filter(user=request.user).first()
     return render(request, "panel/settings.html", {
         "token": token, "new_key": new_key, "import_form": import_form or ImportForm(),
+        "token_expires": token and rls.token_expires_at(token), "token_expired": token and rls.token_expired(token),
         "memory_count": Memory.objects.owned_by(request.user).count(),
     }, status=status)
 

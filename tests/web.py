@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
 from django.conf import settings
@@ -21,6 +21,7 @@ def free_port() -> int:
 
 
 def database_url() -> str:
+    """The test database, as this process connects to it (the maintenance role)."""
     db = connection.settings_dict
     return (
         f"postgresql://{quote(db['USER'])}:{quote(db['PASSWORD'] or '')}@/{db['NAME']}"
@@ -28,10 +29,20 @@ def database_url() -> str:
     )
 
 
+def app_database_url() -> str:
+    """The test database as web processes connect to it: DATABASE_URL's role (the app role)."""
+    return urlunsplit(urlsplit(settings.DATABASE_URL)._replace(path=f"/{connection.settings_dict['NAME']}"))
+
+
+def database_env() -> dict[str, str]:
+    """The environment of a process the tests start: both roles' URLs, on the test database."""
+    return {"DATABASE_URL": app_database_url(), "MAINTENANCE_DATABASE_URL": database_url()}
+
+
 def start_gunicorn(port: int, *, threads: int = 2) -> subprocess.Popen:
     """`gunicorn memento.wsgi` on 127.0.0.1:`port`, serving the test database; returns once it answers. Its
     error log is drained into `process.log` (a full pipe would block it)."""
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
+    env = {**os.environ, **database_env(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "1", "--threads", str(threads)],

@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings
 
 from memento.celery import app as celery_app
-from tests.web import database_url, free_port, stop
+from tests.web import database_env, database_url, free_port, stop
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def broker_for(kind: str, redis: str | None) -> str:
 def start_celery_worker(broker: str, *, extra_args: tuple[str, ...] = (), ready_timeout: float = 120.0):
     """Start `celery -A memento worker` on the test database and `broker`; returns the process once the worker
     says it is ready. Its output is drained into `process.log` (a full pipe would block its logging)."""
-    env = {**os.environ, "DATABASE_URL": database_url(), "CELERY_BROKER_URL": broker}
+    env = {**os.environ, **database_env(), "CELERY_BROKER_URL": broker}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memento", "worker", "--pool", "solo", "--loglevel", "INFO",
          "--without-gossip", "--without-mingle", "--without-heartbeat", *extra_args],

@@ -44,6 +44,18 @@ def tsquery_term(lexeme: str, weight: str = "") -> str:
     return f"{quoted}:{weight}" if weight else quoted
 
 
+def keyword_match(owner_id: int, lexemes: list[str]) -> tuple[str, list[str]]:
+    """The condition (over alias `m`) that a row has any of `lexemes`, and its parameters. The match is asked of
+    the owner's own index entries (memories.models.owner_lexemes_index: words prefixed with the owner's id), so
+    it never reads another user's entries: with the (owner, search_vector) GIN it did, and a word common in
+    someone else's rows made the search measurably slower (BENCHMARKS.md, "Full-text timing"). The plain match
+    beside it is the same test; the planner checks it first where the index cannot be used (per-row cost)."""
+    prefixed = " | ".join(tsquery_term(f"{owner_id}:{lexeme}") for lexeme in lexemes)
+    plain = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+    return ("memento_owner_lexemes(m.owner_id, m.search_vector) @@ %s::tsquery AND m.search_vector @@ %s::tsquery",
+            [prefixed, plain])
+
+
 def owner_total(cursor, owner_id: int) -> int:
     """How many memories the owner has: BM25's N for memories. Counting a large owner's rows costs milliseconds
     on every search while a few more or fewer barely move an IDF, so large owners' counts are reused a while."""
@@ -60,18 +72,18 @@ def owner_total(cursor, owner_id: int) -> int:
 def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, subject_tf, total):
     """BM25 where a query word counts once per row, `subject_tf` times when it is in the subject (weight A):
     memories are one or two sentences, so positions add nothing but cost."""
-    any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+    match, match_params = keyword_match(owner_id, lexemes)
     ctes, params = [], []
     # each row's matches are worked out once: per query word, in the row at all (h) and in its subject (a)
     flags = ", ".join(f"m.search_vector @@ %s::tsquery AS h{i}, m.search_vector @@ %s::tsquery AS a{i}"
                       for i in range(len(lexemes)))
     ctes.append(
         f"kwm AS MATERIALIZED (SELECT m.id, length(m.search_vector)::float8 AS dl, {flags} "
-        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
+        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND {match})"
     )
     for lexeme in lexemes:
         params += [tsquery_term(lexeme), tsquery_term(lexeme, "A")]
-    params += [*rows_params, owner_id, any_word]
+    params += [*rows_params, owner_id, *match_params]
     # document frequencies among the owner's rows (every row with any query word is in kwm), turned into IDFs
     # once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
     counts = ", ".join(f"count(*) FILTER (WHERE h{i})::float8 AS n{i}" for i in range(len(lexemes)))
@@ -96,12 +108,12 @@ def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, s
 
 def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
     """BM25 with each word's occurrences counted from the tsvector's positions (passages are long)."""
-    any_word = " | ".join(tsquery_term(lexeme) for lexeme in lexemes)
+    match, match_params = keyword_match(owner_id, lexemes)
     ctes = [
         f"kwm AS MATERIALIZED (SELECT m.id, m.search_vector AS v, length(m.search_vector) AS dl "
-        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.search_vector @@ %s::tsquery)"
+        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND {match})"
     ]
-    params = [*rows_params, owner_id, any_word]
+    params = [*rows_params, owner_id, *match_params]
     # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time
     counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
     ctes.append(

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from core import rls
-from memento.embedded_db import TS_MATCH
+from memento.embedded_db import OWNER_LEXEMES, TS_MATCH
 from memories.models import Memory
 from tests.factories import MemoryFactory
 
@@ -30,6 +30,59 @@ def test_unfiltered_orm_query_returns_only_the_current_users_rows(two_owners, us
         assert list(Memory.objects.all()) == [mine]
         assert Memory.objects.filter(pk=theirs.pk).count() == 0
         assert Memory.history.model.objects.filter(id=theirs.pk).count() == 0
+
+
+@pytest.fixture
+def web_role_cursor(transactional_db):
+    """A cursor on the test database as web processes connect (DATABASE_URL's role), outside this test's
+    connection: what a SQL injection in a web request could run."""
+    import psycopg
+
+    from tests.web import app_database_url
+
+    with psycopg.connect(app_database_url(), autocommit=True) as conn:
+        yield conn.cursor()
+
+
+def test_a_web_connection_cannot_turn_the_bypass_on(web_role_cursor, user, other_user):
+    mine = MemoryFactory(owner=user, content="my secret")
+    MemoryFactory(owner=other_user, content="their secret")
+    cursor = web_role_cursor
+    cursor.execute("SELECT set_config('memento.user_id', %s, false)", [str(user.pk)])
+    cursor.execute("SET memento.rls_bypass = 'on'")
+    cursor.execute("SELECT id FROM memories_memory")
+    assert [row[0] for row in cursor.fetchall()] == [mine.pk]
+    cursor.execute("SET memento.user_id = ''")
+    for table in ("memories_memory", "memories_memoryhistory", "memories_project", "conversations_message",
+                  "documents_chunk", "store_itemvector"):
+        cursor.execute(f"SELECT count(*) FROM {table}")
+        assert cursor.fetchone()[0] == 0, table
+
+
+@pytest.mark.parametrize("statement", [
+    "SET ROLE memento_maintenance",
+    "ALTER TABLE memories_memory NO FORCE ROW LEVEL SECURITY",
+    "ALTER TABLE memories_memory DISABLE ROW LEVEL SECURITY",
+    "DROP POLICY owner_only ON memories_memory",
+    "ALTER POLICY owner_only ON memories_memory USING (true)",
+    "CREATE TABLE escape (id int)",
+])
+def test_the_web_role_cannot_get_around_the_policies(web_role_cursor, statement):
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        web_role_cursor.execute(statement)
+
+
+def test_the_web_role_reads_and_writes_rows_and_asks_which_ids_are_taken(web_role_cursor, user, other_user):
+    theirs = MemoryFactory(owner=other_user)
+    cursor = web_role_cursor
+    cursor.execute("SELECT set_config('memento.user_id', %s, false)", [str(user.pk)])
+    cursor.execute("UPDATE memories_project SET name = name")  # privileges on the rows, none visible to change
+    cursor.execute("SELECT * FROM memento_taken_memory_ids(ARRAY[%s]::uuid[])", [theirs.pk])
+    assert [row[0] for row in cursor.fetchall()] == [theirs.pk]
+    cursor.execute("SELECT current_setting('memento.rls_bypass', true)")
+    assert cursor.fetchone()[0] in (None, "", "off")
 
 
 def test_no_user_means_no_rows(two_owners):
@@ -74,9 +127,10 @@ def test_a_streamed_api_response_is_read_as_its_user(two_owners, api, monkeypatc
 
 
 @pytest.mark.skipif("DATABASE_URL" in os.environ, reason="the app sets up only its embedded server")
-def test_the_embedded_server_marks_full_text_matching_leakproof(db):
+@pytest.mark.parametrize("function", [TS_MATCH, OWNER_LEXEMES])
+def test_the_embedded_server_marks_full_text_matching_leakproof(db, function):
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{TS_MATCH}'::regprocedure")
+        cursor.execute(f"SELECT proleakproof FROM pg_proc WHERE oid = '{function}'::regprocedure")
         assert cursor.fetchone()[0] is True
 
 
@@ -88,6 +142,45 @@ def test_a_users_keyword_match_is_looked_up_in_the_full_text_index_under_rls(two
 
     with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows would otherwise be read in full
-        cursor.execute("EXPLAIN SELECT id FROM memories_memory WHERE search_vector @@ 'secret'")
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("EXPLAIN SELECT id FROM memories_memory "
+                       "WHERE memento_owner_lexemes(owner_id, search_vector) @@ %s::tsquery", [f"'{user.pk}:secret'"])
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "Index Cond: (search_vector @@ " in plan, plan
+    assert "Index Cond: (memento_owner_lexemes(" in plan, plan
+
+
+# --- API tokens expire ----------------------------------------------------------------------------------------
+
+
+def _aged_token(user, days: float):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    token, _ = Token.objects.get_or_create(user=user)
+    Token.objects.filter(pk=token.pk).update(created=timezone.now() - timedelta(days=days))
+    return token.key
+
+
+@pytest.mark.parametrize("header", ["HTTP_AUTHORIZATION=Token", "HTTP_AUTHORIZATION=Bearer", "HTTP_X_API_KEY="])
+def test_a_token_older_than_its_ttl_is_refused_however_it_is_sent(settings, user, header):
+    from rest_framework.test import APIClient
+
+    settings.API_TOKEN_TTL_DAYS = 30
+    name, prefix = header.split("=")
+    key = _aged_token(user, 29)
+    fresh = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
+    assert fresh.status_code == 200
+    key = _aged_token(user, 31)
+    expired = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
+    assert expired.status_code == 401
+    assert "expired" in expired.json()["detail"]
+
+
+def test_a_ttl_of_zero_days_means_tokens_never_expire(settings, user):
+    from rest_framework.test import APIClient
+
+    settings.API_TOKEN_TTL_DAYS = 0
+    key = _aged_token(user, 10_000)
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 200

@@ -26,3 +26,11 @@ def test_any_other_key_passes(settings):
     settings.DEBUG = False
     settings.SECRET_KEY = "another-long-random-key-0123456789abcdefghijklmnopqrstuvwxyz"
     call_command("check")
+
+
+def test_one_role_for_web_and_maintenance_is_warned_about(settings):
+    from memento.checks import web_and_maintenance_roles_differ
+
+    assert web_and_maintenance_roles_differ(None) == []  # the embedded server's two roles
+    settings.MAINTENANCE_DATABASE_URL = settings.DATABASE_URL
+    assert [m.id for m in web_and_maintenance_roles_differ(None)] == ["memento.W003"]

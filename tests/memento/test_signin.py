@@ -122,3 +122,13 @@ def test_behind_a_proxy_the_address_it_forwards_is_the_one_locked_out(settings, 
     assert statuses[-1] == 429
     assert from_client("192.0.2.2", PASSWORD).status_code == 200
     assert AccessAttempt.objects.get().ip_address == "192.0.2.1"
+
+
+def test_signing_in_replaces_an_expired_token_and_keeps_a_live_one(settings, user):
+    settings.API_TOKEN_TTL_DAYS = 30
+    old = Token.objects.create(user=user)
+    Token.objects.filter(pk=old.pk).update(created=timezone.now() - timedelta(days=31))
+    renewed = get_token(user, PASSWORD).json()["token"]
+    assert renewed != old.key and Token.objects.get(user=user).key == renewed
+    assert get_token(user, PASSWORD, ip="10.0.0.9").json()["token"] == renewed
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {renewed}").get("/api/memories/").status_code == 200

@@ -57,8 +57,13 @@ def page(browser, live_requests_close_connections):
     page = context.new_page()
     # the panel asks before destructive actions; in tests the answer is yes
     page.on("dialog", lambda dialog: dialog.accept())
+    # whatever the Content-Security-Policy refused on a page (Chromium reports it on the console)
+    page.csp_violations = []
+    page.on("console", lambda message: "Content Security Policy" in message.text
+            and page.csp_violations.append(message.text))
     yield page
     context.close()
+    assert page.csp_violations == [], "the Content-Security-Policy refused something a page needs"
 
 
 def screenshot(page, name: str) -> None:

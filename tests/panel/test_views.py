@@ -339,6 +339,22 @@ def test_token_create_replace_and_revoke(panel, user):
     assert not Token.objects.filter(user=user).exists()
 
 
+def test_the_token_page_says_when_the_token_expires(panel, user, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.API_TOKEN_TTL_DAYS = 30
+    response = panel.post(reverse("panel:token"), {"action": "create"})
+    expires = (Token.objects.get(user=user).created + timedelta(days=30)).strftime("%Y-%m-%d %H:%M")
+    assert f"expires {expires} UTC" in response.content.decode()
+    assert f"expires {expires} UTC" in panel.get(reverse("panel:settings")).content.decode()
+    Token.objects.filter(user=user).update(created=timezone.now() - timedelta(days=31))
+    assert "expired" in panel.get(reverse("panel:settings")).content.decode()
+    settings.API_TOKEN_TTL_DAYS = 0
+    assert "does not expire" in panel.get(reverse("panel:settings")).content.decode()
+
+
 def test_export_then_import_round_trip(panel, user, other_user):
     memory = services.memory_create(owner=user, content="Prefers tea").memory
     services.memory_update(memory=memory, data={"content": "Prefers green tea"})

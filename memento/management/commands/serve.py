@@ -20,8 +20,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from rest_framework.authtoken.models import Token
 
+from core.rls import token_obtain
 from memento.embedded_db import prune_dead_handles
 
 
@@ -76,8 +76,7 @@ def ensure_demo_user(username: str):
     if user is None:
         password = secrets.token_urlsafe(12)
         user = User.objects.create_superuser(username=username, email=f"{username}@example.com", password=password)
-    token, _ = Token.objects.get_or_create(user=user)
-    return user, token, password
+    return user, token_obtain(user=user), password
 
 
 def login_lines(host: str, base: str) -> str:

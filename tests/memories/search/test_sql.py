@@ -1,0 +1,83 @@
+"""The candidate SQL: a keyword match reads only the searching user's full-text index entries, so how long it
+takes cannot tell what words other users have (the timing side channel: bench/fts_side_channel.py)."""
+
+import os
+
+import pytest
+from django.db import connection, transaction
+
+from core import rls
+from memories.models import Memory
+from memories.search import sql
+from tests.factories import ChunkFactory, DocumentFactory, MemoryFactory, MessageFactory
+
+pytestmark = pytest.mark.skipif("DATABASE_URL" in os.environ,
+                                reason="the embedded server declares the index function LEAKPROOF")
+
+
+def keyword_plan(owner, base, table: str, word: str) -> str:
+    """The plan of `candidates`' statement for a keyword-only search, as `owner`'s request runs it."""
+    captured = []
+
+    def capture(execute, statement, params, many, context):
+        captured.append((statement, params))
+        return execute(statement, params, many, context)
+
+    with rls.as_user(owner.pk), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows would otherwise be read in full
+        cursor.execute("SET LOCAL enable_indexscan = off")  # nor through the owner's btree
+        with connection.execute_wrapper(capture):
+            sql.candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "search_vector"), table=table,
+                           owner_id=owner.pk, vector=None, lexemes=[word], k=10, k1=1.2, b=0.75, subject_tf=2.0,
+                           total=10)
+        statement, params = captured[-1]
+        cursor.execute(f"EXPLAIN {statement}", params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_a_keyword_match_reads_only_the_owners_index_entries(user, other_user):
+    # enough rows of each that the planner prefers a full-text index to reading all the owner's rows
+    Memory.objects.bulk_create([Memory(owner=user, content=f"Plans trip {i}", key=f"k{i}", indexed=False)
+                                for i in range(500)])
+    Memory.objects.bulk_create([Memory(owner=other_user, content="Flew to Zanzibar", key=f"k{i}", indexed=False)
+                                for i in range(500)])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    plan = keyword_plan(user, Memory.objects.filter(owner=user), "memories_memory", "zanzibar")
+    conditions = [line.strip() for line in plan.splitlines() if "Index Cond" in line and "@@" in line]
+    assert conditions == [f"Index Cond: (memento_owner_lexemes((owner_id)::bigint, search_vector) @@ "
+                          f"'''{user.pk}:zanzibar'''::tsquery)"], plan
+
+
+def test_the_owners_words_are_found_and_nobody_elses(user, other_user):
+    mine = MemoryFactory(owner=user, content="Flew to Zanzibar in May")
+    MemoryFactory(owner=other_user, content="Flew to Zanzibar again")
+    with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
+        rows = sql.candidates(cursor, base=Memory.objects.filter(owner=user),
+                              fields=("id", "owner_id", "embedding", "search_vector"), table="memories_memory",
+                              owner_id=user.pk, vector=None, lexemes=["zanzibar"], k=10, k1=1.2, b=0.75,
+                              subject_tf=2.0, total=1)
+    assert [row[0] for row in rows] == [mine.pk]
+
+
+@pytest.mark.parametrize("table", ["documents_chunk", "conversations_message"])
+def test_passages_are_matched_by_the_owners_index_entries_too(user, other_user, table):
+    from conversations.models import Message
+    from documents.models import Chunk
+
+    if table == "documents_chunk":
+        mine = ChunkFactory(document=DocumentFactory(owner=user), content="Zanzibar spice tour")
+        ChunkFactory(document=DocumentFactory(owner=other_user), content="Zanzibar spice tour")
+        model = Chunk
+    else:
+        mine = MessageFactory(conversation__owner=user, content="Zanzibar spice tour")
+        MessageFactory(conversation__owner=other_user, content="Zanzibar spice tour")
+        model = Message
+    statements = []
+    with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
+        with connection.execute_wrapper(lambda execute, statement, *rest: statements.append(statement)
+                                        or execute(statement, *rest)):
+            rows = sql.passage_candidates(cursor, base=model.objects.filter(owner=user), table=table,
+                                          owner_id=user.pk, vector=None, lexemes=["zanzibar"], k=10, k1=1.2, b=0.75)
+    assert [row[0] for row in rows] == [mine.pk]
+    assert "memento_owner_lexemes(m.owner_id, m.search_vector) @@" in statements[-1]
