@@ -240,12 +240,16 @@ def document_process(*, document_id) -> Document | None:
     try:
         if not _chunks_ready(document):
             try:
-                parsed = parsing.parse(read_file(document), kind_of(document))
+                parsed = parsing.parse(read_file(document), kind_of(document), services.limits())
             except parsing.UnsupportedFileType as exc:
                 raise parsing.ParseError(str(exc)) from exc
             specs = chunking.chunk_blocks(parsed.blocks)
             if not specs:
                 raise parsing.ParseError("The file contains no text to index.")
+            if len(specs) > settings.DOCUMENT_MAX_CHUNKS:
+                raise parsing.TooLarge(
+                    f"The document makes {len(specs):,} passages to index; the most one document may make is "
+                    f"{settings.DOCUMENT_MAX_CHUNKS:,}. Split it into smaller documents.")
             document = _store_chunks(document, parsed, specs)
         use_llm = llm.llm_configured()
         size = batch_size()

@@ -13,7 +13,6 @@ from documents.models import Chunk, Document
 from memories import services as memory_services
 from memories.models import Memory
 
-MiB = 1024 * 1024
 # Reasons stay short enough to read in a history list; each names the document's id (erasure looks for it).
 REASON_MAX = 100
 
@@ -23,16 +22,16 @@ def max_bytes() -> int:
 
 
 class FileTooLarge(Exception):
-    """The upload is over DOCUMENT_MAX_BYTES (HTTP 413)."""
+    """The upload is over DOCUMENT_MAX_BYTES, or a DOCX unpacks to too much (HTTP 413)."""
 
 
 UnsupportedFileType = parsing.UnsupportedFileType  # HTTP 415
 
 
-def _size(n: int) -> str:
-    if n >= MiB:
-        return f"{n / MiB:.1f} MB".replace(".0 MB", " MB")
-    return f"{n / 1024:.1f} KB".replace(".0 KB", " KB") if n >= 1024 else f"{n} bytes"
+def limits() -> parsing.Limits:
+    """What reading one document may cost (DOCUMENT_MAX_UNPACKED_BYTES, DOCUMENT_MAX_TEXT_CHARS)."""
+    return parsing.Limits(unpacked_bytes=settings.DOCUMENT_MAX_UNPACKED_BYTES,
+                          text_chars=settings.DOCUMENT_MAX_TEXT_CHARS)
 
 
 def check_size(size: int | None) -> None:
@@ -40,7 +39,8 @@ def check_size(size: int | None) -> None:
     if not size:
         raise ValidationError({"file": ["The file is empty."]})
     if size > max_bytes():
-        raise FileTooLarge(f"The file is {_size(size)}; the limit is {_size(max_bytes())}.")
+        raise FileTooLarge(
+            f"The file is {parsing.human_size(size)}; the limit is {parsing.human_size(max_bytes())}.")
 
 
 # --- upload, reprocess, delete --------------------------------------------------------------------------------
@@ -52,12 +52,18 @@ def _queue(document_id) -> None:
 
 def document_upload(*, owner, file, project=None, title: str = "") -> Document:
     """Store an uploaded file under a generated name and queue its processing. Checks, in order: size (empty:
-    400, over DOCUMENT_MAX_BYTES: 413), project ownership, kind by extension and content (415)."""
+    400, over DOCUMENT_MAX_BYTES: 413), project ownership, kind by extension and content (415), what a DOCX
+    unpacks to (413: over DOCUMENT_MAX_UNPACKED_BYTES, or packed like a zip bomb)."""
     check_size(getattr(file, "size", None))
     if project is not None and project.owner_id != owner.pk:
         raise ValidationError({"project": ["Unknown project."]})
     filename = parsing.sanitize_filename(getattr(file, "name", "") or "")
     kind = parsing.detect_kind(filename, file)
+    if kind == parsing.DOCX:
+        try:
+            parsing.check_archive(file, limits())
+        except parsing.TooLarge as exc:
+            raise FileTooLarge(str(exc)) from None
     document = Document(
         owner=owner, project=project, title=(title or "").strip()[:300], filename=filename,
         content_type=parsing.MIME_TYPES[kind], file_size=file.size,

@@ -223,6 +223,12 @@ MEMORY_CONTEXT_BUDGET = env.int("MEMORY_CONTEXT_BUDGET", default=1000)
 
 # --- Documents pipeline. -------------------------------------------------------------------------------------
 DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=20 * 1024 * 1024)  # larger uploads: 413
+# What one document may cost the worker, whatever its file's size (a 179 KB DOCX can unpack to 52 MB of XML):
+# a DOCX's unpacked members (413 at upload) and each PDF stream; its extracted text; its chunks (~28 a second on
+# two cores: 5000 take ~3 minutes). Over a limit, the document ends `failed` saying which.
+DOCUMENT_MAX_UNPACKED_BYTES = env.int("DOCUMENT_MAX_UNPACKED_BYTES", default=50 * 1024 * 1024)
+DOCUMENT_MAX_TEXT_CHARS = env.int("DOCUMENT_MAX_TEXT_CHARS", default=5_000_000)
+DOCUMENT_MAX_CHUNKS = env.int("DOCUMENT_MAX_CHUNKS", default=5000)
 DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per commit (progress step)
 DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
 DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories

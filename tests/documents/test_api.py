@@ -119,6 +119,18 @@ def test_files_over_the_size_limit_are_refused(api, settings, media_root):
     assert _post(api, "ok.txt", b"word " * 100).status_code == 202
 
 
+def test_a_zip_bomb_is_refused_at_upload(api, settings, media_root):
+    bomb = files.zip_bomb_docx()  # ~200 KB that unpacks to 52 MB
+    response = _post(api, "report.docx", bomb)
+    assert response.status_code == 413
+    assert "unpacks from" in response.json()["detail"] and "zip bomb" in response.json()["detail"]
+    settings.DOCUMENT_MAX_UNPACKED_BYTES = 100 * 1024
+    plain = _post(api, "plan.docx", files.as_docx(files.sample_sections(2)))
+    assert plain.status_code == 413 and "the most a document may unpack to is 100 KB" in plain.json()["detail"]
+    assert not Document.objects.exists()
+    assert not any(p.is_file() for p in Path(media_root).rglob("*"))
+
+
 def test_path_tricks_in_the_file_name_are_sanitised(api, media_root):
     response = _post(api, "../../../etc/cron.d/evil\x07.txt", b"The audit is due on Friday.")
     assert response.status_code == 202

@@ -233,6 +233,31 @@ def test_a_missing_file_fails_with_a_reason(user):
     assert "missing" in document.error_message
 
 
+def test_a_zip_bomb_stored_before_the_limit_fails_at_once_with_the_reason(user):
+    document = _upload(user, name="notes.docx", data=files.make_docx([("p", "The audit is due on Friday.")]))
+    with default_storage.open(document.file.name, "wb") as handle:  # stored by a version without the check
+        handle.write(files.zip_bomb_docx())
+    document = _process(document)
+    assert document.processing_status == Document.Status.FAILED
+    assert "unpacks from" in document.error_message and "zip bomb" in document.error_message
+    assert document.chunks_total == 0 and not Chunk.objects.filter(document=document).exists()
+
+
+@pytest.mark.parametrize(("setting", "value", "reason"), [
+    ("DOCUMENT_MAX_CHUNKS", 3, "passages to index; the most one document may make is 3."),
+    ("DOCUMENT_MAX_TEXT_CHARS", 5000, "more than 5,000 characters of text"),
+], ids=["chunks", "text"])
+def test_a_document_over_a_limit_fails_with_the_reason_and_queues_no_chunks(user, settings, setting, value,
+                                                                              reason):
+    data = files.as_docx(files.sample_sections(2))
+    assert _process(_upload(user, name="plan.docx", data=data)).processing_status == Document.Status.COMPLETED
+    setattr(settings, setting, value)
+    document = _process(_upload(user, name="plan.docx", data=data))
+    assert document.processing_status == Document.Status.FAILED
+    assert reason in document.error_message, document.error_message
+    assert document.chunks_total == 0 and not _chunks(document) and not _live_memories(document)
+
+
 def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
     document = _upload(user)
 
