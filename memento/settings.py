@@ -233,6 +233,9 @@ DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per c
 DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
 DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories
 DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no progress this long: queued again
+# Chunks one task processes (~10 s on two cores) before the document goes to the back of the queue; with one
+# document per owner in the queue, the worker takes turns between the users with work.
+DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
 
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(

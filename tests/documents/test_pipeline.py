@@ -287,15 +287,51 @@ def test_the_task_records_an_unexpected_error(user, monkeypatch):
     assert "internal error (ZeroDivisionError" in document.error_message
 
 
-def test_stale_documents_are_queued_again(user, monkeypatch):
+def test_each_owner_has_one_document_in_the_queue_and_a_task_does_a_share_of_it(
+        user, other_user, settings, monkeypatch, django_capture_on_commit_callbacks):
+    settings.DOCUMENT_TASK_CHUNKS = 4
     queued = []
     monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
-    pending = _upload(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        big = _upload(user, name="big.md")
+        small = _upload(user, name="small.txt", data=b"Bruno Tanaka leads the data team.")
+        other = _upload(other_user, name="other.txt", data=b"Chiara Okafor leads the design team.")
+    assert queued == [str(big.pk), str(other.pk)]  # the owner's second document waits for the first
+    assert Document.objects.get(pk=small.pk).queued_at is None
+
+    shares = []
+    while queued:
+        pk = queued.pop(0)
+        with django_capture_on_commit_callbacks(execute=True):
+            process_document.apply(args=[pk])
+        document = Document.objects.get(pk=pk)
+        shares.append((pk, document.processing_status, document.chunks_done))
+    big.refresh_from_db()
+    assert big.chunks_total > 8
+    # big: 4 chunks a task, each time queued again behind the others' work; small: sent once big was done
+    assert shares[:3] == [(str(big.pk), "processing", 4), (str(other.pk), "completed", 1),
+                          (str(big.pk), "processing", 8)]
+    assert [pk for pk, _, _ in shares] == [str(big.pk), str(other.pk)] + [str(big.pk)] * (
+        (big.chunks_total + 3) // 4 - 1) + [str(small.pk)]
+    assert Document.objects.filter(processing_status="completed").count() == 3
+
+
+def test_stale_documents_are_queued_again(user, monkeypatch, django_capture_on_commit_callbacks):
+    queued = []
+    monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
+    pending = _upload(user)  # its dispatch was lost (the on-commit callbacks of these uploads do not run)
     done = _process(_upload(user))
-    assert processing.documents_requeue_stale(older_than_seconds=0) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=0) == 1
     assert queued == [str(pending.pk)]
-    assert processing.documents_requeue_stale(older_than_seconds=3600) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=3600) == 0
     assert str(done.pk) not in queued
+    # in the queue and no progress since: sent again, and not again by the next sweep
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=0) == 1
+        assert processing.documents_requeue_stale(older_than_seconds=60) == 0
+    assert queued == [str(pending.pk)] * 2
 
 
 # --- provenance, erasure, scope -------------------------------------------------------------------------------
