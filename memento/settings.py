@@ -237,6 +237,12 @@ DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no pr
 # document per owner in the queue, the worker takes turns between the users with work.
 DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
 
+# --- Retention: what the hourly cleanup (memories.retention) deletes, in batches. Versions are the audit trail
+# and are never deleted by it; expired sessions always go.
+MEMORY_EVENT_RETENTION_DAYS = env.int("MEMORY_EVENT_RETENTION_DAYS", default=90)  # READ / SEARCH events
+LOGIN_ATTEMPT_RETENTION_DAYS = env.int("LOGIN_ATTEMPT_RETENTION_DAYS", default=30)  # django-axes rows
+BROKER_MESSAGE_RETENTION_DAYS = env.int("BROKER_MESSAGE_RETENTION_DAYS", default=7)  # delivered (PostgreSQL broker)
+
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
     "CELERY_BROKER_URL",
@@ -261,6 +267,7 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
+    "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
 }
 
 # --- Static and media files. ---------------------------------------------------------------------------------
