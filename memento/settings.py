@@ -275,6 +275,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=STATE_DIR / "static")
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=STATE_DIR / "media")
+# Uploads are readable by the server's user only (Django's default, 0o644, lets every local user read them);
+# `serve` makes MEDIA_ROOT itself 0700.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # compressed, not hashed: works with or without collectstatic (WHITENOISE_USE_FINDERS)

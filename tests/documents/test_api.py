@@ -1,6 +1,7 @@
 """The documents REST API: upload (202, then background processing), list/retrieve/delete, reprocess, chunks,
 derived memories, chunk search; bad input; scoping to the caller."""
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,14 @@ def test_files_over_the_size_limit_are_refused(api, settings, media_root):
     huge = _post(api, "huge.txt", b"word " * 30000)  # refused from Content-Length, before reading the body
     assert huge.status_code == 413 and "larger than the limit" in huge.json()["detail"]
     assert _post(api, "ok.txt", b"word " * 100).status_code == 202
+
+
+def test_uploads_are_readable_by_the_server_user_only(api, media_root):
+    response = _post(api, "notes.txt", b"The audit is due on Friday.")
+    stored = Path(media_root) / Document.objects.get(pk=response.json()["id"]).file.name
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700  # documents/<owner>/
+    assert stat.S_IMODE(stored.parent.parent.stat().st_mode) == 0o700  # documents/
 
 
 def test_a_zip_bomb_is_refused_at_upload(api, settings, media_root):
