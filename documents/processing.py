@@ -240,6 +240,14 @@ def _finish(document: Document) -> Document:
     return locked
 
 
+def _call_size(left: int) -> int:
+    """Chunks of the next embedding call when `left` remain in a task's share: full calls, and a small last one,
+    because the last call's writes overlap no embedding (256 chunks' writes take ~2 s, 32 chunks' ~0.3 s)."""
+    if left <= batch_size():
+        return left
+    return min(embed_batch_size(), left - batch_size())
+
+
 def document_process(*, document_id, max_chunks: int | None = None) -> Document | None:
     """Run (or resume) the pipeline for one document; see the module docstring. With `max_chunks`, stop once
     that many chunks are done and leave the document `processing` (the task queues it again). Returns the
@@ -265,15 +273,17 @@ def document_process(*, document_id, max_chunks: int | None = None) -> Document 
         use_llm = llm.llm_configured()
         size = batch_size()
         left = max_chunks if max_chunks is not None else document.chunks_total
+        first = size if document.chunks_done == 0 or max_chunks is None else _call_size(left)
         with ThreadPoolExecutor(max_workers=1) as pool:
-            group = _next_batch(document, -1, min(size, left))  # a small first call: progress shows early
+            group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
             future = pool.submit(_prepare, document, group, use_llm) if group else None
             while group:
                 vectors, candidates, candidate_vectors = future.result()
                 left -= len(group)
                 following = []
                 if left > 0:
-                    following = _next_batch(document, group[-1].chunk_index, min(embed_batch_size(), left))
+                    following = _next_batch(document, group[-1].chunk_index,
+                                            embed_batch_size() if max_chunks is None else _call_size(left))
                 future = pool.submit(_prepare, document, following, use_llm) if following else None
                 try:
                     for start in range(0, len(group), size):

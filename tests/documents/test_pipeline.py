@@ -316,6 +316,23 @@ def test_each_owner_has_one_document_in_the_queue_and_a_task_does_a_share_of_it(
     assert Document.objects.filter(processing_status="completed").count() == 3
 
 
+def test_a_share_ends_with_a_small_embedding_call(user, settings, monkeypatch):
+    """The last call's writes overlap no embedding: a share makes full calls and ends with a small one."""
+    settings.DOCUMENT_TASK_CHUNKS, settings.DOCUMENT_BATCH_SIZE, settings.DOCUMENT_EMBED_BATCH_SIZE = 10, 2, 4
+    calls = []
+    prepare = processing._prepare
+    monkeypatch.setattr(processing, "_prepare", lambda d, chunks, llm: calls.append(len(chunks)) or prepare(
+        d, chunks, llm))
+    document = _upload(user, data=files.as_markdown(files.sample_sections(1, sections=12)))
+    processing.document_process(document_id=document.pk, max_chunks=10)
+    assert Document.objects.get(pk=document.pk).chunks_total > 20
+    assert calls == [2, 4, 2, 2]  # the first share starts small too: progress shows early
+    calls.clear()
+    processing.document_process(document_id=document.pk, max_chunks=10)
+    assert calls == [4, 4, 2]
+    assert Document.objects.get(pk=document.pk).chunks_done == 20
+
+
 def test_stale_documents_are_queued_again(user, monkeypatch, django_capture_on_commit_callbacks):
     queued = []
     monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
