@@ -7,13 +7,14 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
+from core.tasks import TRANSIENT
 from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
@@ -184,10 +185,34 @@ def messages_embed_pending(*, limit: int = 2000) -> int:
     return messages_embed(message_ids=ids)
 
 
+# --- extraction queueing: a share per owner -------------------------------------------------------------------
+#
+# Messages due for extraction are stamped `extraction_queued_at`; the worker takes them a share at a time, per
+# owner: one `extract_pending` task per owner with due messages is in the queue, it extracts up to EXTRACT_SHARE
+# of them (oldest first) and, if more are due, queues itself again behind everyone else's work. So a user who
+# imports 50,000 messages has one task in the queue, not 50,000, and another user's message waits for at most
+# one share of each busy user's. The owner's advisory lock orders "is a task out for this owner?" (an append)
+# against "anything left?" (a task's end), so that due messages never wait without one.
+
+EXTRACT_SHARE = 16  # messages per task: ~1 s with the local rules, ~30 s with an LLM
+
+
+def _due(owner_id):
+    """The owner's messages stamped for extraction and not yet extracted, in the order the tasks take them."""
+    return Message.objects.filter(owner_id=owner_id, extraction_status=Message.Extraction.PENDING,
+                                  extraction_queued_at__isnull=False).order_by("created_at", "pk")
+
+
+def _lock_owner(owner_id) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"extraction:{owner_id}"])
+
+
 def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = True) -> list[str]:
-    """Queue extraction of the conversation's not-yet-queued pending messages when the configured trigger is
-    met, and stamp them queued (the periodic sweep only re-sends what was queued and never finished). With
-    `send=False` the caller sends them (after embedding); returns their ids."""
+    """Stamp the conversation's not-yet-queued pending messages due when the configured trigger is met (the
+    periodic sweep only re-sends what was stamped and never finished). Returns their ids when the owner's
+    extraction task has to be sent for them (none of the owner's messages was due: no task is out), else [];
+    with `send=True` it is sent on commit, with `send=False` the caller sends it (after embedding)."""
     configured = settings.MEMORY_EXTRACTION_TRIGGER
     waiting = conversation.messages.filter(extraction_status=Message.Extraction.PENDING,
                                            extraction_queued_at__isnull=True)
@@ -201,16 +226,45 @@ def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = Tru
     )
     if not due:
         return []
+    _lock_owner(conversation.owner_id)
+    running = _due(conversation.owner_id).exists()  # its task takes these too
     Message.objects.filter(pk__in=pending).update(extraction_queued_at=timezone.now())
+    if running:
+        return []
     if send:
         transaction.on_commit(lambda: messages_send_extraction(pending))
     return pending
 
 
 def messages_send_extraction(message_ids: list[str]) -> None:
-    """Send the extraction tasks of messages already stamped queued."""
-    for message_id in message_ids:
-        tasks.extract_message.delay(message_id)
+    """Send the extraction task of the owner(s) of messages already stamped queued."""
+    owners = Message.objects.filter(pk__in=list(message_ids)).order_by().values_list("owner_id", flat=True)
+    for owner_id in sorted(set(owners)):
+        tasks.extract_pending.delay(str(owner_id))
+
+
+def messages_extract_share(*, owner_id) -> int:
+    """One task's share of the owner's due messages: up to EXTRACT_SHARE extracted, then, if more are due, the
+    owner's task is queued again (behind the work queued meanwhile) and the next share stamped, which tells the
+    sweep the task is alive. A message that fails for good is marked failed and the share goes on; a transient
+    failure (provider, LLM endpoint, database) propagates for the task to retry. Returns how many were taken."""
+    share = [str(pk) for pk in _due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
+    for message_id in share:
+        try:
+            message_extract(message_id=message_id)
+        except TRANSIENT:
+            raise
+        except Exception as exc:  # a bug or bad data: recorded on the message, the others still get their turn
+            logger.exception("extraction of message %s failed", message_id)
+            message_mark_failed(message_id=message_id,
+                                error=f"Stopped by an internal error ({type(exc).__name__}: {exc}).")
+    with transaction.atomic():
+        _lock_owner(owner_id)
+        following = [pk for pk in _due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
+        if following:
+            Message.objects.filter(pk__in=following).update(extraction_queued_at=timezone.now())
+            transaction.on_commit(lambda: tasks.extract_pending.delay(str(owner_id)))
+    return len(share)
 
 
 def message_extract(*, message_id) -> Message | None:
@@ -272,20 +326,31 @@ def message_mark_failed(*, message_id, error: str) -> Message | None:
     return message
 
 
-REQUEUE_AFTER = timedelta(minutes=5)  # a queued extraction not done by then is taken as lost
-REQUEUE_LIMIT = 1000  # messages sent again per sweep
+def messages_mark_first_failed(*, owner_id, error: str) -> Message | None:
+    """The owner's next due message fails (its extraction task gave up on it)."""
+    first = _due(owner_id).values_list("pk", flat=True).first()
+    return message_mark_failed(message_id=first, error=error) if first is not None else None
+
+
+REQUEUE_AFTER = timedelta(minutes=5)  # the owner's next share not taken by then: its task is taken as lost
+REQUEUE_LIMIT = 1000  # owners whose extraction is sent again per sweep
 
 
 def messages_requeue_stale() -> int:
-    """Send again the extraction of messages queued a while ago and still pending (a worker died, a broker lost
-    the task): the database, not the broker, is the record of what is left to do. Messages still waiting for
-    their trigger (every N messages, end of conversation) were never queued and are left alone."""
+    """Send again the extraction task of owners whose next share was stamped a while ago and is still pending (a
+    worker died, a broker lost the task): the database, not the broker, is the record of what is left to do.
+    Messages still waiting for their trigger (every N messages, end of conversation) were never stamped and are
+    left alone. Returns how many owners' tasks were sent."""
     cutoff = timezone.now() - REQUEUE_AFTER
-    with transaction.atomic():
-        stale = [str(pk) for pk in Message.objects.select_for_update(skip_locked=True).filter(
-            extraction_status=Message.Extraction.PENDING, extraction_queued_at__lt=cutoff,
-        ).order_by("extraction_queued_at").values_list("pk", flat=True)[:REQUEUE_LIMIT]]
-        # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
-        Message.objects.filter(pk__in=stale).update(extraction_queued_at=timezone.now())
-        transaction.on_commit(lambda: messages_send_extraction(stale))
-    return len(stale)
+    heads = (Message.objects.filter(extraction_status=Message.Extraction.PENDING, extraction_queued_at__isnull=False)
+             .order_by("owner_id", "created_at", "pk").distinct("owner_id")
+             .values_list("owner_id", "extraction_queued_at"))
+    owners = [owner_id for owner_id, queued_at in heads if queued_at < cutoff][:REQUEUE_LIMIT]
+    for owner_id in owners:
+        with transaction.atomic():
+            _lock_owner(owner_id)
+            share = list(_due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE])
+            # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
+            Message.objects.filter(pk__in=share).update(extraction_queued_at=timezone.now())
+            transaction.on_commit(lambda owner_id=owner_id: tasks.extract_pending.delay(str(owner_id)))
+    return len(owners)

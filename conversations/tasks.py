@@ -12,9 +12,24 @@ class MessageTask(RetryingTask):
 @shared_task(base=MessageTask)
 def extract_message(message_id: str) -> str:
     """Extract memories from one message (idempotent); transient failures retry with backoff, and the last
-    failure is recorded on the message (core.tasks)."""
+    failure is recorded on the message (core.tasks). (Appends queue `extract_pending` per owner instead; this
+    one serves tasks already queued and single messages.)"""
     message = services.message_extract(message_id=message_id)
     return message.extraction_status if message is not None else "gone"
+
+
+class ShareTask(RetryingTask):
+    def mark_failed(self, owner_id: str, *, error: str) -> None:
+        """Retries used up: the message the share was on when they ran out (its first pending one) fails; the
+        periodic sweep sends the owner's task again for the rest."""
+        services.messages_mark_first_failed(owner_id=owner_id, error=error)
+
+
+@shared_task(base=ShareTask)
+def extract_pending(owner_id: str) -> int:
+    """Extract a share of one owner's due messages, then queue the next share behind everyone else's work
+    (conversations.services); transient failures retry with backoff."""
+    return services.messages_extract_share(owner_id=owner_id)
 
 
 @shared_task(base=RetryingTask)
@@ -36,5 +51,5 @@ def embed_pending_messages() -> int:
 
 @shared_task
 def requeue_stale_extractions() -> int:
-    """Periodic: pending messages whose task was lost are queued again."""
+    """Periodic: owners whose extraction task was lost get it queued again."""
     return services.messages_requeue_stale()

@@ -40,7 +40,7 @@ class DocumentAdmin(admin.ModelAdmin):
     search_fields = ("title", "filename")
     date_hierarchy = "created_at"
     autocomplete_fields = ("owner", "project")
-    readonly_fields = ("id", "created_at", "updated_at", "processed_at")
+    readonly_fields = ("id", "created_at", "updated_at", "queued_at", "processed_at")
     inlines = (ChunkInline,)
 
     @admin.display(description="chunks")

@@ -42,6 +42,11 @@ class Document(models.Model):
     )
     chunks_total = models.PositiveIntegerField(default=0, help_text="Chunks to process (0 until parsed).")
     chunks_done = models.PositiveIntegerField(default=0, help_text="Chunks processed so far.")
+    queued_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When its processing was handed to the worker (empty: waiting behind the owner's other "
+                  "documents; each owner has one document in the queue at a time).",
+    )
     processed_at = models.DateTimeField(null=True, blank=True, help_text="When processing finished.")
     error_message = models.TextField(blank=True, help_text="Why processing failed, in plain words.")
     page_count = models.PositiveIntegerField(null=True, blank=True, help_text="Pages (PDF).")

@@ -10,7 +10,11 @@ attempt finishes with the same result as a clean run:
    DOCUMENT_BATCH_SIZE chunks: store their embeddings, fold their candidates into memories (`memories_reconcile`:
    ADD / NOOP) and set `chunks_done`. A chunk with an embedding is done: its memories were written with it, so a
    retry skips it.
-3. one transaction: status `completed`, `processed_at`.
+3. one transaction: status `completed`, `processed_at`; the owner's next document goes to the worker.
+
+A task does at most DOCUMENT_TASK_CHUNKS chunks and then queues the document again, behind the work queued
+meanwhile, and each owner has one document in the queue at a time (services.documents_dispatch): the worker's
+time goes round the users with work, a slice each, so a small upload is not stuck behind someone's book.
 
 A document that cannot be read (damaged, encrypted, no text) ends `failed` with a reason for people; nothing else
 changes. Memory writes go through the memories services only.
@@ -40,6 +44,11 @@ def batch_size() -> int:
 def embed_batch_size() -> int:
     """Chunks embedded per call (several commit batches): bigger calls use the model better."""
     return max(batch_size(), settings.DOCUMENT_EMBED_BATCH_SIZE)
+
+
+def task_chunks() -> int:
+    """Chunks one task processes before the document goes to the back of the queue."""
+    return max(1, settings.DOCUMENT_TASK_CHUNKS)
 
 
 def memories_per_chunk() -> int:
@@ -227,34 +236,54 @@ def _finish(document: Document) -> Document:
         locked.processed_at = timezone.now()
         locked.error_message = ""
         locked.save()
+        services.dispatch_on_commit(locked.owner_id)
     return locked
 
 
-def document_process(*, document_id) -> Document | None:
-    """Run (or resume) the pipeline for one document; see the module docstring. Returns the document as it
-    stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM endpoint, database)
-    propagate for the task to retry; an unreadable file marks the document failed."""
+def _call_size(left: int) -> int:
+    """Chunks of the next embedding call when `left` remain in a task's share: full calls, and a small last one,
+    because the last call's writes overlap no embedding (256 chunks' writes take ~2 s, 32 chunks' ~0.3 s)."""
+    if left <= batch_size():
+        return left
+    return min(embed_batch_size(), left - batch_size())
+
+
+def document_process(*, document_id, max_chunks: int | None = None) -> Document | None:
+    """Run (or resume) the pipeline for one document; see the module docstring. With `max_chunks`, stop once
+    that many chunks are done and leave the document `processing` (the task queues it again). Returns the
+    document as it stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM
+    endpoint, database) propagate for the task to retry; an unreadable file marks the document failed."""
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
     try:
         if not _chunks_ready(document):
             try:
-                parsed = parsing.parse(read_file(document), kind_of(document))
+                parsed = parsing.parse(read_file(document), kind_of(document), services.limits())
             except parsing.UnsupportedFileType as exc:
                 raise parsing.ParseError(str(exc)) from exc
             specs = chunking.chunk_blocks(parsed.blocks)
             if not specs:
                 raise parsing.ParseError("The file contains no text to index.")
+            if len(specs) > settings.DOCUMENT_MAX_CHUNKS:
+                raise parsing.TooLarge(
+                    f"The document makes {len(specs):,} passages to index; the most one document may make is "
+                    f"{settings.DOCUMENT_MAX_CHUNKS:,}. Split it into smaller documents.")
             document = _store_chunks(document, parsed, specs)
         use_llm = llm.llm_configured()
         size = batch_size()
+        left = max_chunks if max_chunks is not None else document.chunks_total
+        first = size if document.chunks_done == 0 or max_chunks is None else _call_size(left)
         with ThreadPoolExecutor(max_workers=1) as pool:
-            group = _next_batch(document, -1, size)  # a small first call: progress shows early
+            group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
             future = pool.submit(_prepare, document, group, use_llm) if group else None
             while group:
                 vectors, candidates, candidate_vectors = future.result()
-                following = _next_batch(document, group[-1].chunk_index, embed_batch_size())
+                left -= len(group)
+                following = []
+                if left > 0:
+                    following = _next_batch(document, group[-1].chunk_index,
+                                            embed_batch_size() if max_chunks is None else _call_size(left))
                 future = pool.submit(_prepare, document, following, use_llm) if following else None
                 try:
                     for start in range(0, len(group), size):
@@ -267,6 +296,8 @@ def document_process(*, document_id) -> Document | None:
                         future.cancel()
                     raise
                 group = following
+        if left <= 0 and _next_batch(document, -1, 1):
+            return Document.objects.filter(pk=document.pk).first()  # this task's share is done; more to do
         return _finish(document)
     except (parsing.ParseError, ExtractionFailed) as exc:
         return services.document_mark_failed(document_id=document.pk, error=str(exc))
@@ -274,20 +305,35 @@ def document_process(*, document_id) -> Document | None:
         return Document.objects.filter(pk=document.pk).first()
 
 
+def document_process_share(*, document_id) -> Document | None:
+    """One task's share of a document: up to DOCUMENT_TASK_CHUNKS chunks; if more is left, the document is
+    queued again, behind the work other users queued meanwhile."""
+    document = document_process(document_id=document_id, max_chunks=task_chunks())
+    if document is not None and document.processing_status == Document.Status.PROCESSING:
+        tasks.process_document.delay(str(document.pk))
+    return document
+
+
 def batch_done(document: Document, chunks: list[Chunk]) -> None:
     """Called after each committed batch (a seam for tests and progress hooks)."""
 
 
 def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
-    """Queue again documents still pending or processing after a while without progress (a worker was killed,
-    the broker lost the task): the database, not the broker, records what is left to do."""
+    """Periodic: the database, not the broker, records what is left to do. A document in the queue that has
+    made no progress for a while (a worker was killed, the broker lost the task) is sent again, and stamped so
+    that the next sweep does not send it once more; an owner whose documents wait with none of theirs in the
+    queue (the dispatch was lost) gets the next one sent. Returns how many were sent."""
     seconds = older_than_seconds if older_than_seconds is not None else settings.DOCUMENT_STALE_SECONDS
-    cutoff = timezone.now() - timedelta(seconds=seconds)
-    stale = list(
-        Document.objects.filter(
-            processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING], updated_at__lt=cutoff
-        ).values_list("pk", flat=True)[:1000]
-    )
-    for document_id in stale:
-        tasks.process_document.delay(str(document_id))
-    return len(stale)
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=seconds)
+    unfinished = Document.objects.filter(processing_status__in=services.UNFINISHED)
+    with transaction.atomic():
+        stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(
+            queued_at__lt=cutoff, updated_at__lt=cutoff).values_list("pk", flat=True)[:1000]]
+        Document.objects.filter(pk__in=stale).update(queued_at=now)  # updated_at still says when it progressed
+        transaction.on_commit(lambda: [tasks.process_document.delay(pk) for pk in stale])
+    in_queue = unfinished.filter(queued_at__isnull=False).values("owner_id")
+    waiting = (unfinished.filter(queued_at__isnull=True).exclude(owner_id__in=in_queue).order_by()
+               .values_list("owner_id", flat=True).distinct()[:1000])
+    sent = [owner_id for owner_id in waiting if services.documents_dispatch(owner_id=owner_id) is not None]
+    return len(stale) + len(sent)

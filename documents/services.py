@@ -5,7 +5,7 @@ queued on commit (`documents.tasks`)."""
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from documents import parsing, tasks
@@ -13,7 +13,6 @@ from documents.models import Chunk, Document
 from memories import services as memory_services
 from memories.models import Memory
 
-MiB = 1024 * 1024
 # Reasons stay short enough to read in a history list; each names the document's id (erasure looks for it).
 REASON_MAX = 100
 
@@ -23,16 +22,16 @@ def max_bytes() -> int:
 
 
 class FileTooLarge(Exception):
-    """The upload is over DOCUMENT_MAX_BYTES (HTTP 413)."""
+    """The upload is over DOCUMENT_MAX_BYTES, or a DOCX unpacks to too much (HTTP 413)."""
 
 
 UnsupportedFileType = parsing.UnsupportedFileType  # HTTP 415
 
 
-def _size(n: int) -> str:
-    if n >= MiB:
-        return f"{n / MiB:.1f} MB".replace(".0 MB", " MB")
-    return f"{n / 1024:.1f} KB".replace(".0 KB", " KB") if n >= 1024 else f"{n} bytes"
+def limits() -> parsing.Limits:
+    """What reading one document may cost (DOCUMENT_MAX_UNPACKED_BYTES, DOCUMENT_MAX_TEXT_CHARS)."""
+    return parsing.Limits(unpacked_bytes=settings.DOCUMENT_MAX_UNPACKED_BYTES,
+                          text_chars=settings.DOCUMENT_MAX_TEXT_CHARS)
 
 
 def check_size(size: int | None) -> None:
@@ -40,24 +39,55 @@ def check_size(size: int | None) -> None:
     if not size:
         raise ValidationError({"file": ["The file is empty."]})
     if size > max_bytes():
-        raise FileTooLarge(f"The file is {_size(size)}; the limit is {_size(max_bytes())}.")
+        raise FileTooLarge(
+            f"The file is {parsing.human_size(size)}; the limit is {parsing.human_size(max_bytes())}.")
 
 
 # --- upload, reprocess, delete --------------------------------------------------------------------------------
 
 
-def _queue(document_id) -> None:
-    transaction.on_commit(lambda pk=str(document_id): tasks.process_document.delay(pk))
+UNFINISHED = (Document.Status.PENDING, Document.Status.PROCESSING)
+
+
+def dispatch_on_commit(owner_id) -> None:
+    """Once the current transaction commits, give the worker the owner's next document if it has none of theirs."""
+    transaction.on_commit(lambda: documents_dispatch(owner_id=owner_id))
+
+
+def documents_dispatch(*, owner_id) -> Document | None:
+    """Hand the owner's oldest waiting document to the worker, unless one of theirs is in the queue already: each
+    owner has one document in the queue at a time, and each task does a bounded share of it before queueing it
+    again behind everyone else's (documents.processing), so one user's big upload cannot hold up the others.
+    Called when a document is uploaded, reprocessed, finished, failed or deleted, and by the periodic sweep."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:  # one dispatcher per owner at a time (upload vs a finishing task)
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"documents:{owner_id}"])
+        owned = Document.objects.filter(owner_id=owner_id, processing_status__in=UNFINISHED)
+        if owned.filter(queued_at__isnull=False).exists():
+            return None
+        document = owned.filter(queued_at__isnull=True).order_by("created_at", "pk").first()
+        if document is None:
+            return None
+        document.queued_at = timezone.now()
+        document.save(update_fields=["queued_at", "updated_at"])
+        transaction.on_commit(lambda pk=str(document.pk): tasks.process_document.delay(pk))
+    return document
 
 
 def document_upload(*, owner, file, project=None, title: str = "") -> Document:
     """Store an uploaded file under a generated name and queue its processing. Checks, in order: size (empty:
-    400, over DOCUMENT_MAX_BYTES: 413), project ownership, kind by extension and content (415)."""
+    400, over DOCUMENT_MAX_BYTES: 413), project ownership, kind by extension and content (415), what a DOCX
+    unpacks to (413: over DOCUMENT_MAX_UNPACKED_BYTES, or packed like a zip bomb)."""
     check_size(getattr(file, "size", None))
     if project is not None and project.owner_id != owner.pk:
         raise ValidationError({"project": ["Unknown project."]})
     filename = parsing.sanitize_filename(getattr(file, "name", "") or "")
     kind = parsing.detect_kind(filename, file)
+    if kind == parsing.DOCX:
+        try:
+            parsing.check_archive(file, limits())
+        except parsing.TooLarge as exc:
+            raise FileTooLarge(str(exc)) from None
     document = Document(
         owner=owner, project=project, title=(title or "").strip()[:300], filename=filename,
         content_type=parsing.MIME_TYPES[kind], file_size=file.size,
@@ -68,7 +98,7 @@ def document_upload(*, owner, file, project=None, title: str = "") -> Document:
         with transaction.atomic():
             document.full_clean()
             document.save()
-            _queue(document.pk)
+            dispatch_on_commit(owner.pk)
     except Exception:
         default_storage.delete(document.file.name)
         raise
@@ -83,11 +113,11 @@ def document_reprocess(*, document: Document) -> Document:
         Chunk.objects.filter(document=locked).delete()
         locked.processing_status = Document.Status.PENDING
         locked.chunks_total = locked.chunks_done = 0
-        locked.processed_at = None
+        locked.processed_at = locked.queued_at = None
         locked.error_message = ""
         locked.page_count = locked.word_count = None
         locked.save()
-        _queue(locked.pk)
+        dispatch_on_commit(locked.owner_id)
     return locked
 
 
@@ -105,6 +135,7 @@ def document_delete(*, document: Document, actor=None) -> None:
         locked.delete()
         if name:
             transaction.on_commit(lambda: default_storage.delete(name))
+        dispatch_on_commit(locked.owner_id)  # it may have been the owner's document in the queue
 
 
 def _reason(text: str, name: str, limit: int = REASON_MAX) -> str:
@@ -151,14 +182,16 @@ def retire_derived(document: Document, *, reason: str, actor=None, keep_confirme
 
 
 def document_mark_failed(*, document_id, error: str) -> Document | None:
-    """Record why processing stopped for good: a document still pending or processing ends `failed`."""
+    """Record why processing stopped for good: a document still pending or processing ends `failed`, and the
+    owner's next document goes to the worker."""
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(pk=document_id).first()
         if document is None:
             return None
-        if document.processing_status in (Document.Status.PENDING, Document.Status.PROCESSING):
+        if document.processing_status in UNFINISHED:
             document.processing_status = Document.Status.FAILED
             document.error_message = error[:2000]
             document.processed_at = timezone.now()
             document.save()
+            dispatch_on_commit(document.owner_id)
     return document

@@ -11,9 +11,10 @@ class DocumentTask(RetryingTask):
 
 @shared_task(base=DocumentTask)
 def process_document(document_id: str) -> str:
-    """Parse, chunk, embed and extract one document, resuming where an earlier attempt stopped; transient
-    failures retry with backoff, and the last failure is recorded on the document (core.tasks)."""
-    document = processing.document_process(document_id=document_id)
+    """Parse, chunk, embed and extract one document, resuming where an earlier attempt stopped, a bounded share
+    per task (the rest is queued again behind other users' work); transient failures retry with backoff, and
+    the last failure is recorded on the document (core.tasks)."""
+    document = processing.document_process_share(document_id=document_id)
     return document.processing_status if document is not None else "deleted"
 
 

@@ -236,10 +236,25 @@ MEMORY_CONTEXT_BUDGET = env.int("MEMORY_CONTEXT_BUDGET", default=1000)
 
 # --- Documents pipeline. -------------------------------------------------------------------------------------
 DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=20 * 1024 * 1024)  # larger uploads: 413
+# What one document may cost the worker, whatever its file's size (a 179 KB DOCX can unpack to 52 MB of XML):
+# a DOCX's unpacked members (413 at upload) and each PDF stream; its extracted text; its chunks (~28 a second on
+# two cores: 5000 take ~3 minutes). Over a limit, the document ends `failed` saying which.
+DOCUMENT_MAX_UNPACKED_BYTES = env.int("DOCUMENT_MAX_UNPACKED_BYTES", default=50 * 1024 * 1024)
+DOCUMENT_MAX_TEXT_CHARS = env.int("DOCUMENT_MAX_TEXT_CHARS", default=5_000_000)
+DOCUMENT_MAX_CHUNKS = env.int("DOCUMENT_MAX_CHUNKS", default=5000)
 DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per commit (progress step)
 DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
 DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories
 DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no progress this long: queued again
+# Chunks one task processes (~10 s on two cores) before the document goes to the back of the queue; with one
+# document per owner in the queue, the worker takes turns between the users with work.
+DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
+
+# --- Retention: what the hourly cleanup (memories.retention) deletes, in batches. Versions are the audit trail
+# and are never deleted by it; expired sessions always go.
+MEMORY_EVENT_RETENTION_DAYS = env.int("MEMORY_EVENT_RETENTION_DAYS", default=90)  # READ / SEARCH events
+LOGIN_ATTEMPT_RETENTION_DAYS = env.int("LOGIN_ATTEMPT_RETENTION_DAYS", default=30)  # django-axes rows
+BROKER_MESSAGE_RETENTION_DAYS = env.int("BROKER_MESSAGE_RETENTION_DAYS", default=7)  # delivered (PostgreSQL broker)
 
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
@@ -265,6 +280,7 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
+    "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
 }
 
 # --- Static and media files. ---------------------------------------------------------------------------------
@@ -272,6 +288,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=STATE_DIR / "static")
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=STATE_DIR / "media")
+# Uploads are readable by the server's user only (Django's default, 0o644, lets every local user read them);
+# `serve` makes MEDIA_ROOT itself 0700.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # compressed, not hashed: works with or without collectstatic (WHITENOISE_USE_FINDERS)

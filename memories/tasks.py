@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from core.tasks import RetryingTask
-from memories import batch
+from memories import batch, retention
 
 
 @shared_task
@@ -16,3 +16,10 @@ def deactivate_expired() -> int:
 def embed_pending() -> int:
     """Periodic: memories written while the embedding provider was down get their embedding."""
     return batch.memories_embed_pending()
+
+
+@shared_task
+def purge_expired() -> dict[str, int]:
+    """Periodic: rows that only accumulate (read and search events, expired sessions, old sign-in attempts,
+    delivered broker messages) are deleted past their retention (memories.retention); versions stay."""
+    return retention.purge_expired()

@@ -15,6 +15,49 @@ class ParseError(Exception):
     people."""
 
 
+class TooLarge(ParseError):
+    """The document is over one of its limits (what it unpacks to, its text, its chunks); the message says which.
+    Raised before or while parsing, so that a small file that expands to a huge one costs the worker little."""
+
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What reading one document may cost. Parsing reads no settings: documents.processing passes
+    DOCUMENT_MAX_UNPACKED_BYTES and DOCUMENT_MAX_TEXT_CHARS; these defaults are theirs."""
+
+    unpacked_bytes: int = 50 * MiB  # a compressed format's content (DOCX members, each PDF stream)
+    text_chars: int = 5_000_000  # extracted text (~2,000 pages, ~5,000 chunks)
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def human_size(n: int) -> str:
+    """Bytes for people: 512 bytes, 179 KB, 52.5 MB."""
+    if n >= MiB:
+        return f"{n / MiB:.1f} MB".replace(".0 MB", " MB")
+    return f"{n / 1024:.1f} KB".replace(".0 KB", " KB") if n >= 1024 else f"{n} bytes"
+
+
+class TextBudget:
+    """Counts the text a parser extracts and stops it (TooLarge) as soon as it passes the limit, so that a
+    document with far too much text is refused after reading just over the limit, not all of it."""
+
+    def __init__(self, limits: Limits):
+        self.limit = limits.text_chars
+        self.used = 0
+
+    def take(self, text: str) -> str:
+        self.used += len(text)
+        if self.used > self.limit:
+            raise TooLarge(f"The document has more than {self.limit:,} characters of text, the most one document "
+                           "may have; split it into smaller documents.")
+        return text
+
+
 @dataclass
 class Block:
     """A unit of the document's structure: a heading (`heading_level` 1-6) or body text (`heading_level` 0)."""

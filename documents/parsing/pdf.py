@@ -1,10 +1,26 @@
 """PDF (pypdf): text per page, paragraphs recovered from line lengths, headings from bookmarks and numbered
-lines, page-number lines dropped."""
+lines, page-number lines dropped.
+
+A PDF's streams are compressed: pypdf stops any one of them from unpacking to more than the document limit (its
+own limits, tightened to `Limits.unpacked_bytes`), and the text budget stops at the first page past the text
+limit."""
 
 import io
 import re
 
-from documents.parsing.blocks import Block, ParsedDocument, ParseError, clean, paragraphs, result
+from documents.parsing.blocks import (
+    DEFAULT_LIMITS,
+    Block,
+    Limits,
+    ParsedDocument,
+    ParseError,
+    TextBudget,
+    TooLarge,
+    clean,
+    human_size,
+    paragraphs,
+    result,
+)
 
 _PARAGRAPH_END = (".", "!", "?", ":", '"', "\u201d", ")")
 _PAGE_NUMBER_LINE = re.compile(r"^\s*(?:page\s*)?\d{1,5}(?:\s*(?:of|/)\s*\d{1,5})?\s*$", re.IGNORECASE)
@@ -85,9 +101,26 @@ def _pdf_page_blocks(text: str, page: int, bookmarks: list[tuple[str, int]]) -> 
     return missing + blocks
 
 
-def parse_pdf(data: bytes) -> ParsedDocument:
+def parse_pdf(data: bytes, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
+    from pypdf import apply_configuration
+    from pypdf.errors import LimitReachedError
+
+    size = limits.unpacked_bytes
+    try:
+        with apply_configuration(
+            maximum_declared_stream_length=size, array_based_stream_maximum_output_length=size,
+            zlib_maximum_output_length=size, lzw_maximum_output_length=size, run_length_maximum_output_length=size,
+            brotli_maximum_output_length=size, jbig2_maximum_output_length=size,
+        ):
+            return _parse_pdf(data, TextBudget(limits))
+    except LimitReachedError as exc:
+        raise TooLarge(f"The PDF is too large to read: a part of it unpacks to more than {human_size(size)}, the "
+                       f"most a document may unpack to ({exc}).") from exc
+
+
+def _parse_pdf(data: bytes, budget: TextBudget) -> ParsedDocument:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError, PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
@@ -103,14 +136,14 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         bookmarks = _outline_titles(reader)
         blocks: list[Block] = []
         for index, page in enumerate(pages):
-            text = page.extract_text() or ""
+            text = budget.take(page.extract_text() or "")
             blocks += _pdf_page_blocks(text, index + 1, bookmarks.get(index, []))
         title = ""
         try:
             title = clean(str((reader.metadata or {}).get("/Title") or ""))
         except Exception:  # noqa: BLE001
             title = ""
-    except ParseError:
+    except (ParseError, LimitReachedError):
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError,
             RecursionError, AssertionError, ZeroDivisionError) as exc:

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db.models import Max
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -75,3 +76,21 @@ def test_a_lost_task_is_picked_up_again(celery_worker):
     assert [m.content for m in Memory.objects.filter(owner=user)] == ["The user is vegetarian."]
     assert services.messages_requeue_stale() == 0
     assert Message.objects.get(pk=waiting.pk).extraction_status == "pending"
+
+
+def test_a_big_import_does_not_hold_up_another_users_extraction(celery_worker):
+    """User A imports 200 messages, then user B sends one: B's is extracted after at most one share of A's (the
+    broker's queue holds one extraction task per owner, not one per message)."""
+    a, b = UserFactory(), UserFactory()
+    turns = [{"role": "user", "content": f"I visited city number {i} on a trip with colleague Person{i}."}
+             for i in range(200)]
+    services.messages_append(conversation=ConversationFactory(owner=a), messages=turns)
+    [(message, _)] = services.messages_append(conversation=ConversationFactory(owner=b), messages=[
+        {"role": "user", "content": "I'm allergic to shellfish."}])
+    wait_for(lambda: not Message.objects.filter(extraction_status="pending").exists(), timeout=300,
+             worker=celery_worker)
+    assert not Message.objects.filter(extraction_status="failed").exists()
+    # every extraction leaves a version naming its message (ADD or NOOP)
+    b_done = Memory.history.get(history_change_reason__contains=f"message {message.pk}").history_date
+    a_done = Memory.history.filter(owner=a).aggregate(last=Max("history_date"))["last"]
+    assert b_done < a_done

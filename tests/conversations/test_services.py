@@ -2,7 +2,9 @@
 
 from datetime import UTC, datetime, timedelta
 
-from conversations import selectors, services
+from django.utils import timezone
+
+from conversations import selectors, services, tasks
 from conversations.models import Message
 from memories import services as memory_services
 from memories.models import Memory
@@ -81,3 +83,68 @@ def test_a_forgotten_conversation_leaves_nothing_findable(user, eager, django_ca
         assert selectors.message_search(owner=user, query="shellfish", mode=mode, threshold=0).results == []
         assert [r.memory for r in memory_search(owner=user, query="shellfish", mode=mode, threshold=0).results
                 if r.memory.pk != kept.pk] == []
+
+
+def _appended(conversation, count, start=0):
+    return services.messages_append(conversation=conversation, messages=[
+        {"role": "user", "content": f"I visited city number {i} last year."} for i in range(start, start + count)])
+
+
+def test_each_owner_has_one_extraction_task_out_and_owners_take_turns(user, other_user, monkeypatch,
+                                                                      django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(tasks.extract_pending, "delay", lambda owner_id: sent.append(owner_id))
+    monkeypatch.setattr(tasks.embed_messages, "delay", lambda ids, extract: tasks.embed_messages(ids, extract))
+    big, small = ConversationFactory(owner=user), ConversationFactory(owner=other_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        _appended(big, 20)
+        _appended(big, 20, start=20)  # the owner's task is out already: it takes these too
+        services.messages_append(conversation=small, messages=[{"role": "user", "content": "I'm vegetarian."}])
+    assert sent == [str(user.pk), str(other_user.pk)]  # one task per owner, not one per message
+
+    turns = []
+    while sent:  # the broker's order: first in, first out
+        owner_id = sent.pop(0)
+        with django_capture_on_commit_callbacks(execute=True):
+            turns.append((owner_id, tasks.extract_pending.apply(args=[owner_id]).get()))
+    a, b = str(user.pk), str(other_user.pk)
+    assert turns == [(a, services.EXTRACT_SHARE), (b, 1), (a, services.EXTRACT_SHARE), (a, 8)]
+    assert not Message.objects.filter(extraction_status="pending").exists()
+    assert Memory.objects.filter(owner=other_user).count() == 1
+
+
+def test_a_lost_extraction_task_is_sent_again_once(user, other_user, monkeypatch, django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(tasks.extract_pending, "delay", lambda owner_id: sent.append(owner_id))
+    monkeypatch.setattr(tasks.embed_messages, "delay", lambda ids, extract: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        _appended(ConversationFactory(owner=user), 20)
+        _appended(ConversationFactory(owner=other_user), 20)
+    long_ago = timezone.now() - timedelta(minutes=10)
+    Message.objects.update(extraction_queued_at=long_ago)
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.extract_pending.apply(args=[str(other_user.pk)])  # alive: it stamps its next share
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.messages_requeue_stale() == 1
+        assert services.messages_requeue_stale() == 0  # stamped again: not sent once per sweep
+    assert sent == [str(user.pk)]
+
+
+def test_a_message_that_breaks_extraction_fails_alone(user, monkeypatch, django_capture_on_commit_callbacks):
+    monkeypatch.setattr(tasks.embed_messages, "delay", lambda ids, extract: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        _appended(ConversationFactory(owner=user), 3)
+    broken = Message.objects.order_by("created_at", "pk")[1]
+    real = services.extraction.extract_local
+
+    def extract(text, **kwargs):
+        if text == broken.content:
+            raise ValueError("bad data")
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(services.extraction, "extract_local", extract)
+    assert services.messages_extract_share(owner_id=user.pk) == 3
+    broken.refresh_from_db()
+    assert broken.extraction_status == "failed" and "ValueError: bad data" in broken.extraction_error
+    assert Message.objects.filter(extraction_status="done").count() == 2

@@ -6,6 +6,7 @@ so tests and the benchmark need no PDF-writing library; pypdf reads it back like
 
 import io
 import textwrap
+import zlib
 
 
 def _pdf_text(text: str) -> str:
@@ -14,9 +15,10 @@ def _pdf_text(text: str) -> str:
 
 
 def make_pdf(pages: list[list[str]], *, title: str = "", bookmarks: list[tuple[str, int]] = (),
-             width: int = 95) -> bytes:
+             width: int = 95, compress: bool = False) -> bytes:
     """A PDF whose page i shows the lines of `pages[i]` (long lines wrapped at `width` characters; an empty
-    string is a blank line). `bookmarks`: (title, 0-based page) outline entries."""
+    string is a blank line). `bookmarks`: (title, 0-based page) outline entries. `compress`: content streams
+    packed with /FlateDecode, as most PDFs have them."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -36,7 +38,9 @@ def make_pdf(pages: list[list[str]], *, title: str = "", bookmarks: list[tuple[s
             ops.append(f"({_pdf_text(line)}) Tj T*")
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
-        content = add(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        packed = zlib.compress(stream) if compress else stream
+        content = add(b"<< /Length %d%s >>\nstream\n" % (len(packed), b" /Filter /FlateDecode" if compress else b"")
+                      + packed + b"\nendstream")
         page_ids.append(add(
             b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 %d 0 R >> >> "
             b"/Contents %d 0 R >>" % (pages_id, font, content)
@@ -109,6 +113,29 @@ def make_docx(blocks: list[tuple[str, str]], *, title: str = "") -> bytes:
             document.add_paragraph(text)
     out = io.BytesIO()
     document.save(out)
+    return out.getvalue()
+
+
+def zip_bomb_docx(unpacked: int = 52 * 1024 * 1024, *, paragraph: str = "The report is due on Friday.") -> bytes:
+    """A valid Word document whose body is `paragraph` repeated until document.xml is `unpacked` bytes: it packs
+    about 250 times (52 MB of XML in ~200 KB), like the audit's 179 KB DOCX that unpacked to 52 MB. Written in
+    pieces, so that the test never holds the whole XML."""
+    import zipfile
+
+    base = make_docx([("p", "x")])
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            if member.filename != "word/document.xml":
+                target.writestr(member, source.read(member))
+                continue
+            head, _, tail = source.read(member).decode().partition("<w:body>")
+            piece = (f"<w:p><w:r><w:t>{paragraph}</w:t></w:r></w:p>" * 1000).encode()
+            with target.open("word/document.xml", "w") as xml:
+                xml.write((head + "<w:body>").encode())
+                for _ in range(max(1, unpacked // len(piece))):
+                    xml.write(piece)
+                xml.write(tail.encode())
     return out.getvalue()
 
 

@@ -1,6 +1,7 @@
 """The documents REST API: upload (202, then background processing), list/retrieve/delete, reprocess, chunks,
 derived memories, chunk search; bad input; scoping to the caller."""
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,26 @@ def test_files_over_the_size_limit_are_refused(api, settings, media_root):
     huge = _post(api, "huge.txt", b"word " * 30000)  # refused from Content-Length, before reading the body
     assert huge.status_code == 413 and "larger than the limit" in huge.json()["detail"]
     assert _post(api, "ok.txt", b"word " * 100).status_code == 202
+
+
+def test_uploads_are_readable_by_the_server_user_only(api, media_root):
+    response = _post(api, "notes.txt", b"The audit is due on Friday.")
+    stored = Path(media_root) / Document.objects.get(pk=response.json()["id"]).file.name
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700  # documents/<owner>/
+    assert stat.S_IMODE(stored.parent.parent.stat().st_mode) == 0o700  # documents/
+
+
+def test_a_zip_bomb_is_refused_at_upload(api, settings, media_root):
+    bomb = files.zip_bomb_docx()  # ~200 KB that unpacks to 52 MB
+    response = _post(api, "report.docx", bomb)
+    assert response.status_code == 413
+    assert "unpacks from" in response.json()["detail"] and "zip bomb" in response.json()["detail"]
+    settings.DOCUMENT_MAX_UNPACKED_BYTES = 100 * 1024
+    plain = _post(api, "plan.docx", files.as_docx(files.sample_sections(2)))
+    assert plain.status_code == 413 and "the most a document may unpack to is 100 KB" in plain.json()["detail"]
+    assert not Document.objects.exists()
+    assert not any(p.is_file() for p in Path(media_root).rglob("*"))
 
 
 def test_path_tricks_in_the_file_name_are_sanitised(api, media_root):

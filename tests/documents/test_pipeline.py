@@ -233,6 +233,31 @@ def test_a_missing_file_fails_with_a_reason(user):
     assert "missing" in document.error_message
 
 
+def test_a_zip_bomb_stored_before_the_limit_fails_at_once_with_the_reason(user):
+    document = _upload(user, name="notes.docx", data=files.make_docx([("p", "The audit is due on Friday.")]))
+    with default_storage.open(document.file.name, "wb") as handle:  # stored by a version without the check
+        handle.write(files.zip_bomb_docx())
+    document = _process(document)
+    assert document.processing_status == Document.Status.FAILED
+    assert "unpacks from" in document.error_message and "zip bomb" in document.error_message
+    assert document.chunks_total == 0 and not Chunk.objects.filter(document=document).exists()
+
+
+@pytest.mark.parametrize(("setting", "value", "reason"), [
+    ("DOCUMENT_MAX_CHUNKS", 3, "passages to index; the most one document may make is 3."),
+    ("DOCUMENT_MAX_TEXT_CHARS", 5000, "more than 5,000 characters of text"),
+], ids=["chunks", "text"])
+def test_a_document_over_a_limit_fails_with_the_reason_and_queues_no_chunks(user, settings, setting, value,
+                                                                              reason):
+    data = files.as_docx(files.sample_sections(2))
+    assert _process(_upload(user, name="plan.docx", data=data)).processing_status == Document.Status.COMPLETED
+    setattr(settings, setting, value)
+    document = _process(_upload(user, name="plan.docx", data=data))
+    assert document.processing_status == Document.Status.FAILED
+    assert reason in document.error_message, document.error_message
+    assert document.chunks_total == 0 and not _chunks(document) and not _live_memories(document)
+
+
 def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
     document = _upload(user)
 
@@ -262,15 +287,68 @@ def test_the_task_records_an_unexpected_error(user, monkeypatch):
     assert "internal error (ZeroDivisionError" in document.error_message
 
 
-def test_stale_documents_are_queued_again(user, monkeypatch):
+def test_each_owner_has_one_document_in_the_queue_and_a_task_does_a_share_of_it(
+        user, other_user, settings, monkeypatch, django_capture_on_commit_callbacks):
+    settings.DOCUMENT_TASK_CHUNKS = 4
     queued = []
     monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
-    pending = _upload(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        big = _upload(user, name="big.md")
+        small = _upload(user, name="small.txt", data=b"Bruno Tanaka leads the data team.")
+        other = _upload(other_user, name="other.txt", data=b"Chiara Okafor leads the design team.")
+    assert queued == [str(big.pk), str(other.pk)]  # the owner's second document waits for the first
+    assert Document.objects.get(pk=small.pk).queued_at is None
+
+    shares = []
+    while queued:
+        pk = queued.pop(0)
+        with django_capture_on_commit_callbacks(execute=True):
+            process_document.apply(args=[pk])
+        document = Document.objects.get(pk=pk)
+        shares.append((pk, document.processing_status, document.chunks_done))
+    big.refresh_from_db()
+    assert big.chunks_total > 8
+    # big: 4 chunks a task, each time queued again behind the others' work; small: sent once big was done
+    assert shares[:3] == [(str(big.pk), "processing", 4), (str(other.pk), "completed", 1),
+                          (str(big.pk), "processing", 8)]
+    assert [pk for pk, _, _ in shares] == [str(big.pk), str(other.pk)] + [str(big.pk)] * (
+        (big.chunks_total + 3) // 4 - 1) + [str(small.pk)]
+    assert Document.objects.filter(processing_status="completed").count() == 3
+
+
+def test_a_share_ends_with_a_small_embedding_call(user, settings, monkeypatch):
+    """The last call's writes overlap no embedding: a share makes full calls and ends with a small one."""
+    settings.DOCUMENT_TASK_CHUNKS, settings.DOCUMENT_BATCH_SIZE, settings.DOCUMENT_EMBED_BATCH_SIZE = 10, 2, 4
+    calls = []
+    prepare = processing._prepare
+    monkeypatch.setattr(processing, "_prepare", lambda d, chunks, llm: calls.append(len(chunks)) or prepare(
+        d, chunks, llm))
+    document = _upload(user, data=files.as_markdown(files.sample_sections(1, sections=12)))
+    processing.document_process(document_id=document.pk, max_chunks=10)
+    assert Document.objects.get(pk=document.pk).chunks_total > 20
+    assert calls == [2, 4, 2, 2]  # the first share starts small too: progress shows early
+    calls.clear()
+    processing.document_process(document_id=document.pk, max_chunks=10)
+    assert calls == [4, 4, 2]
+    assert Document.objects.get(pk=document.pk).chunks_done == 20
+
+
+def test_stale_documents_are_queued_again(user, monkeypatch, django_capture_on_commit_callbacks):
+    queued = []
+    monkeypatch.setattr(process_document, "delay", lambda pk: queued.append(pk))
+    pending = _upload(user)  # its dispatch was lost (the on-commit callbacks of these uploads do not run)
     done = _process(_upload(user))
-    assert processing.documents_requeue_stale(older_than_seconds=0) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=0) == 1
     assert queued == [str(pending.pk)]
-    assert processing.documents_requeue_stale(older_than_seconds=3600) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=3600) == 0
     assert str(done.pk) not in queued
+    # in the queue and no progress since: sent again, and not again by the next sweep
+    with django_capture_on_commit_callbacks(execute=True):
+        assert processing.documents_requeue_stale(older_than_seconds=0) == 1
+        assert processing.documents_requeue_stale(older_than_seconds=60) == 0
+    assert queued == [str(pending.pk)] * 2
 
 
 # --- provenance, erasure, scope -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The pipeline in real Celery worker processes: an upload is processed in the background, and a worker killed
-(SIGKILL) in the middle of a document leaves it resumable; the retry ends with the same chunks as a clean run."""
+"""The pipeline in real Celery worker processes: an upload is processed in the background, a small upload is not
+stuck behind another user's big one, and a worker killed (SIGKILL) in the middle of a document leaves it
+resumable; the retry ends with the same chunks as a clean run."""
 
 import os
 import signal
@@ -18,6 +19,7 @@ from tests.web import stop
 from tests.worker import (
     broker_for,
     restore_broker,
+    running_worker,
     start_celery_worker,
     use_broker,
     wait_for,
@@ -47,6 +49,22 @@ def test_an_upload_is_processed_in_the_background(celery_worker):
     found = api.post("/api/chunks/search/", {"query": "customer feedback about onboarding"}, format="json").json()
     assert found["results"] and found["results"][0]["chunk"]["document"] == document_id
     assert api.get(f"/api/documents/{document_id}/memories/").json()["count"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_upload_is_not_stuck_behind_another_users_big_one(monkeypatch):
+    monkeypatch.setenv("DOCUMENT_TASK_CHUNKS", "32")  # the worker's share per task
+    big = files.as_markdown(files.sample_sections(34, sections=40, paragraphs=5))
+    small = files.as_markdown(files.sample_sections(35, sections=1, paragraphs=2))
+    with running_worker("postgres") as worker:
+        a = services.document_upload(owner=UserFactory(), file=SimpleUploadedFile("book.md", big))
+        b = services.document_upload(owner=UserFactory(), file=SimpleUploadedFile("note.md", small))
+        wait_for(lambda: _state(a.pk)[0] == _state(b.pk)[0] == "completed", timeout=300, worker=worker)
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert a.chunks_total > 3 * 32 and b.chunks_total <= 32
+    # B was queued behind A's first share, and A's next share behind B: B finished first
+    assert b.processed_at < a.processed_at
 
 
 def _snapshot(document):

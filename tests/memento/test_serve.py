@@ -58,6 +58,15 @@ def test_a_local_secret_key_is_made_once_and_kept_private(settings, tmp_path, mo
     assert settings.LOCAL_SECRET_KEY_FILE.read_text() == key
 
 
+def test_the_media_folder_is_for_the_server_user_only(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "state" / "media")
+    serve.ensure_private_media_root()
+    assert stat.S_IMODE((tmp_path / "state" / "media").stat().st_mode) == 0o700
+    (tmp_path / "state" / "media").chmod(0o755)  # made by an earlier version
+    serve.ensure_private_media_root()
+    assert stat.S_IMODE((tmp_path / "state" / "media").stat().st_mode) == 0o700
+
+
 def test_an_explicit_secret_key_wins(settings, tmp_path):
     settings.LOCAL_SECRET_KEY_FILE = tmp_path / "secret_key"
     serve.ensure_local_secret_key()

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -67,6 +68,16 @@ def ensure_local_secret_key() -> None:
     settings.SECRET_KEY = path.read_text().strip()
 
 
+def ensure_private_media_root() -> None:
+    """MEDIA_ROOT (the uploads) made, or tightened when this user owns it, to 0700: uploads are for the server's
+    user only (FILE_UPLOAD_PERMISSIONS 0600 for the files and FILE_UPLOAD_DIRECTORY_PERMISSIONS for the folders
+    below it)."""
+    path = Path(settings.MEDIA_ROOT)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.getuid():
+        path.chmod(0o700)
+
+
 def ensure_demo_user(username: str):
     """The demo superuser and its token; the password is random, made and returned only when the user is created
     (None afterwards: it is not stored anywhere but as a hash)."""
@@ -116,6 +127,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         lock = acquire_lock(settings.STATE_DIR / "serve.lock")
+        ensure_private_media_root()
         if is_loopback(options["host"]):
             ensure_local_secret_key()
         call_command("migrate", interactive=False, verbosity=1)

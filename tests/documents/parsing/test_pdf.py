@@ -46,3 +46,20 @@ def test_damaged_pdf_is_refused_with_a_reason(damage):
     }[damage]
     with pytest.raises(parsing.ParseError, match="damaged|no text|no pages"):
         parsing.parse(data, parsing.PDF)
+
+
+def test_a_pdf_stream_that_unpacks_past_the_limit_is_refused():
+    lines = ["The same sentence again, as a compressed stream repeats it well."] * 3000  # ~200 KB of content
+    data = files.make_pdf([lines], compress=True)
+    assert len(data) < 20_000
+    assert parsing.parse(data, parsing.PDF).page_count == 1  # the default limit (50 MB) reads it
+    with pytest.raises(parsing.TooLarge, match="unpacks to more than 100 KB"):
+        parsing.parse(data, parsing.PDF, parsing.Limits(unpacked_bytes=100 * 1024))
+
+
+def test_pdf_reading_stops_at_the_first_page_past_the_text_limit():
+    pages = [[f"Page {n} says that the budget review is due on Friday and Alice leads it."] for n in range(50)]
+    data = files.make_pdf(pages)
+    assert len(parsing.parse(data, parsing.PDF, parsing.Limits(text_chars=5000)).blocks) == 50
+    with pytest.raises(parsing.TooLarge, match="more than 1,000 characters of text"):
+        parsing.parse(data, parsing.PDF, parsing.Limits(text_chars=1000))
