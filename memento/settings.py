@@ -197,6 +197,10 @@ EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="https://api.deepinfr
 EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
 EMBEDDING_API_TIMEOUT = env.float("EMBEDDING_API_TIMEOUT", default=30.0)
 EMBEDDING_SEND_DIMENSIONS = env.bool("EMBEDDING_SEND_DIMENSIONS", default=False)
+# circuit breaker of a remote provider: after this many failed calls in a row, it is not called for COOLOFF
+# seconds (writes store embeddings pending, searches answer from full text at once)
+EMBEDDING_CIRCUIT_FAILURES = env.int("EMBEDDING_CIRCUIT_FAILURES", default=5)
+EMBEDDING_CIRCUIT_COOLOFF = env.float("EMBEDDING_CIRCUIT_COOLOFF", default=30.0)
 
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
