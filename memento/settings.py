@@ -110,8 +110,9 @@ def _database(url: str) -> dict:
         "PORT": query.pop("port", str(parts.port or "")),
         "CONN_MAX_AGE": env.int("DATABASE_CONN_MAX_AGE", default=60),
         "CONN_HEALTH_CHECKS": True,
-        # One plan per owner, not one generic plan for all of them (notes: search-performance.md).
-        "OPTIONS": {**query, "options": "-c plan_cache_mode=force_custom_plan"},
+        # One plan per owner, not one generic plan for all of them (notes: search-performance.md). An unreachable
+        # server host fails a request in 5 s (a 503, core/outage.py), not after the kernel's ~2 minutes of retries.
+        "OPTIONS": {"connect_timeout": 5, **query, "options": "-c plan_cache_mode=force_custom_plan"},
         # Separate names let several test runs share one server at once.
         "TEST": {"NAME": env.str("TEST_DATABASE_NAME", default="test_memento")},
     }
