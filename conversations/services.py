@@ -14,6 +14,7 @@ from django.utils import timezone
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
+from core.claims import claim, unclaimed
 from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
@@ -213,9 +214,20 @@ def messages_send_extraction(message_ids: list[str]) -> None:
         tasks.extract_message.delay(message_id)
 
 
+CLAIM = 2  # core.claims kind of a message being extracted
+
+
 def message_extract(*, message_id) -> Message | None:
     """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
-    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
+    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending. The
+    message's claim is held throughout: a second delivery while it runs leaves it to the first."""
+    with claim(CLAIM, message_id) as mine:
+        if not mine:
+            return Message.objects.filter(pk=message_id).first()
+        return _extract(message_id)
+
+
+def _extract(message_id) -> Message | None:
     message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
     if message is None:  # its conversation was deleted after the task was queued
         return None
@@ -276,15 +288,21 @@ REQUEUE_AFTER = timedelta(minutes=5)  # a queued extraction not done by then is 
 REQUEUE_LIMIT = 1000  # messages sent again per sweep
 
 
-def messages_requeue_stale() -> int:
-    """Send again the extraction of messages queued a while ago and still pending (a worker died, a broker lost
-    the task): the database, not the broker, is the record of what is left to do. Messages still waiting for
-    their trigger (every N messages, end of conversation) were never queued and are left alone."""
-    cutoff = timezone.now() - REQUEUE_AFTER
+def messages_requeue_stale(*, older_than: timedelta = REQUEUE_AFTER) -> int:
+    """Send again the extraction of messages queued `older_than` ago and still pending that nobody is extracting
+    (no claim: a worker died, a broker lost the task); a worker starting sends them all (`older_than=0`: a
+    worker killed before it took its tasks along). The database, not the broker, is the record of what is left
+    to do. Messages still waiting for their trigger (every N messages, end of conversation) were never queued
+    and are left alone."""
+    cutoff = timezone.now() - older_than
+    candidates = Message.objects.filter(
+        extraction_status=Message.Extraction.PENDING, extraction_queued_at__lte=cutoff,
+    ).order_by("extraction_queued_at").values_list("pk", flat=True)[:REQUEUE_LIMIT]
+    idle = unclaimed(CLAIM, candidates)
     with transaction.atomic():
         stale = [str(pk) for pk in Message.objects.select_for_update(skip_locked=True).filter(
-            extraction_status=Message.Extraction.PENDING, extraction_queued_at__lt=cutoff,
-        ).order_by("extraction_queued_at").values_list("pk", flat=True)[:REQUEUE_LIMIT]]
+            pk__in=idle, extraction_status=Message.Extraction.PENDING, extraction_queued_at__lte=cutoff,
+        ).order_by("extraction_queued_at").values_list("pk", flat=True)]
         # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
         Message.objects.filter(pk__in=stale).update(extraction_queued_at=timezone.now())
         transaction.on_commit(lambda: messages_send_extraction(stale))

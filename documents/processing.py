@@ -12,6 +12,10 @@ attempt finishes with the same result as a clean run:
    retry skips it.
 3. one transaction: status `completed`, `processed_at`.
 
+A run holds the document's claim (core.claims) throughout: a second delivery of its task while it runs returns at
+once, and a worker killed mid-way leaves the document unclaimed, which the sweep sends again at the worker's
+next start or within DOCUMENT_STALE_SECONDS.
+
 A document that cannot be read (damaged, encrypted, no text) ends `failed` with a reason for people; nothing else
 changes. Memory writes go through the memories services only.
 """
@@ -22,15 +26,19 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import extraction
+from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
 from extraction import extract_document, slug
 from integrations import embeddings, llm
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
+
+CLAIM = 1  # core.claims kind of a document being processed
 
 
 def batch_size() -> int:
@@ -233,7 +241,15 @@ def _finish(document: Document) -> Document:
 def document_process(*, document_id) -> Document | None:
     """Run (or resume) the pipeline for one document; see the module docstring. Returns the document as it
     stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM endpoint, database)
-    propagate for the task to retry; an unreadable file marks the document failed."""
+    propagate for the task to retry; an unreadable file marks the document failed. A document another worker
+    is processing is left to it."""
+    with claim(CLAIM, document_id) as mine:
+        if not mine:
+            return Document.objects.filter(pk=document_id).first()
+        return _process(document_id)
+
+
+def _process(document_id) -> Document | None:
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
@@ -278,16 +294,30 @@ def batch_done(document: Document, chunks: list[Chunk]) -> None:
     """Called after each committed batch (a seam for tests and progress hooks)."""
 
 
+# a pending document's task may be waiting behind a long queue: sent again only after this long (or when a
+# worker starts)
+PENDING_STALE_SECONDS = 600
+
+
 def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
-    """Queue again documents still pending or processing after a while without progress (a worker was killed,
-    the broker lost the task): the database, not the broker, records what is left to do."""
-    seconds = older_than_seconds if older_than_seconds is not None else settings.DOCUMENT_STALE_SECONDS
-    cutoff = timezone.now() - timedelta(seconds=seconds)
-    stale = list(
+    """Queue again the documents nobody is processing (no claim): processing ones after DOCUMENT_STALE_SECONDS
+    without progress (their worker died: its claim went with it; the wait covers a task between two retries),
+    pending ones after PENDING_STALE_SECONDS, and all of them when a worker starts (`older_than_seconds=0`: a
+    worker killed outright took the tasks it held along). The database, not the broker, records what is left
+    to do; a live worker's document is never sent again, however slow its progress."""
+    now = timezone.now()
+    if older_than_seconds is None:
+        processing_cutoff = now - timedelta(seconds=settings.DOCUMENT_STALE_SECONDS)
+        pending_cutoff = now - timedelta(seconds=max(PENDING_STALE_SECONDS, settings.DOCUMENT_STALE_SECONDS))
+    else:
+        processing_cutoff = pending_cutoff = now - timedelta(seconds=older_than_seconds)
+    candidates = list(
         Document.objects.filter(
-            processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING], updated_at__lt=cutoff
-        ).values_list("pk", flat=True)[:1000]
+            Q(processing_status=Document.Status.PROCESSING, updated_at__lte=processing_cutoff)
+            | Q(processing_status=Document.Status.PENDING, updated_at__lte=pending_cutoff)
+        ).order_by("updated_at").values_list("pk", flat=True)[:1000]
     )
+    stale = unclaimed(CLAIM, candidates)
     for document_id in stale:
-        tasks.process_document.delay(str(document_id))
+        tasks.process_document.delay(document_id)
     return len(stale)

@@ -231,7 +231,9 @@ DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=20 * 1024 * 1024)  # 
 DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per commit (progress step)
 DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
 DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories
-DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no progress this long: queued again
+# a document nobody is processing (its worker died) with no progress this long is queued again; it covers a task
+# waiting between two retries (retry_backoff_max 120 s, core/tasks.py) at the cost of one early extra attempt
+DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=60)
 
 # --- Celery. -------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str(
@@ -251,12 +253,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     {} if CELERY_BROKER_URL.startswith("sqla+")
     else {"polling_interval": CELERY_POLLING_INTERVAL}
 )
+# Work a killed worker held is sent again when a worker starts (memento/celery.py), and by these sweeps when
+# others live on: every 30 s, only what no live worker claims (core/claims.py).
 CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
-    "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+    "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 30.0},
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
-    "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
+    "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 30.0},
 }
 
 # --- Static and media files. ---------------------------------------------------------------------------------
