@@ -225,7 +225,8 @@ def worker(url_db: str) -> None:
         message.refresh_from_db()
         print(f"     extraction: killed inside the LLM call; the new worker was ready {process.ready - started:4.1f} s"
               f" after its start; from then the message was {message.extraction_status} in "
-              f"{finished - process.ready:4.1f} s {message.extraction_error}; memories from it {learnt}, LLM calls "
+              f"{finished - process.ready:4.1f} s{f' ({message.extraction_error})' * bool(message.extraction_error)}"
+              f"; memories from it {learnt}, LLM calls "
               f"{len(fake.requests_to('/chat/completions'))} (the killed one + 1)")
         fake.stop()
 

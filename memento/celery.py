@@ -41,10 +41,15 @@ def _send_lost_work_again(**kwargs) -> None:
     the messages still waiting for a vector. Duplicates are harmless: every task is idempotent."""
     from datetime import timedelta
 
+    from django.db import connection
+
     from conversations.services import messages_requeue_stale
     from conversations.tasks import embed_pending_messages
     from documents.processing import documents_requeue_stale
 
-    documents_requeue_stale(older_than_seconds=0)
-    messages_requeue_stale(older_than=timedelta(0))
-    embed_pending_messages.delay()
+    try:
+        documents_requeue_stale(older_than_seconds=0)
+        messages_requeue_stale(older_than=timedelta(0))
+        embed_pending_messages.delay()
+    finally:
+        connection.close()  # the main process runs no tasks: no connection kept idle in it
