@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from core.outage import RETRY_AFTER_SECONDS, outage_error
+from tests import web
 from tests.factories import UserFactory
 from tests.web import database_url, free_port, start_gunicorn, stop
 
@@ -173,12 +174,19 @@ def test_served_app_answers_503_while_the_database_is_down_and_recovers_without_
                                                                                          monkeypatch):
     user = UserFactory()
     token = Token.objects.create(user=user).key
-    url = urlsplit(database_url())
-    query = {k: v[0] for k, v in parse_qs(url.query).items()}
+    query = {k: v[0] for k, v in parse_qs(urlsplit(database_url()).query).items()}
     proxy = DatabaseProxy(f"{query['host']}/.s.PGSQL.{query['port']}")
     proxy.up()
-    via_proxy = f"postgresql://{url.username}@127.0.0.1:{proxy.port}{url.path}"
-    monkeypatch.setattr("tests.web.database_url", lambda: via_proxy)
+
+    def via_proxy(url: str) -> str:  # the same role and database, through the proxy
+        parts = urlsplit(url)
+        return f"postgresql://{parts.username}@127.0.0.1:{proxy.port}{parts.path}"
+
+    # whichever URLs tests.web gives gunicorn (one role, or the app role and the maintenance role)
+    for name in ("database_url", "app_database_url"):
+        original = getattr(web, name, None)
+        if original is not None:
+            monkeypatch.setattr(web, name, lambda original=original: via_proxy(original()))
     port = free_port()
     server = start_gunicorn(port)
     base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Token {token}"}
