@@ -14,6 +14,7 @@ from django.utils import timezone
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
+from core.claims import claim, unclaimed
 from core.tasks import TRANSIENT
 from integrations import embeddings, llm
 from memories import services as memory_services
@@ -243,11 +244,21 @@ def messages_send_extraction(message_ids: list[str]) -> None:
         tasks.extract_pending.delay(str(owner_id))
 
 
+OWNER_CLAIM = 3  # core.claims kind of an owner whose extraction share is being worked on
+CLAIM = 2  # core.claims kind of a message being extracted
+
+
 def messages_extract_share(*, owner_id) -> int:
     """One task's share of the owner's due messages: up to EXTRACT_SHARE extracted, then, if more are due, the
     owner's task is queued again (behind the work queued meanwhile) and the next share stamped, which tells the
     sweep the task is alive. A message that fails for good is marked failed and the share goes on; a transient
-    failure (provider, LLM endpoint, database) propagates for the task to retry. Returns how many were taken."""
+    failure (provider, LLM endpoint, database) propagates for the task to retry. The owner's claim is held
+    throughout: a second delivery while a share runs leaves the owner to it. Returns how many were taken."""
+    with claim(OWNER_CLAIM, owner_id) as mine:
+        return _extract_share(owner_id) if mine else 0
+
+
+def _extract_share(owner_id) -> int:
     share = [str(pk) for pk in _due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
     for message_id in share:
         try:
@@ -269,7 +280,15 @@ def messages_extract_share(*, owner_id) -> int:
 
 def message_extract(*, message_id) -> Message | None:
     """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
-    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending."""
+    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending. The
+    message's claim is held throughout: a second delivery while it runs leaves it to the first."""
+    with claim(CLAIM, message_id) as mine:
+        if not mine:
+            return Message.objects.filter(pk=message_id).first()
+        return _extract(message_id)
+
+
+def _extract(message_id) -> Message | None:
     message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
     if message is None:  # its conversation was deleted after the task was queued
         return None
@@ -336,16 +355,17 @@ REQUEUE_AFTER = timedelta(minutes=5)  # the owner's next share not taken by then
 REQUEUE_LIMIT = 1000  # owners whose extraction is sent again per sweep
 
 
-def messages_requeue_stale() -> int:
-    """Send again the extraction task of owners whose next share was stamped a while ago and is still pending (a
-    worker died, a broker lost the task): the database, not the broker, is the record of what is left to do.
-    Messages still waiting for their trigger (every N messages, end of conversation) were never stamped and are
-    left alone. Returns how many owners' tasks were sent."""
-    cutoff = timezone.now() - REQUEUE_AFTER
+def messages_requeue_stale(*, older_than: timedelta = REQUEUE_AFTER) -> int:
+    """Send again the extraction task of owners whose next share was stamped `older_than` ago, is still pending
+    and that nobody is extracting (no claim: a worker died, a broker lost the task); a worker starting sends them
+    all (`older_than=0`: a worker killed outright took the tasks it held along). The database, not the broker, is
+    the record of what is left to do. Messages still waiting for their trigger (every N messages, end of
+    conversation) were never stamped and are left alone. Returns how many owners' tasks were sent."""
+    cutoff = timezone.now() - older_than
     heads = (Message.objects.filter(extraction_status=Message.Extraction.PENDING, extraction_queued_at__isnull=False)
              .order_by("owner_id", "created_at", "pk").distinct("owner_id")
              .values_list("owner_id", "extraction_queued_at"))
-    owners = [owner_id for owner_id, queued_at in heads if queued_at < cutoff][:REQUEUE_LIMIT]
+    owners = unclaimed(OWNER_CLAIM, [owner_id for owner_id, queued_at in heads if queued_at <= cutoff][:REQUEUE_LIMIT])
     for owner_id in owners:
         with transaction.atomic():
             _lock_owner(owner_id)

@@ -16,6 +16,10 @@ A task does at most DOCUMENT_TASK_CHUNKS chunks and then queues the document aga
 meanwhile, and each owner has one document in the queue at a time (services.documents_dispatch): the worker's
 time goes round the users with work, a slice each, so a small upload is not stuck behind someone's book.
 
+A run holds the document's claim (core.claims) throughout: a second delivery of its task while it runs returns at
+once, and a worker killed mid-way leaves the document unclaimed, which the sweep sends again at the worker's
+next start or within DOCUMENT_STALE_SECONDS.
+
 A document that cannot be read (damaged, encrypted, no text) ends `failed` with a reason for people; nothing else
 changes. Memory writes go through the memories services only.
 """
@@ -26,15 +30,19 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import extraction
+from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
 from extraction import extract_document, slug
 from integrations import embeddings, llm
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
+
+CLAIM = 1  # core.claims kind of a document being processed
 
 
 def batch_size() -> int:
@@ -252,7 +260,15 @@ def document_process(*, document_id, max_chunks: int | None = None) -> Document 
     """Run (or resume) the pipeline for one document; see the module docstring. With `max_chunks`, stop once
     that many chunks are done and leave the document `processing` (the task queues it again). Returns the
     document as it stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM
-    endpoint, database) propagate for the task to retry; an unreadable file marks the document failed."""
+    endpoint, database) propagate for the task to retry; an unreadable file marks the document failed. A
+    document another worker is processing is left to it."""
+    with claim(CLAIM, document_id) as mine:
+        if not mine:
+            return Document.objects.filter(pk=document_id).first()
+        return _process(document_id, max_chunks)
+
+
+def _process(document_id, max_chunks: int | None) -> Document | None:
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
@@ -318,18 +334,36 @@ def batch_done(document: Document, chunks: list[Chunk]) -> None:
     """Called after each committed batch (a seam for tests and progress hooks)."""
 
 
+# a pending document's task may be waiting behind a long queue: sent again only after this long (or when a
+# worker starts)
+PENDING_STALE_SECONDS = 600
+
+
 def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
-    """Periodic: the database, not the broker, records what is left to do. A document in the queue that has
-    made no progress for a while (a worker was killed, the broker lost the task) is sent again, and stamped so
-    that the next sweep does not send it once more; an owner whose documents wait with none of theirs in the
-    queue (the dispatch was lost) gets the next one sent. Returns how many were sent."""
-    seconds = older_than_seconds if older_than_seconds is not None else settings.DOCUMENT_STALE_SECONDS
+    """Periodic, and at every worker's start: the database, not the broker, records what is left to do. A
+    document in the queue that nobody is processing (no claim: its worker died, the broker lost the task) is sent
+    again once it has made no progress for DOCUMENT_STALE_SECONDS (processing) or PENDING_STALE_SECONDS (pending:
+    its task may be waiting behind a long queue), or at once when a worker starts (`older_than_seconds=0`: a
+    worker killed outright took the tasks it held along); it is stamped so that the next sweep does not send it
+    once more. A live worker's document is never sent again, however slow its progress. An owner whose documents
+    wait with none of theirs in the queue (the dispatch was lost) gets the next one sent. Returns how many were
+    sent."""
     now = timezone.now()
-    cutoff = now - timedelta(seconds=seconds)
+    if older_than_seconds is None:
+        processing_cutoff = now - timedelta(seconds=settings.DOCUMENT_STALE_SECONDS)
+        pending_cutoff = now - timedelta(seconds=max(PENDING_STALE_SECONDS, settings.DOCUMENT_STALE_SECONDS))
+    else:
+        processing_cutoff = pending_cutoff = now - timedelta(seconds=older_than_seconds)
     unfinished = Document.objects.filter(processing_status__in=services.UNFINISHED)
+    candidates = list(unfinished.filter(
+        Q(processing_status=Document.Status.PROCESSING, updated_at__lte=processing_cutoff,
+          queued_at__lte=processing_cutoff)
+        | Q(processing_status=Document.Status.PENDING, updated_at__lte=pending_cutoff, queued_at__lte=pending_cutoff)
+    ).order_by("updated_at").values_list("pk", flat=True)[:1000])
+    idle = unclaimed(CLAIM, candidates)
     with transaction.atomic():
-        stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(
-            queued_at__lt=cutoff, updated_at__lt=cutoff).values_list("pk", flat=True)[:1000]]
+        stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(pk__in=idle)
+                 .values_list("pk", flat=True)]
         Document.objects.filter(pk__in=stale).update(queued_at=now)  # updated_at still says when it progressed
         transaction.on_commit(lambda: [tasks.process_document.delay(pk) for pk in stale])
     in_queue = unfinished.filter(queued_at__isnull=False).values("owner_id")

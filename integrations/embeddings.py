@@ -3,13 +3,22 @@
 `get_provider()` returns the configured provider, created once per process. Every provider returns unit-length
 vectors of `settings.EMBEDDING_DIMENSIONS` floats. `count_tokens()` counts with the local model's own WordPiece
 tokenizer, which is what limits memory content and sizes document chunks whichever provider embeds.
+
+A remote provider is called through a circuit breaker. One request waits at most EMBEDDING_API_TIMEOUT (a quick
+retry of a refused connection or a 429/5xx answer included; never a second wait after a timeout). After
+EMBEDDING_CIRCUIT_FAILURES failed calls in a row the provider is not called for EMBEDDING_CIRCUIT_COOLOFF seconds:
+every call fails at once with EmbeddingError, so writes store their embedding pending and searches answer from
+full text without waiting. Then one trial call goes through (the others still fail at once); its success closes
+the circuit. Each process has its own breaker. The local model has none (nothing to wait for, no overhead).
 """
 
 import functools
 import logging
 import threading
+import time
 from collections.abc import Sequence
 
+import circuitbreaker
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -24,6 +33,10 @@ WINDOW_OVERLAP = 32
 
 class EmbeddingError(Exception):
     """The provider could not embed right now (network, timeout, bad answer); the caller may degrade."""
+
+
+# a refused connection or a 429/5xx answer is tried once more after this pause, when the request's time allows
+RETRY_PAUSE = 0.25
 
 
 def _model_dir():
@@ -135,28 +148,49 @@ class OpenAIProvider:
     """Any OpenAI-compatible `/embeddings` endpoint: OpenAI, DeepInfra, Ollama, vLLM."""
 
     def __init__(self, *, model_name: str, dimensions: int, base_url: str, api_key: str, timeout: float,
-                 batch_size: int, send_dimensions: bool):
+                 batch_size: int, send_dimensions: bool, circuit_failures: int = 5, circuit_cooloff: float = 30.0):
         import openai
 
         self.model_name = model_name
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.send_dimensions = send_dimensions
+        self.timeout = timeout
+        # The client's own retry waited a second full timeout after a timeout (10.5 s per write at 5 s): the one
+        # retry is ours, within the same deadline.
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
-                                     max_retries=1)
+                                     max_retries=0)
+        self.breaker = circuitbreaker.CircuitBreaker(
+            failure_threshold=circuit_failures, recovery_timeout=circuit_cooloff, expected_exception=EmbeddingError,
+            name=f"embeddings {base_url}",
+        )
+        self._trial = threading.Lock()  # held by the one trial call of a half-open circuit
 
-    def _encode(self, pieces: Sequence[str]) -> list[list[float]]:
+    def _create(self, batch: list[str], extra: dict):
+        """One `/embeddings` request, taking at most `timeout` seconds in all."""
         import openai
 
+        deadline = time.monotonic() + self.timeout
+        for attempt in (1, 2):
+            try:
+                client = self._client.with_options(timeout=max(0.01, deadline - time.monotonic()))
+                return client.embeddings.create(model=self.model_name, input=batch, **extra)
+            except openai.APITimeoutError as exc:  # the time is used up: no second wait
+                raise EmbeddingError(f"embedding endpoint timed out after {self.timeout:g} s") from exc
+            except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+                if attempt == 2 or deadline - time.monotonic() < 2 * RETRY_PAUSE:
+                    raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+                time.sleep(RETRY_PAUSE)
+            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON, or no data
+                raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _encode(self, pieces: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         extra = {"dimensions": self.dimensions} if self.send_dimensions else {}
         for start in range(0, len(pieces), self.batch_size):
             batch = list(pieces[start : start + self.batch_size])
-            try:
-                response = self._client.embeddings.create(model=self.model_name, input=batch, **extra)
-            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON, or no data
-                raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
-            data = sorted(response.data or [], key=lambda item: item.index)
+            data = sorted(self._create(batch, extra).data or [], key=lambda item: item.index)
             if len(data) != len(batch):
                 raise EmbeddingError(f"embedding endpoint returned {len(data)} vectors for {len(batch)} inputs")
             if [item.index for item in data] != list(range(len(batch))):
@@ -172,10 +206,35 @@ class OpenAIProvider:
                 vectors.append(item.embedding)
         return vectors
 
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with np.errstate(all="ignore"):
+            try:
+                vectors = np.asarray(_pool(texts, self._encode), dtype=np.float32)
+            except (TypeError, ValueError) as exc:  # numbers that are not numbers
+                raise EmbeddingError(f"embedding endpoint returned something that is not a vector: {exc}") from exc
+            # NaN (the database refuses it: a 500), infinite or all-zero vectors are the provider's error too
+            if not (np.isfinite(vectors).all() and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)):
+                raise EmbeddingError("embedding endpoint returned vectors with NaN, infinite or all-zero values")
+        return vectors.tolist()
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        return _pool(texts, self._encode)
+        breaker = self.breaker
+        state = breaker.state
+        if state == circuitbreaker.STATE_OPEN:
+            raise EmbeddingError(f"embedding endpoint not called for {breaker.open_remaining} s more after "
+                                 f"{breaker.failure_count} failures in a row (last: {breaker.last_failure})")
+        if state == circuitbreaker.STATE_HALF_OPEN:
+            if not self._trial.acquire(blocking=False):
+                raise EmbeddingError("embedding endpoint being tried again after failures; not called meanwhile")
+            try:
+                with breaker:
+                    return self._embed(texts)
+            finally:
+                self._trial.release()
+        with breaker:
+            return self._embed(texts)
 
 
 _provider = None
@@ -215,6 +274,8 @@ def build_provider():
             timeout=settings.EMBEDDING_API_TIMEOUT,
             batch_size=settings.EMBEDDING_BATCH_SIZE,
             send_dimensions=settings.EMBEDDING_SEND_DIMENSIONS,
+            circuit_failures=settings.EMBEDDING_CIRCUIT_FAILURES,
+            circuit_cooloff=settings.EMBEDDING_CIRCUIT_COOLOFF,
         )
     return LocalProvider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE)
 

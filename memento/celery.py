@@ -4,7 +4,7 @@ system checks reject."""
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
 
@@ -30,3 +30,26 @@ def _poll_the_database_broker_often(**kwargs) -> None:
     from kombu.transport import sqlalchemy
 
     sqlalchemy.Transport.polling_interval = settings.CELERY_POLLING_INTERVAL
+
+
+@worker_ready.connect
+def _send_lost_work_again(**kwargs) -> None:
+    """A worker killed outright (SIGKILL, out of memory, power loss) takes along the tasks it had taken from the
+    broker: kombu's PostgreSQL transport never hands them out again, Redis only after its visibility timeout
+    (an hour). So a starting worker sends again, before it takes any task, the documents and queued extractions
+    that nobody is working on (core/claims.py: a live worker's claims keep its work from being sent twice), and
+    the messages still waiting for a vector. Duplicates are harmless: every task is idempotent."""
+    from datetime import timedelta
+
+    from django.db import connection
+
+    from conversations.services import messages_requeue_stale
+    from conversations.tasks import embed_pending_messages
+    from documents.processing import documents_requeue_stale
+
+    try:
+        documents_requeue_stale(older_than_seconds=0)
+        messages_requeue_stale(older_than=timedelta(0))
+        embed_pending_messages.delay()
+    finally:
+        connection.close()  # the main process runs no tasks: no connection kept idle in it

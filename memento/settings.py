@@ -118,8 +118,9 @@ def _database(url: str) -> dict:
         "PORT": query.pop("port", str(parts.port or "")),
         "CONN_MAX_AGE": env.int("DATABASE_CONN_MAX_AGE", default=60),
         "CONN_HEALTH_CHECKS": True,
-        # One plan per owner, not one generic plan for all of them (notes: search-performance.md).
-        "OPTIONS": {**query, "options": "-c plan_cache_mode=force_custom_plan"},
+        # One plan per owner, not one generic plan for all of them (notes: search-performance.md). An unreachable
+        # server host fails a request in 5 s (a 503, core/outage.py), not after the kernel's ~2 minutes of retries.
+        "OPTIONS": {"connect_timeout": 5, **query, "options": "-c plan_cache_mode=force_custom_plan"},
         # Separate names let several test runs share one server at once.
         "TEST": {"NAME": env.str("TEST_DATABASE_NAME", default="test_memento")},
     }
@@ -210,6 +211,10 @@ EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="https://api.deepinfr
 EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
 EMBEDDING_API_TIMEOUT = env.float("EMBEDDING_API_TIMEOUT", default=30.0)
 EMBEDDING_SEND_DIMENSIONS = env.bool("EMBEDDING_SEND_DIMENSIONS", default=False)
+# circuit breaker of a remote provider: after this many failed calls in a row, it is not called for COOLOFF
+# seconds (writes store embeddings pending, searches answer from full text at once)
+EMBEDDING_CIRCUIT_FAILURES = env.int("EMBEDDING_CIRCUIT_FAILURES", default=5)
+EMBEDDING_CIRCUIT_COOLOFF = env.float("EMBEDDING_CIRCUIT_COOLOFF", default=30.0)
 
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
@@ -245,7 +250,9 @@ DOCUMENT_MAX_CHUNKS = env.int("DOCUMENT_MAX_CHUNKS", default=5000)
 DOCUMENT_BATCH_SIZE = env.int("DOCUMENT_BATCH_SIZE", default=32)  # chunks per commit (progress step)
 DOCUMENT_EMBED_BATCH_SIZE = env.int("DOCUMENT_EMBED_BATCH_SIZE", default=256)  # chunks per embedding call
 DOCUMENT_MEMORIES_PER_CHUNK = env.int("DOCUMENT_MEMORIES_PER_CHUNK", default=5)  # 0: chunks only, no memories
-DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=600)  # no progress this long: queued again
+# a document nobody is processing (its worker died) with no progress this long is queued again; it covers a task
+# waiting between two retries (retry_backoff_max 120 s, core/tasks.py) at the cost of one early extra attempt
+DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=60)
 # Chunks one task processes (~10 s on two cores) before the document goes to the back of the queue; with one
 # document per owner in the queue, the worker takes turns between the users with work.
 DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
@@ -274,12 +281,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     {} if CELERY_BROKER_URL.startswith("sqla+")
     else {"polling_interval": CELERY_POLLING_INTERVAL}
 )
+# Work a killed worker held is sent again when a worker starts (memento/celery.py), and by these sweeps when
+# others live on: every 30 s, only what no live worker claims (core/claims.py).
 CELERY_BEAT_SCHEDULE = {
     "deactivate-expired-memories": {"task": "memories.tasks.deactivate_expired", "schedule": 300.0},
     "embed-pending-memories": {"task": "memories.tasks.embed_pending", "schedule": 60.0},
-    "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 120.0},
+    "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 30.0},
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
-    "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 120.0},
+    "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 30.0},
     "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
 }
 

@@ -37,3 +37,6 @@ urlpatterns = [
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]
+
+# a database outage is a 503 with Retry-After (JSON for the API), whichever middleware or view it reached first
+handler500 = "core.outage.server_error"

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('documents', '0003_owner_search_gin'),
+        ('documents', '0005_owner_lexemes'),
     ]
 
     operations = [

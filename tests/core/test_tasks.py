@@ -44,7 +44,7 @@ def test_a_transient_error_is_retried_and_the_retry_finishes_the_document(user, 
     assert len(openai_embeddings.requests_to("/embeddings")) > 2  # the failed attempt, then the retry's calls
 
 
-def test_retries_used_up_mark_the_document_failed_and_the_task_fails(user, openai_embeddings):
+def test_retries_used_up_mark_the_document_failed_and_the_task_fails(user, openai_embeddings, settings):
     document = _document(user)
     openai_embeddings.fail(503, times=None, endpoint="/embeddings")
     outcome = process_document.apply(args=[str(document.pk)])
@@ -52,8 +52,10 @@ def test_retries_used_up_mark_the_document_failed_and_the_task_fails(user, opena
     document.refresh_from_db()
     assert document.processing_status == Document.Status.FAILED
     assert document.error_message.startswith("Gave up after 6 retries (EmbeddingError: ")
-    # the first attempt and six retries, each call tried twice by the client
-    assert len(openai_embeddings.requests_to("/embeddings")) == 2 * 7
+    # the first attempt and six retries; the provider's circuit opened after five failed calls (each tried twice),
+    # so the last two attempts failed without calling it
+    assert settings.EMBEDDING_CIRCUIT_FAILURES == 5
+    assert len(openai_embeddings.requests_to("/embeddings")) == 2 * 5
 
 
 def test_an_error_a_retry_cannot_cure_is_recorded_at_once_and_raised(user, openai_embeddings, monkeypatch):

@@ -18,6 +18,7 @@ request consumes at most one fault of each kind, oldest first):
 - `fail(500, times=2)`: an error status with OpenAI's error body (`retry-after-ms` keeps client retries fast).
 - `delay(3.0)`: wait before answering (to test client timeouts); `stop()` cuts waits short.
 - `wrong_dimensions(1536)`: embeddings of another length than asked for.
+- `bad_values(float("nan"))`: embeddings whose every float is that value (NaN, inf, 0.0).
 - `malformed()`: a 200 whose body is not JSON.
 - `require_api_key("k")`: 401 unless `Authorization: Bearer k`.
 
@@ -77,7 +78,7 @@ class RecordedRequest:
 
 @dataclass
 class _Fault:
-    kind: str  # status | delay | dimensions | malformed
+    kind: str  # status | delay | dimensions | values | malformed
     times: int | None
     endpoint: str | None
     params: dict[str, Any] = field(default_factory=dict)
@@ -180,6 +181,10 @@ class FakeOpenAIServer:
         """Embeddings of `dimensions` floats whatever the request asked for."""
         self._add(_Fault("dimensions", times, "/embeddings", {"dimensions": dimensions}))
 
+    def bad_values(self, value: float = float("nan"), *, times: int | None = None) -> None:
+        """Embeddings whose every float is `value` (NaN, inf, 0.0), in JSON and in base64 alike."""
+        self._add(_Fault("values", times, "/embeddings", {"value": value}))
+
     def malformed(self, *, times: int | None = 1, endpoint: str | None = None,
                   body: bytes = b'{"object": "list", "data": [') -> None:
         """A 200 with a JSON content type and a body that is not JSON."""
@@ -254,7 +259,8 @@ class FakeOpenAIServer:
 
         route = (handler.command, request.endpoint)
         if route == ("POST", "/embeddings"):
-            return self._embeddings(handler, request, faults.get("dimensions", {}).get("dimensions"))
+            return self._embeddings(handler, request, faults.get("dimensions", {}).get("dimensions"),
+                                    faults.get("values"))
         if route == ("POST", "/chat/completions"):
             return self._chat(handler, request)
         if route == ("GET", "/models"):
@@ -271,7 +277,8 @@ class FakeOpenAIServer:
         self._faults = [f for f in self._faults if f.times is None or f.times > 0]
         return taken
 
-    def _embeddings(self, handler: _Handler, request: RecordedRequest, forced_dimensions: int | None) -> None:
+    def _embeddings(self, handler: _Handler, request: RecordedRequest, forced_dimensions: int | None,
+                    bad: dict[str, Any] | None = None) -> None:
         payload = request.json
         if not isinstance(payload, dict) or "model" not in payload or "input" not in payload:
             return self._send_error(handler, 400, "'model' and 'input' are required.", code="invalid_request")
@@ -284,6 +291,8 @@ class FakeOpenAIServer:
         data = []
         for index, text in enumerate(texts):
             vector = self.embedder(text, dimensions)
+            if bad is not None:
+                vector = [bad["value"]] * len(vector)
             if payload.get("encoding_format") == "base64":
                 vector = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
             data.append({"object": "embedding", "index": index, "embedding": vector})

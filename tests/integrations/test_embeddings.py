@@ -3,6 +3,8 @@ windows, the dimension check, and degradation when the endpoint is down."""
 
 import logging
 import random
+import threading
+import time
 
 import numpy as np
 import openai
@@ -183,7 +185,7 @@ def test_openai_server_error_raises_embedding_error(openai_embeddings):
     with pytest.raises(embeddings.EmbeddingError) as error:
         embeddings.embed_text("anything")
     assert not isinstance(error.value, openai.OpenAIError)
-    assert len(openai_embeddings.requests) == 2  # the client retries once
+    assert len(openai_embeddings.requests) == 2  # tried once more after a short pause
 
 
 def test_openai_one_rate_limit_is_retried(openai_embeddings):
@@ -198,6 +200,23 @@ def test_openai_timeout_raises_embedding_error(openai_embeddings, settings, monk
     openai_embeddings.delay(5, times=None)
     with pytest.raises(embeddings.EmbeddingError, match="timed out"):
         embeddings.embed_text("slow")
+
+
+def test_openai_timeout_is_waited_once(openai_embeddings, settings, monkeypatch):
+    # a hanging provider cost every write and search twice the timeout: the client retried after timing out
+    settings.EMBEDDING_API_TIMEOUT = 0.3
+    monkeypatch.setattr(embeddings, "_provider", None)
+    openai_embeddings.delay(5, times=None)
+    with pytest.raises(embeddings.EmbeddingError, match="timed out"):
+        embeddings.embed_text("slow")
+    assert len(openai_embeddings.requests_to("/embeddings")) == 1
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.0])
+def test_openai_vectors_that_are_not_numbers_raise_embedding_error(openai_embeddings, value):
+    openai_embeddings.bad_values(value)
+    with pytest.raises(embeddings.EmbeddingError, match="NaN, infinite or all-zero"):
+        embeddings.embed_texts(["hello", "world"])
 
 
 def test_openai_wrong_dimensions_raise_embedding_error(openai_embeddings):
@@ -217,6 +236,70 @@ def test_openai_wrong_key_raises_embedding_error(openai_embeddings):
     openai_embeddings.require_api_key("another-key")
     with pytest.raises(embeddings.EmbeddingError):
         embeddings.embed_text("hello")
+
+
+# --- circuit breaker ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def breaker(openai_embeddings, settings, monkeypatch):
+    """The fake server's provider with a breaker that opens after 3 failed calls for 0.5 s."""
+    settings.EMBEDDING_CIRCUIT_FAILURES = 3
+    settings.EMBEDDING_CIRCUIT_COOLOFF = 0.5
+    monkeypatch.setattr(embeddings, "_provider", None)
+    return openai_embeddings
+
+
+def _failing_calls(n: int) -> None:
+    for _ in range(n):
+        with pytest.raises(embeddings.EmbeddingError):
+            embeddings.embed_text("anything")
+
+
+def test_the_circuit_opens_after_failures_in_a_row_and_the_provider_is_left_alone(breaker):
+    breaker.fail(500, times=None)
+    _failing_calls(3)
+    assert len(breaker.requests) == 6  # each call tried twice
+    with pytest.raises(embeddings.EmbeddingError, match="not called"):
+        embeddings.embed_text("anything")
+    assert len(breaker.requests) == 6
+
+
+def test_a_success_between_failures_keeps_the_circuit_closed(breaker):
+    breaker.fail(500, times=4)  # two calls fail
+    _failing_calls(2)
+    embeddings.embed_text("fine")
+    breaker.fail(500, times=4)
+    _failing_calls(2)
+    assert embeddings.get_provider().breaker.closed
+
+
+def test_after_the_cooloff_one_trial_call_closes_the_circuit(breaker):
+    breaker.fail(500, times=6)
+    _failing_calls(3)
+    assert embeddings.get_provider().breaker.opened
+    time.sleep(0.6)  # the cool-off
+    assert np.allclose(embeddings.embed_text("back"), fake_embedding("back"), atol=1e-6)
+    assert embeddings.get_provider().breaker.closed
+
+
+def test_while_the_trial_call_hangs_other_calls_fail_at_once(breaker):
+    breaker.fail(500, times=6)
+    _failing_calls(3)
+    time.sleep(0.6)
+    breaker.delay(1.0, times=1)
+    trial = threading.Thread(target=embeddings.embed_text, args=["trial"])
+    trial.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(breaker.requests) < 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pytest.raises(embeddings.EmbeddingError, match="tried again"):
+            embeddings.embed_text("meanwhile")
+        assert len(breaker.requests) == 7  # the trial's request only
+    finally:
+        trial.join()
+    assert embeddings.get_provider().breaker.closed
 
 
 # --- dimension check -----------------------------------------------------------------------------------------
@@ -264,6 +347,27 @@ def test_memory_is_stored_pending_when_the_endpoint_is_down(openai_embeddings, u
     assert write.memory.history.get().history_action == "CREATE"
     assert openai_embeddings.requests_to("/embeddings")
     assert "embedding pending" in caplog.text
+
+
+@pytest.mark.parametrize("fault", ["nan", "hang", "error"])
+def test_api_writes_land_pending_and_searches_degrade_when_the_provider_misbehaves(openai_embeddings, settings,
+                                                                                  monkeypatch, api, fault):
+    settings.EMBEDDING_API_TIMEOUT = 0.3
+    settings.EMBEDDING_CIRCUIT_FAILURES = 2
+    monkeypatch.setattr(embeddings, "_provider", None)
+    {"nan": lambda: openai_embeddings.bad_values(float("nan")), "hang": lambda: openai_embeddings.delay(5, times=None),
+     "error": lambda: openai_embeddings.fail(503, times=None)}[fault]()
+    for i in range(3):
+        response = api.post("/api/memories/", {"content": f"Allergic to penicillin {i}"}, format="json")
+        assert response.status_code == 201, response.content
+        assert response.json()["embedding_pending"] is True
+    calls = len(openai_embeddings.requests_to("/embeddings"))
+    search = api.post("/api/memories/search/", {"query": "penicillin"}, format="json")
+    assert search.status_code == 200, search.content
+    assert search.json()["degraded"] is True and len(search.json()["results"]) == 3
+    # the circuit opened after two failed writes: the third write and the search did not call the provider
+    assert len(openai_embeddings.requests_to("/embeddings")) == calls
+    assert calls == 2  # (0.3 s leaves no time for a retry after an error)
 
 
 def test_memory_is_embedded_by_the_endpoint_when_it_is_up(openai_embeddings, user):
