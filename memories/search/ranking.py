@@ -9,7 +9,7 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from memories.search.dates import query_periods, within_periods
-from memories.search.sql import EPOCH, VECTOR, rows_source
+from memories.search.sql import EPOCH, VECTOR
 
 # The default ("fused") ranking. Weights chosen on LoCoMo (bench/locomo_recall.py); see RANKINGS.
 SEMANTIC_WEIGHT = 0.3  # share of the calibrated cosine similarity; full text gets the rest
@@ -101,19 +101,21 @@ def relevance(candidates: list[Candidate]) -> None:
         c.relevance = SEMANTIC_WEIGHT * calibrated_similarity(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
 
 
-def add_context(cursor, base, owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
+def add_context(cursor, rows: tuple[str, tuple], owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
     """Let the best hits lend part of their relevance to the memories stored right before and after them in
     the same conversation: the question is often in one turn and the answer in the next. Neighbours that were
-    not candidates join with their own similarity (their full-text score is below the candidates')."""
+    not candidates join with their own similarity (their full-text score is below the candidates'). `rows` is the
+    filtered rows' SQL and parameters (`sql.rows_source` of ROW_FIELDS)."""
     hits = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:CONTEXT_HITS]
     hits = [c for c in hits if c.thread is not None]
     if not hits:
         return candidates
-    rows_sql, rows_params = rows_source(base, ROW_FIELDS)
+    rows_sql, rows_params = rows
     depth = len(CONTEXT_SHARES)
     similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
     side = (
-        f"(SELECT m.id, %s AS direction, m.created_at, {similarity} AS similarity, m.importance, "
+        f"(SELECT m.id, %s AS direction, {EPOCH.format('m.created_at')} AS created, {similarity} AS similarity, "
+        f"m.importance, "
         f"{EPOCH.format('m.updated_at')} AS updated, {EPOCH.format('COALESCE(m.happened_at, m.created_at)')} "
         f"AS happened, {THREAD} AS thread "
         f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.created_at {{cmp}}= h.created_at "
@@ -123,7 +125,7 @@ def add_context(cursor, base, owner_id, candidates: list[Candidate], vector) -> 
     vector_params = [HalfVector(vector).to_text()] if vector is not None else []
     side_params = [*vector_params, *rows_params, owner_id, depth]
     sql = (
-        f"SELECT h.id, n.id, n.direction, n.created_at, n.similarity, n.importance, n.updated, n.happened, "
+        f"SELECT h.id, n.id, n.direction, n.created, n.similarity, n.importance, n.updated, n.happened, "
         f"n.thread FROM memories_memory AS h CROSS JOIN LATERAL ("
         f"{side.format(cmp='<', order='DESC')} UNION ALL {side.format(cmp='>', order='ASC')}) AS n "
         f"WHERE h.owner_id = %s AND h.id = ANY(%s::uuid[])"
