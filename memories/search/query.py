@@ -21,8 +21,11 @@ from memories.search.ranking import (
     SUBJECT_TF,
     add_context,
     candidates_from_rows,
+    lend_context,
     rank,
     relevance,
+    split_context_rows,
+    with_context,
 )
 from memories.search.sql import candidates, owner_total, rows_source, search_start
 from memories.selectors import MemoryFilters, filter_memories, memories_by_id
@@ -144,17 +147,31 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
         with transaction.atomic() if hnsw else nullcontext():
             lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None
                                    ) if use_keyword or hnsw else []
-            found = candidates_from_rows(candidates(
+            semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
+                mode == "semantic" and not degraded) else None
+            # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
+            # candidates first (then they are looked up after it)
+            context_now = ranking_name == "fused" and semantic_floor is None
+            found_rows = candidates(
                 cursor, rows=rows, table="memories_memory", owner_id=owner_id,
                 vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
-                b=BM25_B, subject_tf=SUBJECT_TF, total=total, columns=CANDIDATE_COLUMNS, exact=not hnsw,
-            ))
-        if mode == "semantic" and not degraded:
-            floor = DEFAULT_THRESHOLD if threshold is None else threshold
-            found = [c for c in found if c.similarity is not None and c.similarity >= floor - 1e-9]
+                b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
+                columns=(*CANDIDATE_COLUMNS, "m.created_at") if context_now else CANDIDATE_COLUMNS,
+                then=with_context(rows, owner_id, vector if use_semantic else None) if context_now else None,
+            )
+        side_rows = []
+        if context_now:
+            found_rows, side_rows = split_context_rows(found_rows)
+        found = candidates_from_rows(found_rows)
+        if semantic_floor is not None:
+            found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
         if ranking_name == "fused" and found:
             relevance(found)
-            found = add_context(cursor, rows, owner_id, found, vector)
+            if context_now:
+                hit_ids = {row[0] for row in side_rows}
+                found = lend_context(found, [c for c in found if c.id in hit_ids], side_rows)  # SQL's hits
+            else:
+                found = add_context(cursor, rows, owner_id, found, vector)
     scored = rank(found, ranking_name, query)
     if threshold is not None and (mode != "semantic" or degraded):
         scored = [s for s in scored if s[1] >= threshold]

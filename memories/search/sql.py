@@ -123,7 +123,8 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
 
 def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
                vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float | None = None,
-               total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False) -> list[tuple]:
+               total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False,
+               then=None) -> list[tuple]:
     """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
     conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
     share, *columns) rows; `columns` are more expressions over the table (alias `m`).
@@ -135,7 +136,10 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
 
     `exact` orders the owner's rows by their true distance (read through the owner's B-tree, no HNSW): exact and
     cheaper than the index for small owners (bench/search_profile.py); otherwise the filtered HNSW index serves
-    the nearest vectors (the caller sets its iterative scan)."""
+    the nearest vectors (the caller sets its iterative scan).
+
+    `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
+    SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
     rows_sql, rows_params = rows if rows is not None else rows_source(base, fields)
     ctes, params, sources = [], [], []
     if vector is not None:
@@ -167,16 +171,13 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     extra = "".join(f", {column}" for column in columns)
     # the union carries each row's BM25 along (a join back to `kw` was a nested loop over both CTEs: 151 x 100
     # comparisons, 4 ms of an 8 ms statement at 419 memories)
-    sql = (
-        f"WITH {', '.join(ctes)}, cand AS (SELECT id, max(score) AS score FROM ({' UNION ALL '.join(sources)}) AS u "
-        f"GROUP BY id) "
-        f"SELECT m.id, {similarity}, coalesce(cand.score, 0){extra} FROM cand JOIN {table} AS m ON m.id = cand.id "
-        f"WHERE m.owner_id = %s"
-    )
-    if vector is not None:
-        params.append(vector_text)
-    params.append(owner_id)
-    cursor.execute(sql, params)
+    ctes.append(f"cand AS (SELECT id, max(score) AS score FROM ({' UNION ALL '.join(sources)}) AS u GROUP BY id)")
+    select = (f"SELECT m.id, {similarity}, coalesce(cand.score, 0){extra} FROM cand JOIN {table} AS m "
+              f"ON m.id = cand.id WHERE m.owner_id = %s")
+    params += [vector_text, owner_id] if vector is not None else [owner_id]
+    if then is not None:
+        ctes, select, params = then(ctes, select, params)
+    cursor.execute(f"WITH {', '.join(ctes)} {select}", params)
     return cursor.fetchall()
 
 
