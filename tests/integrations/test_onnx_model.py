@@ -52,6 +52,17 @@ def test_without_onnxruntime_the_provider_is_torch(settings, monkeypatch):
     assert type(embeddings.build_provider()) is embeddings.LocalProvider
 
 
+def test_batches_go_to_torch_and_give_the_same_vectors(onnx, monkeypatch):
+    texts = [f"note number {i} about the garden" for i in range(onnx_model.ONNX_MAX_PIECES + 1)]
+    calls = []
+    monkeypatch.setattr(onnx.encoder, "encode", lambda pieces: calls.append(len(pieces)) or 1 / 0)
+    batch = np.asarray(onnx.embed(texts))  # torch: the ONNX encoder is not called
+    assert calls == []
+    monkeypatch.undo()
+    one_by_one = np.asarray([onnx.embed([text])[0] for text in texts[:3]])  # ONNX Runtime
+    assert ((batch[:3] * one_by_one).sum(axis=1) >= 0.999).all()
+
+
 def test_a_failed_export_falls_back_to_torch(tmp_path, monkeypatch, caplog):
     def broken_export(model_dir, target):
         raise RuntimeError("exporter unavailable")
