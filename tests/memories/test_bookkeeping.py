@@ -61,3 +61,15 @@ def test_each_request_records_only_its_own_reads(user):
         request_finished.send(sender=None)
     assert sorted(MemoryEvent.objects.filter(action="SEARCH").values_list("query", "memory_id")) == sorted(
         [("one", first.pk), ("two", second.pk)])
+
+
+def test_the_search_tool_records_after_the_response_too(user):
+    from memories.tools import search_memories
+
+    memory = batch.memory_batch_create(owner=user, items=[{"content": "Allergic to peanuts"}], actor=user)[0].memory
+    with serving():
+        result = search_memories(user, {"query": "peanut allergy"})
+        assert [r["id"] for r in result.data["results"]] == [str(memory.pk)]
+        assert not MemoryEvent.objects.filter(action="SEARCH").exists()
+        request_finished.send(sender=None)
+    assert MemoryEvent.objects.filter(action="SEARCH", memory=memory).count() == 1
