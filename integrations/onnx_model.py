@@ -82,6 +82,7 @@ def export(model_dir: Path, target: Path) -> Path:
                 dynamic_axes={**{name: {0: "batch", 1: "sequence"} for name in INPUTS},
                               "sentence_embedding": {0: "batch"}},
             )
+        os.chmod(partial, 0o644)  # mkstemp's 0600 would hide it from processes of other users
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
