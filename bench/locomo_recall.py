@@ -203,6 +203,7 @@ def evaluate(users, questions: list[Question], runs: list[Run]):
     scores: dict[Run, list[tuple[int, dict[str, float]]]] = defaultdict(list)
     timings: dict[Run, list[float]] = defaultdict(list)
     labels: dict[Run, str] = {}
+    ranked: dict[str, list[list[str]]] = defaultdict(list)
     for question, vector in progress(list(zip(questions, vectors, strict=True)), desc="searching", unit="question"):
         relevant = set(question.evidence)
         owner = users[question.sample_id]
@@ -217,7 +218,8 @@ def evaluate(users, questions: list[Question], runs: list[Run]):
             labels[run] = f"{run.mode}/{result.ranking}"
             found = [item.memory.metadata["dia_id"] for item in result.results]
             scores[run].append((question.category, metrics(found, relevant)))
-    return scores, timings, labels
+            ranked[labels[run]].append(found)
+    return scores, timings, labels, ranked
 
 
 def table(scores, labels, category: int | None) -> str:
@@ -238,9 +240,15 @@ def main() -> None:
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH, help="locomo10.json")
     parser.add_argument("--reuse", action="store_true", help="keep the memories loaded by an earlier run")
     parser.add_argument("--rankings", default="", help="extra hybrid rankings to compare, comma-separated")
+    parser.add_argument("--set", choices=("all", "first", "last"), default="all",
+                        help="questions of all conversations, the first five (tuning) or the last five")
+    parser.add_argument("--dump", type=Path, help="write each question's ranked dia_ids here (to diff two runs)")
     args = parser.parse_args()
 
     turns, questions, report = load_dataset(args.path)
+    if args.set != "all":
+        samples = list(turns)[:5] if args.set == "first" else list(turns)[5:]
+        questions = [q for q in questions if q.sample_id in samples]
     setup_django()
 
     from memories.search import DEFAULT_RANKING, RANKINGS
@@ -252,10 +260,14 @@ def main() -> None:
     users = load_memories(turns, reuse=args.reuse)
     runs = [Run("semantic", None), Run("keyword", None), Run("hybrid", None)]
     runs += [Run("hybrid", r) for r in extra if r != DEFAULT_RANKING]
-    scores, timings, labels = evaluate(users, questions, runs)
+    scores, timings, labels, found = evaluate(users, questions, runs)
+    if args.dump:
+        import json
+
+        args.dump.write_text(json.dumps(found, indent=0))
 
     print(f"LoCoMo evidence retrieval: {sum(map(len, turns.values()))} turns in {len(turns)} conversations, "
-          f"{len(questions)} questions of categories 1-4 (limit {LIMIT}).")
+          f"{len(questions)} questions of categories 1-4 (limit {LIMIT}; questions of {args.set} conversations).")
     print(f"Evidence ids: {report.repaired} malformed entries repaired, {report.dropped} naming no existing turn "
           f"dropped, {report.questions_without_evidence} questions left without evidence skipped.")
     print("Semantic mode runs with threshold=0 (the API default of 0.7 returns almost nothing for questions "

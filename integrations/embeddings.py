@@ -277,6 +277,13 @@ def build_provider():
             circuit_failures=settings.EMBEDDING_CIRCUIT_FAILURES,
             circuit_cooloff=settings.EMBEDDING_CIRCUIT_COOLOFF,
         )
+    if settings.EMBEDDING_RUNTIME == "onnx":
+        from integrations.onnx_model import onnx_provider
+
+        provider = onnx_provider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE,
+                                 cache_dir=settings.EMBEDDING_ONNX_DIR, threads=settings.EMBEDDING_ONNX_THREADS)
+        if provider is not None:
+            return provider
     return LocalProvider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE)
 
 

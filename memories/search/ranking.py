@@ -9,7 +9,7 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from memories.search.dates import query_periods, within_periods
-from memories.search.sql import EPOCH, VECTOR, rows_source
+from memories.search.sql import EPOCH, VECTOR
 
 # The default ("fused") ranking. Weights chosen on LoCoMo (bench/locomo_recall.py); see RANKINGS.
 SEMANTIC_WEIGHT = 0.3  # share of the calibrated cosine similarity; full text gets the rest
@@ -101,19 +101,15 @@ def relevance(candidates: list[Candidate]) -> None:
         c.relevance = SEMANTIC_WEIGHT * calibrated_similarity(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
 
 
-def add_context(cursor, base, owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
-    """Let the best hits lend part of their relevance to the memories stored right before and after them in
-    the same conversation: the question is often in one turn and the answer in the next. Neighbours that were
-    not candidates join with their own similarity (their full-text score is below the candidates')."""
-    hits = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:CONTEXT_HITS]
-    hits = [c for c in hits if c.thread is not None]
-    if not hits:
-        return candidates
-    rows_sql, rows_params = rows_source(base, ROW_FIELDS)
-    depth = len(CONTEXT_SHARES)
+def _sides(rows: tuple[str, tuple], owner_id, vector) -> tuple[str, list]:
+    """The CONTEXT_SHARES memories stored right before and right after a hit `h` (a relation with `id` and
+    `created_at`) among the filtered rows, as (id, direction, created, similarity, importance, updated, happened,
+    thread): a LATERAL subquery and its parameters."""
+    rows_sql, rows_params = rows
     similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
     side = (
-        f"(SELECT m.id, %s AS direction, m.created_at, {similarity} AS similarity, m.importance, "
+        f"(SELECT m.id, %s AS direction, {EPOCH.format('m.created_at')} AS created, {similarity} AS similarity, "
+        f"m.importance, "
         f"{EPOCH.format('m.updated_at')} AS updated, {EPOCH.format('COALESCE(m.happened_at, m.created_at)')} "
         f"AS happened, {THREAD} AS thread "
         f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.created_at {{cmp}}= h.created_at "
@@ -121,16 +117,75 @@ def add_context(cursor, base, owner_id, candidates: list[Candidate], vector) -> 
         f"ORDER BY m.created_at {{order}}, m.id {{order}} LIMIT %s)"
     )
     vector_params = [HalfVector(vector).to_text()] if vector is not None else []
-    side_params = [*vector_params, *rows_params, owner_id, depth]
-    sql = (
-        f"SELECT h.id, n.id, n.direction, n.created_at, n.similarity, n.importance, n.updated, n.happened, "
-        f"n.thread FROM memories_memory AS h CROSS JOIN LATERAL ("
-        f"{side.format(cmp='<', order='DESC')} UNION ALL {side.format(cmp='>', order='ASC')}) AS n "
-        f"WHERE h.owner_id = %s AND h.id = ANY(%s::uuid[])"
+    side_params = [*vector_params, *rows_params, owner_id, len(CONTEXT_SHARES)]
+    return (f"({side.format(cmp='<', order='DESC')} UNION ALL {side.format(cmp='>', order='ASC')})",
+            [-1, *side_params, 1, *side_params])
+
+
+def context_hits(candidates: list[Candidate]) -> list[Candidate]:
+    """The best hits (by relevance) that may lend context: CONTEXT_HITS of them, those from a conversation."""
+    hits = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:CONTEXT_HITS]
+    return [c for c in hits if c.thread is not None]
+
+
+def add_context(cursor, rows: tuple[str, tuple], owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
+    """Let the best hits lend part of their relevance to the memories stored right before and after them in
+    the same conversation: the question is often in one turn and the answer in the next. Neighbours that were
+    not candidates join with their own similarity (their full-text score is below the candidates'). `rows` is the
+    filtered rows' SQL and parameters (`sql.rows_source` of ROW_FIELDS). A round trip of its own: `with_context`
+    gets the same neighbours in the candidates' statement."""
+    hits = context_hits(candidates)
+    if not hits:
+        return candidates
+    sides, side_params = _sides(rows, owner_id, vector)
+    cursor.execute(
+        f"SELECT h.id, n.id, n.direction, n.created, n.similarity, n.importance, n.updated, n.happened, n.thread "
+        f"FROM memories_memory AS h CROSS JOIN LATERAL {sides} AS n WHERE h.owner_id = %s AND h.id = ANY(%s::uuid[])",
+        [*side_params, owner_id, [c.id for c in hits]],
     )
-    cursor.execute(sql, [-1, *side_params, 1, *side_params, owner_id, [c.id for c in hits]])
+    return lend_context(candidates, hits, cursor.fetchall())
+
+
+def with_context(rows: tuple[str, tuple], owner_id, vector):
+    """A `then` for `sql.candidates` with CANDIDATE_COLUMNS and `m.created_at`: the candidates (kind 0:
+    CANDIDATE_COLUMNS rows) and, in the same statement,
+    the neighbours of the best hits (kind 1: `_sides` rows after their hit's id), the hits chosen in SQL by the
+    same relevance as `relevance()` (the same float8 arithmetic, its constants passed as parameters). One round
+    trip instead of two (bench/search_profile.py)."""
+    sides, side_params = _sides(rows, owner_id, vector)
+    names = "id, similarity, keyword, importance, updated, happened, thread, created_at"
+
+    def then(ctes, select, params):
+        calibrated = "CASE WHEN similarity IS NULL THEN 0 ELSE greatest(0, (similarity - %s::float8) / %s::float8) END"
+        relevance_sql = f"%s::float8 * {calibrated} + %s::float8 * keyword"
+        ctes = [*ctes, f"c({names}) AS MATERIALIZED ({select})",
+                f"hits AS (SELECT id, created_at FROM (SELECT id, created_at, thread FROM c "
+                f"WHERE {relevance_sql} > 0 ORDER BY {relevance_sql} DESC LIMIT %s) AS t WHERE thread IS NOT NULL)"]
+        weights = [SEMANTIC_WEIGHT, SEMANTIC_FLOOR, SEMANTIC_CEILING - SEMANTIC_FLOOR, 1 - SEMANTIC_WEIGHT]
+        final = (f"SELECT 0, id, similarity, keyword, importance, updated, happened, thread, NULL::uuid, NULL::int, "
+                 f"NULL::float8 FROM c UNION ALL SELECT 1, n.id, n.similarity, NULL, n.importance, n.updated, "
+                 f"n.happened, n.thread, h.id, n.direction, n.created FROM hits AS h CROSS JOIN LATERAL {sides} AS n")
+        return ctes, final, [*params, *weights, *weights, CONTEXT_HITS, *side_params]
+
+    return then
+
+
+def split_context_rows(rows) -> tuple[list[tuple], list[tuple]]:
+    """`with_context`'s rows as (candidate rows, neighbour rows in `add_context`'s shape)."""
+    found, sides = [], []
+    for row in rows:
+        if row[0] == 0:
+            found.append(row[1:8])
+        else:
+            sides.append((row[8], row[1], row[9], row[10], row[2], row[4], row[5], row[6], row[7]))
+    return found, sides
+
+
+def lend_context(candidates: list[Candidate], hits: list[Candidate], side_rows) -> list[Candidate]:
+    """`add_context`'s lending, given each hit's neighbour rows (hit id, id, direction, created, similarity,
+    importance, updated, happened, thread)."""
     sides: dict[tuple, list] = {}
-    for row in cursor.fetchall():
+    for row in side_rows:
         sides.setdefault((row[0], row[2]), []).append(row)
     by_id = {c.id: c for c in candidates}
     for hit in hits:

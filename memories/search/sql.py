@@ -14,7 +14,7 @@ from memories.models import EMBEDDING_DIMENSIONS
 VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 EPOCH = "extract(epoch FROM {})::float8"
 MAX_QUERY_LEXEMES = 32
-OWNER_TOTAL_CACHE_FROM, OWNER_TOTAL_CACHE_SECONDS = 1000, 60
+OWNER_TOTAL_CACHE_SECONDS = 60
 
 
 def rows_source(base, fields) -> tuple[str, tuple]:
@@ -57,15 +57,15 @@ def keyword_match(owner_id: int, lexemes: list[str]) -> tuple[str, list[str]]:
 
 
 def owner_total(cursor, owner_id: int) -> int:
-    """How many memories the owner has: BM25's N for memories. Counting a large owner's rows costs milliseconds
-    on every search while a few more or fewer barely move an IDF, so large owners' counts are reused a while."""
+    """How many memories the owner has: BM25's N for memories, and what picks the exact or the HNSW path. Counting
+    costs a round trip (milliseconds for a large owner) on every search while a few more or fewer barely move an
+    IDF or the choice of path, so counts are reused for a minute (BM25 never takes N below the rows that match)."""
     key = f"memories:owner-total:{owner_id}"
     total = cache.get(key)
     if total is None:
         cursor.execute("SELECT count(*) FROM memories_memory WHERE owner_id = %s", [owner_id])
         total = cursor.fetchone()[0]
-        if total >= OWNER_TOTAL_CACHE_FROM:
-            cache.set(key, total, OWNER_TOTAL_CACHE_SECONDS)
+        cache.set(key, total, OWNER_TOTAL_CACHE_SECONDS)
     return total
 
 
@@ -89,7 +89,7 @@ def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, s
     counts = ", ".join(f"count(*) FILTER (WHERE h{i})::float8 AS n{i}" for i in range(len(lexemes)))
     ctes.append(
         f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
-        f"%s::float8 AS total FROM kwm)"
+        f"greatest(%s, count(*))::float8 AS total FROM kwm)"
     )
     params.append(total)
     idfs = ", ".join(f"ln(1 + (total - n{i} + 0.5) / (n{i} + 0.5)) AS i{i}" for i in range(len(lexemes)))
@@ -133,9 +133,10 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
     return ctes, params, score, list(lexemes)
 
 
-def candidates(cursor, *, base, fields, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
-               b: float, subject_tf: float | None = None, total: int | None = None,
-               columns: tuple[str, ...] = ()) -> list[tuple]:
+def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
+               vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float | None = None,
+               total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False,
+               then=None) -> list[tuple]:
     """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
     conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
     share, *columns) rows; `columns` are more expressions over the table (alias `m`).
@@ -143,17 +144,28 @@ def candidates(cursor, *, base, fields, table: str, owner_id: int, vector, lexem
     BM25 is a share of the query's total IDF (1 ~ every query word matched in an average row); its term
     frequency is what differs by kind of row: with `subject_tf` (memories, N = `total`) a word counts once, or
     `subject_tf` times in the subject; without, occurrences are counted from the tsvector's positions (passages,
-    N counted in the statement)."""
-    rows_sql, rows_params = rows_source(base, fields)
+    N counted in the statement). The rows are `rows` (SQL and parameters from `rows_source`) or `base`'s `fields`.
+
+    `exact` orders the owner's rows by their true distance (read through the owner's B-tree, no HNSW): exact and
+    cheaper than the index for small owners (bench/search_profile.py); otherwise the filtered HNSW index serves
+    the nearest vectors (the caller sets its iterative scan).
+
+    `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
+    SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
+    rows_sql, rows_params = rows if rows is not None else rows_source(base, fields)
     ctes, params, sources = [], [], []
     if vector is not None:
         vector_text = HalfVector(vector).to_text()
+        # `+ 0` is not the index's ordering operator, so the planner cannot take the HNSW path; the distance (and
+        # so every similarity) is the same halfvec one either way
+        distance = f"m.embedding::{VECTOR} <=> %s::{VECTOR}"
+        distance = f"({distance}) + 0" if exact else distance
         ctes.append(
             f"sem AS MATERIALIZED (SELECT m.id FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.embedding IS NOT NULL "
-            f"ORDER BY m.embedding::{VECTOR} <=> %s::{VECTOR} LIMIT %s)"
+            f"ORDER BY {distance} LIMIT %s)"
         )
         params += [*rows_params, owner_id, vector_text, k]
-        sources.append("SELECT id FROM sem")
+        sources.append("SELECT id, NULL::float8 AS score FROM sem")
     if lexemes:
         if subject_tf is not None:
             kw_ctes, kw_params, score, score_params = _subject_weighted_bm25(
@@ -164,22 +176,20 @@ def candidates(cursor, *, base, fields, table: str, owner_id: int, vector, lexem
         ctes += kw_ctes
         ctes.append(f"kw AS MATERIALIZED ({score} ORDER BY score DESC LIMIT %s)")
         params += [*kw_params, *score_params, k]
-        sources.append("SELECT id FROM kw")
+        sources.append("SELECT id, score FROM kw")
     if not sources:
         return []
     similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
-    keyword = "coalesce(kw.score, 0)" if lexemes else "0::float"
-    join_kw = "LEFT JOIN kw ON kw.id = m.id" if lexemes else ""
     extra = "".join(f", {column}" for column in columns)
-    sql = (
-        f"WITH {', '.join(ctes)}, cand AS ({' UNION '.join(sources)}) "
-        f"SELECT m.id, {similarity}, {keyword}{extra} FROM cand JOIN {table} AS m ON m.id = cand.id {join_kw} "
-        f"WHERE m.owner_id = %s"
-    )
-    if vector is not None:
-        params.append(vector_text)
-    params.append(owner_id)
-    cursor.execute(sql, params)
+    # the union carries each row's BM25 along (a join back to `kw` was a nested loop over both CTEs: 151 x 100
+    # comparisons, 4 ms of an 8 ms statement at 419 memories)
+    ctes.append(f"cand AS (SELECT id, max(score) AS score FROM ({' UNION ALL '.join(sources)}) AS u GROUP BY id)")
+    select = (f"SELECT m.id, {similarity}, coalesce(cand.score, 0){extra} FROM cand JOIN {table} AS m "
+              f"ON m.id = cand.id WHERE m.owner_id = %s")
+    params += [vector_text, owner_id] if vector is not None else [owner_id]
+    if then is not None:
+        ctes, select, params = then(ctes, select, params)
+    cursor.execute(f"WITH {', '.join(ctes)} {select}", params)
     return cursor.fetchall()
 
 

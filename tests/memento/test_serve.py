@@ -83,3 +83,16 @@ def test_serve_off_loopback_refuses_the_public_secret_key_before_starting_anythi
     assert not get_user_model().objects.exists()
     # and it runs the checks itself, after making the local key: Django's own run before handle() would refuse
     assert serve.Command.requires_system_checks == []
+
+
+@pytest.mark.slow
+def test_serve_exports_the_onnx_model_before_the_web_processes_start(settings, tmp_path, monkeypatch):
+    settings.EMBEDDING_RUNTIME = "onnx"
+    settings.EMBEDDING_ONNX_DIR = tmp_path / "onnx"
+    monkeypatch.setenv("EMBEDDING_ONNX_DIR", str(tmp_path / "onnx"))  # the exporting process reads its own settings
+    serve.export_onnx_model()
+    assert [p.suffix for p in (tmp_path / "onnx").iterdir()] == [".onnx"]
+    settings.EMBEDDING_RUNTIME = "torch"
+    settings.EMBEDDING_ONNX_DIR = tmp_path / "other"
+    serve.export_onnx_model()
+    assert not (tmp_path / "other").exists()

@@ -115,6 +115,19 @@ def login_lines(host: str, base: str) -> str:
 WEB_ENV = {"OMP_NUM_THREADS": "1"}
 
 
+def export_onnx_model() -> None:
+    """The local model for ONNX Runtime is exported once per machine (7-20 s here): do it before the web processes
+    start, in a process of its own (torch stays out of this one), rather than in the first search."""
+    if settings.EMBEDDING_PROVIDER != "local" or settings.EMBEDDING_RUNTIME != "onnx":
+        return
+    from integrations.embeddings import _model_dir
+    from integrations.onnx_model import OnnxEncoder, onnx_available
+
+    if onnx_available() and not OnnxEncoder(_model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=1).path.exists():
+        subprocess.run([sys.executable, "-c", "import django; django.setup(); from integrations.embeddings import "
+                        "get_provider; get_provider().embed(['ready'])"], cwd=settings.BASE_DIR, check=False)
+
+
 class Command(BaseCommand):
     help = "Migrate, create the demo login and serve the app with a background worker until Ctrl-C."
     requires_system_checks = []  # handle() runs them, once the local secret key is in place
@@ -133,6 +146,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=1)
         call_command("check")  # e.g. refuses the public SECRET_KEY off loopback (memento/checks.py)
         call_command("collectstatic", interactive=False, verbosity=0)
+        export_onnx_model()
         base = f"http://{options['host']}:{options['port']}"
         logins = login_lines(options["host"], base)
 

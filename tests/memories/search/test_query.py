@@ -2,7 +2,11 @@
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memories import batch, search, services
@@ -213,3 +217,62 @@ def test_bad_search_input_is_a_400_naming_the_field(api, body, field):
 
 def test_every_ranking_is_documented():
     assert set(search.MODE_RANKINGS.values()) <= set(search.RANKINGS)
+
+
+# --- exact path for small owners, filtered HNSW for large ones ------------------------------------------------
+
+
+def store_vectors(user, count: int, seed: int = 7):
+    """`count` memories with random unit vectors (no model: the test is about the vector path)."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(count, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    writes = batch.memory_batch_create(
+        owner=user, items=[{"content": f"note number {i}", "allow_duplicate": True} for i in range(count)],
+        vectors=vectors.tolist(), actor=user)
+    return [w.memory.pk for w in writes], vectors
+
+
+def exact_top(stored, vectors, query, k=10):
+    return [stored[i] for i in np.argsort(-(vectors @ query))[:k]]
+
+
+@pytest.mark.parametrize(("exact_max", "hnsw"), [(10_000, False), (10, True)])
+def test_owner_size_picks_the_exact_or_the_hnsw_path(user, settings, exact_max, hnsw):
+    settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
+    stored, vectors = store_vectors(user, 40)
+    cache.clear()  # the owner's cached count
+    with CaptureQueriesContext(connection) as queries:
+        result = memory_search(owner=user, query="anything", mode="semantic", threshold=0.0, limit=10,
+                               query_vector=vectors[3].tolist())
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    assert ("hnsw.ef_search" in sql) is hnsw  # HNSW settings only on the HNSW path
+    assert (") + 0 LIMIT" in sql) is not hnsw  # the exact path orders by an expression no index serves
+    assert ids(result)[0] == stored[3]
+
+
+def test_the_exact_path_is_an_exact_scan(user, settings):
+    settings.SEARCH_EXACT_MAX_MEMORIES = 10_000
+    stored, vectors = store_vectors(user, 300)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        query = vectors[rng.integers(300)] + rng.normal(scale=0.5, size=384).astype(np.float32)
+        query /= np.linalg.norm(query)
+        result = memory_search(owner=user, query="q", mode="semantic", threshold=-1.0, limit=10,
+                               query_vector=query.tolist())
+        assert ids(result) == exact_top(stored, vectors, query)
+
+
+def test_the_hnsw_path_finds_what_an_exact_scan_finds(user, other_user, settings):
+    settings.SEARCH_EXACT_MAX_MEMORIES = 0
+    stored, vectors = store_vectors(user, 300)
+    store_vectors(other_user, 300, seed=8)  # another owner's rows in the same index
+    rng = np.random.default_rng(2)
+    found = []
+    for _ in range(10):
+        query = vectors[rng.integers(300)] + rng.normal(scale=0.5, size=384).astype(np.float32)
+        query /= np.linalg.norm(query)
+        result = memory_search(owner=user, query="q", mode="semantic", threshold=-1.0, limit=10,
+                               query_vector=query.tolist())
+        found.append(len(set(ids(result)) & set(exact_top(stored, vectors, query))) / 10)
+    assert sum(found) / len(found) >= 0.95
