@@ -79,22 +79,24 @@ def test_a_document_another_worker_processes_is_left_to_it_and_not_sent_again(us
     assert processing.document_process(document_id=document.pk).processing_status == Document.Status.COMPLETED
 
 
-def test_an_unclaimed_processing_document_is_sent_again_after_a_minute_a_pending_one_after_ten(user, monkeypatch):
+def test_an_unclaimed_queued_document_is_sent_again_after_a_minute_a_pending_one_after_ten(user, other_user,
+                                                                                        monkeypatch):
     sent = []
     monkeypatch.setattr(processing.tasks.process_document, "delay", sent.append)
-    started, waiting = _document(user), _document(user)
+    started, waiting = _document(user), _document(other_user)  # each owner's first: both in the queue
     sent.clear()  # the uploads' own tasks
+    minute_ago = timezone.now() - timedelta(seconds=61)
     Document.objects.filter(pk=started.pk).update(processing_status=Document.Status.PROCESSING,
-                                                  updated_at=timezone.now() - timedelta(seconds=61))
-    Document.objects.filter(pk=waiting.pk).update(updated_at=timezone.now() - timedelta(seconds=61))
+                                                  updated_at=minute_ago, queued_at=minute_ago)
+    Document.objects.filter(pk=waiting.pk).update(updated_at=minute_ago, queued_at=minute_ago)
     assert processing.documents_requeue_stale() == 1 and sent == [str(started.pk)]
-    Document.objects.filter(pk=waiting.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
+    assert processing.documents_requeue_stale() == 0 and len(sent) == 1  # stamped: not sent once per sweep
+    long_ago = timezone.now() - timedelta(minutes=11)
+    Document.objects.filter(pk__in=[started.pk, waiting.pk]).update(updated_at=long_ago, queued_at=long_ago)
     assert processing.documents_requeue_stale() == 2 and sorted(sent[1:]) == sorted([str(started.pk), str(waiting.pk)])
 
 
-def test_a_message_another_worker_extracts_is_left_to_it_and_not_sent_again(user, monkeypatch):
-    sent = []
-    monkeypatch.setattr(conversation_services, "messages_send_extraction", sent.extend)
+def test_a_message_another_worker_extracts_is_left_to_it(user):
     conversation = ConversationFactory(owner=user)
     message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
                                      content="I'm vegetarian.", extraction_queued_at=timezone.now())
@@ -102,9 +104,26 @@ def test_a_message_another_worker_extracts_is_left_to_it_and_not_sent_again(user
     try:
         assert conversation_services.message_extract(message_id=message.pk).extraction_status == "pending"
         assert not Memory.objects.filter(owner=user).exists()
-        assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 0 and sent == []
     finally:
         kill(busy)
-    assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 1 and sent == [str(message.pk)]
     assert conversation_services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_an_owner_another_worker_extracts_for_is_left_to_it_and_not_sent_again(user, monkeypatch):
+    sent = []
+    monkeypatch.setattr(conversation_services.tasks.extract_pending, "delay", sent.append)
+    conversation = ConversationFactory(owner=user)
+    message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
+                                     content="I'm vegetarian.", extraction_queued_at=timezone.now())
+    busy = other_worker(conversation_services.OWNER_CLAIM, user.pk)
+    try:
+        assert conversation_services.messages_extract_share(owner_id=user.pk) == 0
+        assert Message.objects.get(pk=message.pk).extraction_status == "pending"
+        assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 0 and sent == []
+    finally:
+        kill(busy)  # the worker dies
+    assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 1 and sent == [str(user.pk)]
+    assert conversation_services.messages_extract_share(owner_id=user.pk) == 1
+    assert Message.objects.get(pk=message.pk).extraction_status == "done"
     assert Memory.objects.filter(owner=user).count() == 1
