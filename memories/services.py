@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from core.text import nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
 from memories.vectors import duplicates_for, embed_indexed, embed_or_pending
@@ -166,8 +167,19 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     return MemoryWrite(memory, "created")
 
 
-def prepare_item(item: dict[str, Any]) -> dict[str, Any]:
+def identity(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with its namespace labels and key in NFC: two spellings of one name are one memory (every write
+    and key lookup of memories and the store goes through this or core.text.nfc)."""
     item = dict(item)
+    if "namespace" in item:
+        item["namespace"] = nfc_path(item["namespace"])
+    if "key" in item:
+        item["key"] = nfc(item["key"])
+    return item
+
+
+def prepare_item(item: dict[str, Any]) -> dict[str, Any]:
+    item = identity(item)
     validate_content(item.get("content"))
     for name in ("importance", "confidence"):
         value = item.get(name)
@@ -244,6 +256,7 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
 
 
 def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: str = "updated") -> Memory:
+    data = identity(data)
     if "content" in data:
         validate_content(data["content"])
     if "namespace" in data:

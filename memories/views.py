@@ -2,10 +2,9 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from core.parsers import JSONLinesParser
+from core.parsers import JSONLinesParser, JSONParser
 from memories import batch, portability, selectors, services
 from memories.models import Memory, MemoryEvent, Project
 from memories.serializers import (
