@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from langgraph.store.base.embed import tokenize_path
 
 from core.text import nfc, require_storable
+from memories.models import MAX_TTL_MINUTES
 
 MAX_LABELS = 20  # namespace depth
 MAX_LABEL_LENGTH = 200  # Memory.namespace's labels
@@ -21,7 +22,6 @@ MAX_PATH_LENGTH = 200
 MAX_QUERY_CHARS = 4000
 MAX_FILTER_KEYS = 20
 MAX_OFFSET = 100_000
-MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
