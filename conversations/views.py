@@ -33,11 +33,11 @@ class ConversationViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer):
         serializer.instance = services.conversation_create(owner=self.request.user, **serializer.validated_data)
+        serializer.instance.message_count = 0  # as every other answer has it (the schema requires it)
 
     def perform_update(self, serializer):
-        serializer.instance = services.conversation_update(
-            conversation=serializer.instance, data=serializer.validated_data
-        )
+        conversation = services.conversation_update(conversation=serializer.instance, data=serializer.validated_data)
+        serializer.instance = self.get_queryset().get(pk=conversation.pk)  # with its message_count
 
     def perform_destroy(self, instance):
         services.conversation_delete(conversation=instance)

@@ -178,7 +178,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.AutoSchema",  # documents every error status an operation can answer
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

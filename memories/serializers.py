@@ -72,6 +72,15 @@ class MemoryWriteSerializer(MemorySerializer):
         return data
 
 
+class WrittenMemorySerializer(MemorySerializer):
+    """What a create or upsert answers (for the schema): the memory, and whether it was a near-duplicate."""
+
+    duplicate = serializers.BooleanField(help_text="True: nothing was stored; this is the near-identical memory.")
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "duplicate"]
+
+
 class FilterSerializer(StrictSerializer):
     """The filters shared by list (query string) and search (JSON body)."""
 
@@ -135,6 +144,12 @@ class SearchResponseSerializer(serializers.Serializer):
 
 class BatchSerializer(StrictSerializer):
     items = serializers.ListField(child=DictField(), allow_empty=False, max_length=1000)
+
+
+class BatchRequestSerializer(StrictSerializer):
+    """The batch body as the schema shows it: each item is checked as a create (the view does it item by item)."""
+
+    items = MemoryWriteSerializer(many=True, allow_empty=False, max_length=1000)
 
 
 class BatchResultSerializer(serializers.Serializer):
