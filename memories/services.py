@@ -168,14 +168,9 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
 
 
 def identity(item: dict[str, Any]) -> dict[str, Any]:
-    """The item with its namespace labels and key in NFC: two spellings of one name are one memory (every write
-    and key lookup of memories and the store goes through this or core.text.nfc)."""
-    item = dict(item)
-    if "namespace" in item:
-        item["namespace"] = nfc_path(item["namespace"])
-    if "key" in item:
-        item["key"] = nfc(item["key"])
-    return item
+    """The item with namespace labels and key in NFC: two spellings of one name are one memory."""
+    return {**item, **{name: normal(item[name]) for name, normal in (("namespace", nfc_path), ("key", nfc))
+                       if name in item}}
 
 
 def prepare_item(item: dict[str, Any]) -> dict[str, Any]:

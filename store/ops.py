@@ -267,9 +267,10 @@ def list_namespaces(data: Any) -> ListNamespaces:
     _known(data, {"prefix", "suffix", "match_conditions", "max_depth", "limit", "offset", "op"})
     conditions = []
     for match_type in ("prefix", "suffix"):
-        if data.get(match_type):
+        if data.get(match_type) not in (None, []):  # anything else must be a namespace
             conditions.append((match_type, namespace(data[match_type], match_type)))
-    raw_conditions = data.get("match_conditions") or []
+    raw_conditions = data.get("match_conditions")
+    raw_conditions = [] if raw_conditions is None else raw_conditions
     if not isinstance(raw_conditions, list) or len(raw_conditions) > 10:
         raise _error("match_conditions", "Must be a list of at most 10 conditions.")
     for condition in raw_conditions:

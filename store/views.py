@@ -48,8 +48,8 @@ SEARCH_ITEM = inline_serializer("StoreSearchItem", {
     "score": serializers.FloatField(allow_null=True),
 })
 PUT_BODY = body("StorePut", {
-    "namespace": _labels(min_length=1), "key": _key(),
-    "value": serializers.DictField(allow_null=True, help_text="null deletes the item."),
+    "namespace": _labels(), "key": _key(),  # [] only with a null value: a delete, which does nothing
+    "value": serializers.DictField(required=False, allow_null=True, help_text="null or none deletes the item."),
     "index": serializers.JSONField(required=False, help_text="null: the default fields; false: no vector; "
                                                              'or field paths such as ["text", "a.b", "arr[*].x"]'),
     "ttl": serializers.FloatField(required=False, allow_null=True, help_text="Minutes; reads refresh it."),
@@ -65,8 +65,8 @@ SEARCH_BODY = body("StoreSearch", {
                                         help_text="Minimum cosine similarity (none by default)."),
 })
 NAMESPACES_BODY = body("StoreListNamespaces", {
-    "prefix": _labels(required=False),
-    "suffix": _labels(required=False),
+    "prefix": _labels(required=False, allow_null=True),
+    "suffix": _labels(required=False, allow_null=True),
     "max_depth": _optional(serializers.IntegerField),
     "match_conditions": _optional(serializers.ListField, child=serializers.JSONField()),
     "limit": _optional(serializers.IntegerField), "offset": _optional(serializers.IntegerField),
