@@ -39,7 +39,7 @@ def _json_lines(ctx, value) -> bytes:
 
 @pytest.mark.slow
 @schema.parametrize()
-@hypothesis_settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@hypothesis_settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 def test_api_never_answers_5xx(case, token, live_server):
     case.call_and_validate(base_url=live_server.url, headers={"Authorization": f"Token {token}"},
                            excluded_checks=[positive_data_acceptance], timeout=60)  # a loaded 2-core machine
