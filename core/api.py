@@ -92,6 +92,9 @@ class AutoSchema(openapi.AutoSchema):
         finally:
             self.method = "DELETE"
 
+    def _get_paginator(self):
+        return super()._get_paginator() if self.method == "GET" else None  # only GET lists are paged
+
     def _map_basic_serializer(self, serializer, direction):
         """Strict serializers refuse fields they do not know: say so, or a client may send them."""
         schema = super()._map_basic_serializer(serializer, direction)

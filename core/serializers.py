@@ -7,6 +7,7 @@ ModelSerializers build from models."""
 from django.db import models
 from rest_framework import serializers
 
+from core.parsers import loads
 from core.text import check_storable
 
 
@@ -23,7 +24,19 @@ class CharField(serializers.CharField):
 
 
 class JSONField(serializers.JSONField):
-    """Free-form JSON the database can store: a NUL or a lone surrogate anywhere inside (keys too) is a 400."""
+    """Free-form JSON the database can store: a NUL or a lone surrogate anywhere inside (keys too) is a 400. JSON
+    text in a form field is read by the API's JSON reader (depth limit), and its null is refused like JSON's."""
+
+    def to_internal_value(self, data):
+        if not (self.binary or getattr(data, "is_json_string", False)):
+            return super().to_internal_value(data)
+        try:
+            value = loads(data.decode() if isinstance(data, bytes) else data)
+        except (TypeError, ValueError):
+            self.fail("invalid")
+        if value is None and not self.allow_null:
+            self.fail("null")
+        return value
 
     def get_validators(self):
         return [*super().get_validators(), check_storable]

@@ -163,7 +163,8 @@ class MemoryViewSet(viewsets.ModelViewSet):
         chain = selectors.memory_chain(memory=self.get_object())
         return Response(self.get_serializer(chain, many=True).data)
 
-    @extend_schema(request=BatchRequestSerializer, responses=BatchResultSerializer(many=True))
+    @extend_schema(request=BatchRequestSerializer, responses={
+        201: BatchResultSerializer(many=True), 200: OpenApiResponse(BatchResultSerializer(many=True), "None created")})
     @action(detail=False, methods=["post"])
     def batch(self, request):
         """Up to 1000 creates/upserts in one transaction: all are stored or none."""

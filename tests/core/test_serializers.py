@@ -110,3 +110,12 @@ def test_an_error_quoting_a_lone_surrogate_is_still_json(api, user):
                     {"messages": [{"role": "\ud800", "content": "hi"}]})
     assert response.status_code == 400
     assert "\\ud800" in json.dumps(response.json())
+
+
+@pytest.mark.parametrize("text", ["null", "[" * 3000 + "]" * 3000], ids=["null", "deep"])
+def test_json_text_in_a_form_field_is_read_like_a_body(api, user, text):
+    memory = MemoryFactory(owner=user)
+    response = api.patch(f"/api/memories/{memory.pk}/", {"metadata": text}, format="multipart")
+    assert response.status_code == 400 and "metadata" in response.json()
+    memory.refresh_from_db()
+    assert memory.version == 1
