@@ -22,6 +22,11 @@ class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
     confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
+    # JSON objects (readers call .get on them): {"source_ref": 5} is a 400, not a memory that breaks its context
+    metadata = DictField(required=False, help_text="Free-form JSON object from the client.")
+    entities = DictField(required=False, help_text='Named things mentioned, e.g. {"people": ["Emma"]}.')
+    source_ref = DictField(required=False, help_text="Where it came from: conversation, message, document ids.")
+    links = DictField(required=False, help_text="Related URLs, files and memories.")
     embedding_pending = serializers.SerializerMethodField()
 
     class Meta:
