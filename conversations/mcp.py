@@ -19,10 +19,12 @@ from mcp import types
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import ParseError
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from conversations import tools
+from core.parsers import TooDeep, check_depth
 from memories.tools import MemoryTool
 
 INSTRUCTIONS = (
@@ -119,6 +121,10 @@ class MCPView(APIView):
         return response
 
     def post(self, request):
+        try:  # the SDK's own parser stops at 200 levels; the API's limit applies here too
+            check_depth(request.body.decode("utf-8", "replace"))
+        except TooDeep as exc:
+            raise ParseError(f"JSON parse error - {exc}") from None
         scope = {
             "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": request.method,
             "scheme": request.scheme, "path": request.path, "raw_path": request.path.encode(), "root_path": "",

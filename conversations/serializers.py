@@ -2,14 +2,14 @@ from rest_framework import serializers
 
 from conversations.models import Conversation, Message
 from conversations.tools import TOOL_NAMES
-from core.serializers import OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Project
 
 
 class ConversationSerializer(StrictSerializer, serializers.ModelSerializer):
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
     message_count = serializers.IntegerField(read_only=True, required=False)
-    metadata = serializers.DictField(required=False, help_text="Free-form JSON object.")
+    metadata = DictField(required=False, help_text="Free-form JSON object.")
 
     class Meta:
         model = Conversation
@@ -38,14 +38,14 @@ class MessageSerializer(serializers.ModelSerializer):
 
 class MessageInSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True,
+    name = CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="The speaker's name (shown in context instead of the role).")
-    content = serializers.CharField(max_length=100_000)
+    content = CharField(max_length=100_000)
     sent_at = serializers.DateTimeField(required=False, help_text=(
         "When it was said (ISO 8601), for history imported from elsewhere; default: now. Orders the "
         "conversation and dates what is extracted from it."))
-    client_message_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    metadata = serializers.DictField(required=False)
+    client_message_id = CharField(max_length=200, required=False, allow_blank=True)
+    metadata = DictField(required=False)
 
 
 class AppendSerializer(StrictSerializer):
@@ -53,38 +53,38 @@ class AppendSerializer(StrictSerializer):
 
 
 class ContextQuerySerializer(StrictSerializer):
-    query = serializers.CharField(required=False, max_length=4000)
+    query = CharField(required=False, max_length=4000)
     budget = serializers.IntegerField(required=False, min_value=16, max_value=32000)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20)
     stay = serializers.BooleanField(required=False, default=False, help_text=(
         "Excerpts from this conversation only (default: from all of the user's conversations in scope)."))
-    format = serializers.CharField(required=False)
+    format = CharField(required=False)
 
 
 class ScoredMessageSerializer(serializers.Serializer):
     message = MessageSerializer()
     score = serializers.FloatField()
-    parts = serializers.DictField(child=serializers.FloatField())
+    parts = DictField(child=serializers.FloatField())
 
 
 class ContextItemSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["memory", "excerpt"])
-    text = serializers.CharField(help_text="What the model reads for this item.")
+    text = CharField(help_text="What the model reads for this item.")
     score = serializers.FloatField()
     tokens = serializers.IntegerField()
-    source = serializers.DictField(help_text=(
+    source = DictField(help_text=(
         "Where it came from: a memory's id and the conversation/message or document it was extracted from; an "
         "excerpt's conversation, its messages in order and which of them matched, and when it was said."))
 
 
 class ContextSerializer(serializers.Serializer):
-    query = serializers.CharField()
+    query = CharField()
     budget = serializers.IntegerField()
     used_tokens = serializers.IntegerField()
     degraded = serializers.BooleanField()
-    text = serializers.CharField()
+    text = CharField()
     items = ContextItemSerializer(many=True)
-    memories = serializers.ListField(child=serializers.DictField(), help_text="The memories in the context.")
+    memories = serializers.ListField(child=DictField(), help_text="The memories in the context.")
     scores = serializers.ListField(child=serializers.FloatField(), help_text="Their scores, in the same order.")
 
 

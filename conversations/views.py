@@ -1,5 +1,5 @@
 from django.db.models import Count
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -33,11 +33,11 @@ class ConversationViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer):
         serializer.instance = services.conversation_create(owner=self.request.user, **serializer.validated_data)
+        serializer.instance.message_count = 0  # as every other answer has it (the schema requires it)
 
     def perform_update(self, serializer):
-        serializer.instance = services.conversation_update(
-            conversation=serializer.instance, data=serializer.validated_data
-        )
+        conversation = services.conversation_update(conversation=serializer.instance, data=serializer.validated_data)
+        serializer.instance = self.get_queryset().get(pk=conversation.pk)  # with its message_count
 
     def perform_destroy(self, instance):
         services.conversation_delete(conversation=instance)
@@ -59,7 +59,8 @@ class ConversationViewSet(viewsets.ModelViewSet):
         return Response({"forgotten_memories": erased})
 
     @extend_schema(methods=["GET"], responses=MessageSerializer(many=True))
-    @extend_schema(methods=["POST"], request=AppendSerializer, responses=MessageSerializer(many=True))
+    @extend_schema(methods=["POST"], request=AppendSerializer, responses={
+        201: MessageSerializer(many=True), 200: OpenApiResponse(MessageSerializer(many=True), "All already there")})
     @action(detail=True, methods=["get", "post"])
     def messages(self, request, pk=None):
         """GET lists the messages in order; POST appends one or more (a repeated client_message_id is ignored)."""

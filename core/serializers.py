@@ -1,10 +1,64 @@
-"""Serializer pieces every API shares. Serializers check shape only; rules live in services."""
+"""Serializer pieces every API shares. Serializers check shape only; rules live in services.
 
+Strings are strict (a number where text belongs is a 400, not stored as "123") and JSON values must be storable
+(no NUL, no lone surrogate anywhere inside: core.text), both for declared fields and for the fields
+ModelSerializers build from models."""
+
+from django.db import models
 from rest_framework import serializers
+
+from core.parsers import loads
+from core.text import check_storable
+
+
+class CharField(serializers.CharField):
+    """A string and only a string: DRF's own CharField turns 123 into "123". DRF already refuses NUL and lone
+    surrogates in it."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class JSONField(serializers.JSONField):
+    """Free-form JSON the database can store: a NUL or a lone surrogate anywhere inside (keys too) is a 400. JSON
+    text in a form field is read by the API's JSON reader (depth limit), and its null is refused like JSON's."""
+
+    def to_internal_value(self, data):
+        if not (self.binary or getattr(data, "is_json_string", False)):
+            return super().to_internal_value(data)
+        try:
+            value = loads(data.decode() if isinstance(data, bytes) else data)
+        except (TypeError, ValueError):
+            self.fail("invalid")
+        if value is None and not self.allow_null:
+            self.fail("null")
+        return value
+
+    def get_validators(self):
+        return [*super().get_validators(), check_storable]
+
+
+class DictField(serializers.DictField):
+    """A JSON object the database can store (see JSONField)."""
+
+    def get_validators(self):
+        return [*super().get_validators(), check_storable]
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know, so a typo is a 400 that names it rather than silently ignored."""
+    """Rejects fields it does not know, so a typo is a 400 that names it rather than silently ignored. Model
+    serializers that mix it in build strict text fields and storable JSON fields."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: CharField,
+        models.TextField: CharField,
+        models.JSONField: JSONField,
+    }
 
     def to_internal_value(self, data):
         if isinstance(data, dict):

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from documents.models import Chunk, Document
 from memories.models import Project
 from memories.serializers import SearchResponseSerializer
@@ -24,7 +24,7 @@ def document_progress(document: Document) -> dict:
 
 
 class DocumentSerializer(serializers.ModelSerializer):
-    status = serializers.CharField(source="processing_status", read_only=True,
+    status = CharField(source="processing_status", read_only=True,
                                    help_text="pending -> processing -> completed | failed")
     progress = serializers.SerializerMethodField()
 
@@ -44,7 +44,7 @@ class DocumentUploadSerializer(StrictSerializer):
     file = serializers.FileField(allow_empty_file=True, use_url=False,
                                  help_text="PDF, DOCX, HTML, Markdown or plain text.")
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
-    title = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    title = CharField(required=False, allow_blank=True, max_length=300)
 
 
 class ChunkSerializer(serializers.ModelSerializer):
@@ -62,7 +62,7 @@ class ChunkSerializer(serializers.ModelSerializer):
 
 class SearchChunkSerializer(ChunkSerializer):
     document_title = serializers.SerializerMethodField()
-    filename = serializers.CharField(source="document.filename", read_only=True)
+    filename = CharField(source="document.filename", read_only=True)
 
     class Meta(ChunkSerializer.Meta):
         fields = [*ChunkSerializer.Meta.fields, "document_title", "filename"]
@@ -75,11 +75,11 @@ class SearchChunkSerializer(ChunkSerializer):
 class ScoredChunkSerializer(serializers.Serializer):
     chunk = SearchChunkSerializer()
     score = serializers.FloatField()
-    parts = serializers.DictField(child=serializers.FloatField())
+    parts = DictField(child=serializers.FloatField())
 
 
 class ChunkSearchSerializer(StrictSerializer):
-    query = serializers.CharField(max_length=4000, help_text="What to look for, in natural language.")
+    query = CharField(max_length=4000, help_text="What to look for, in natural language.")
     mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1, help_text=(
         "semantic: minimum cosine similarity (default 0.3); keyword and hybrid: minimum score."))
@@ -95,7 +95,7 @@ class ChunkSearchSerializer(StrictSerializer):
 
 
 class ChunkSearchResponseSerializer(serializers.Serializer):
-    mode = serializers.CharField()
+    mode = CharField()
     degraded = serializers.BooleanField()
     results = ScoredChunkSerializer(many=True)
 

@@ -164,7 +164,13 @@ AXES_DISABLE_ACCESS_LOG = True  # no row per successful login (a table that woul
 AXES_LOCKOUT_CALLABLE = "memento.signin.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "memento.signin.client_address"
 
+# Bad input is a 400, never a 500: JSON bodies (and tool-call arguments) nested deeper than this are refused before
+# parsing (1,000+ levels made the parser raise RecursionError); no body the API documents nests past ~10.
+API_JSON_MAX_DEPTH = env.int("API_JSON_MAX_DEPTH", default=64)
 REST_FRAMEWORK = {
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.rls.TokenAuthentication",
         "core.rls.BearerTokenAuthentication",
@@ -186,7 +192,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.AutoSchema",  # documents every error status an operation can answer
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

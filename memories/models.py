@@ -16,6 +16,9 @@ from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorFi
 from simple_history.models import HistoricalRecords
 
 EMBEDDING_DIMENSIONS = 384
+# The longest TTL a write may set: 100 years (PostgreSQL cannot add much larger intervals to a date, and every
+# list computes updated_at + ttl).
+MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 
 
 def default_namespace() -> list[str]:

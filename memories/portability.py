@@ -2,17 +2,20 @@
 import that reads it back."""
 
 import json
+import math
 import uuid
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.dateparse import parse_datetime
 
-from memories.models import Memory, Project
-from memories.services import project_create, validate_content, validate_namespace
+from core.text import unstorable
+from memories.models import MAX_TTL_MINUTES, Memory, Project
+from memories.services import identity, project_create, validate_content, validate_namespace
 from memories.vectors import embed_indexed
 
 EXPORT_FORMAT = "memento.memory/1"
@@ -43,6 +46,12 @@ def _value(obj, name: str):
     return _plain(getattr(obj, name))
 
 
+def _signature(owner, memory_id: str) -> str:
+    """Proof that `memory_id` was exported from `owner`'s account (an HMAC with the secret key): an import keeps
+    only such ids."""
+    return salted_hmac("memento.memories.export-id", f"{owner.pk}:{memory_id}", algorithm="sha256").hexdigest()
+
+
 def memory_export_lines(*, owner, batch_size: int = 500):
     """Every memory of `owner` (inactive and superseded included) as JSON Lines, each with all its versions,
     oldest first. Streams in keyset-paginated batches."""
@@ -70,12 +79,137 @@ def memory_export_lines(*, owner, batch_size: int = 500):
         for memory in memories:
             line = {"format": EXPORT_FORMAT, **{name: _value(memory, name) for name in EXPORT_FIELDS},
                     "project": memory.project.name if memory.project else None,
-                    "versions": versions.get(memory.pk, [])}
+                    "signature": _signature(owner, str(memory.pk)), "versions": versions.get(memory.pk, [])}
             yield json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
         last = memories[-1].pk
 
 
 # --- import ---------------------------------------------------------------------------------------------------
+#
+# Which id an imported memory gets must not depend on other users' data, or the answer would tell whether some
+# id exists in another account. A line's id is kept only when its signature shows the owner exported it;
+# every other id X becomes uuid5(HMAC(owner, X)): new, the same on every import of the file (so importing twice
+# still skips), whether or not X exists anywhere.
+
+COPIED = ("agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
+          "importance", "confidence", "source", "source_ref", "links", "version", "is_active", "value",
+          "ttl_minutes", "indexed")
+TIMES = ("created_at", "updated_at", "happened_at", "expires_at")
+OBJECTS = ("metadata", "entities", "source_ref", "links")  # JSON objects (value may also be null)
+TEXTS = ("agent_id", "key", "content", "category", "subject", "source")
+NUMBERS = ("importance", "confidence", "ttl_minutes")
+LINKS = ("supersedes", "superseded_by", "conversation", "message")  # checked here, not one query a row
+
+
+def _fail(line: int, field: str, message: str) -> ValidationError:
+    return ValidationError({"records": [f"line {line}: {field}: {message}"]})
+
+
+def _parse_time(value, field: str, line: int):
+    if value in (None, ""):
+        return None
+    try:
+        parsed = parse_datetime(value) if isinstance(value, str) and len(value) <= 64 else None
+    except ValueError:  # well formed, but no such date (month 13)
+        parsed = None
+    if parsed is None:
+        raise _fail(line, field, "not an ISO 8601 date-time.")
+    return parsed
+
+
+def _uuid(value, field: str, line: int, *, required: bool = False) -> uuid.UUID | None:
+    if value is None and not required:
+        return None
+    try:
+        if isinstance(value, str) and len(value) <= 64:
+            return uuid.UUID(value)
+    except ValueError:
+        pass
+    raise _fail(line, field, "must be a UUID." if required else "must be a UUID or null.")
+
+
+def _check_shape(line: int, fields: dict[str, Any], prefix: str = "") -> None:
+    """JSON types the model would otherwise coerce or the database refuse (a 500): a number where text belongs,
+    an array where an object does, NaN, a TTL PostgreSQL cannot add to a date."""
+    def fail(name, message):
+        return _fail(line, prefix + name, message)
+
+    for name, value in fields.items():
+        if value is None and name not in ("key", "content", "namespace"):
+            continue
+        if name in TEXTS and not isinstance(value, str):
+            raise fail(name, "must be a string.")
+        if name in OBJECTS and not isinstance(value, dict):
+            raise fail(name, "must be a JSON object.")
+        if name == "value" and not isinstance(value, dict):
+            raise fail(name, "must be a JSON object or null.")
+        if name in ("tags", "namespace") and (
+                not isinstance(value, list) or not all(isinstance(t, str) for t in value)):
+            raise fail(name, "must be a list of strings.")
+        if name in ("is_active", "indexed") and not isinstance(value, bool):
+            raise fail(name, "must be true or false.")
+        if name == "version" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise fail(name, "must be an integer.")
+        if name in NUMBERS and (isinstance(value, bool) or not isinstance(value, int | float)
+                                or not math.isfinite(value)):
+            raise fail(name, "must be a number.")
+    ttl = fields.get("ttl_minutes")
+    if ttl is not None and not 0 < ttl <= MAX_TTL_MINUTES:
+        raise fail("ttl_minutes", f"must be more than 0 and at most {MAX_TTL_MINUTES}.")
+
+
+def _checked(line: int, record: Any) -> dict[str, Any]:
+    """One line's fields, each of a type it can be stored as; ValidationError naming line and field."""
+    if not isinstance(record, dict):
+        raise ValidationError({"records": [f"line {line}: must be a JSON object."]})
+    if record.get("format") != EXPORT_FORMAT:
+        raise ValidationError({"records": [f"line {line}: format must be {EXPORT_FORMAT!r}."]})
+    for name, value in record.items():
+        problem = unstorable(name) or unstorable(value)
+        if problem:
+            raise _fail(line, "a field name" if unstorable(name) else name[:100], problem)
+    _uuid(record.get("id"), "id", line, required=True)
+    try:
+        validate_content(record.get("content"))
+        validate_namespace(record.get("namespace"))
+    except ValidationError as exc:
+        raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
+                                           for f, m in exc.message_dict.items()]}) from None
+    fields = identity({name: record[name] for name in COPIED if name in record})
+    _check_shape(line, fields)
+    for name in LINKS:
+        _uuid(record.get(name), name, line)
+    if record.get("project") is not None and not isinstance(record["project"], str):
+        raise _fail(line, "project", "must be a project name or null.")
+    versions = record.get("versions") or []
+    if not isinstance(versions, list) or not all(isinstance(v, dict) for v in versions):
+        raise _fail(line, "versions", "must be a list of objects.")
+    for number, version in enumerate(versions):
+        _check_shape(line, {k: v for k, v in version.items() if k in COPIED}, prefix=f"versions[{number}].")
+        for name in ("supersedes", "superseded_by"):
+            _uuid(version.get(name), f"versions[{number}].{name}", line)
+        if not isinstance(version.get("type", "~"), str) or not isinstance(version.get("action", ""), str) \
+                or not isinstance(version.get("reason") or "", str):
+            raise _fail(line, f"versions[{number}]", "type, action and reason must be strings.")
+    times = {n: _parse_time(record[n], n, line) for n in TIMES if record.get(n) not in (None, "")}
+    return {"fields": fields, "times": times,
+            "versions": [({n: v[n] for n in VERSION_FIELDS if n in v and n not in (*LINKS, *TIMES)},
+                          {n: _parse_time(v[n], f"versions[{i}].{n}", line) for n in (*TIMES, "at")
+                           if v.get(n) not in (None, "")})
+                         for i, v in enumerate(versions)]}
+
+
+def _target_id(owner, record: dict[str, Any]) -> uuid.UUID:
+    """The id this line's memory gets in the owner's account (see above)."""
+    given = str(record["id"])
+    signature = record.get("signature")
+    if isinstance(signature, str) and constant_time_compare(signature, _signature(owner, given)):
+        return uuid.UUID(given)
+    return _derived_id(owner, given)
+
+
+def _derived_id(owner, given: str) -> uuid.UUID:
+    return uuid.uuid5(uuid.NAMESPACE_URL, _signature(owner, f"import:{given}"))
 
 
 def _owned_link_targets(owner, names) -> list[set[str]]:
@@ -88,44 +222,27 @@ def _owned_link_targets(owner, names) -> list[set[str]]:
     ]
 
 
-
-def _parse_time(value, field: str, line: int):
-    if value in (None, ""):
-        return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise ValidationError({"records": [f"line {line}: {field} is not an ISO 8601 date-time."]})
-    return parsed
-
-
 def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[str, int]:
-    """Load memories in the export format, with their versions, all or nothing. A memory whose id the owner
-    already has is skipped, so importing a file twice changes nothing; an id taken by another user gets a new
-    id (and links between imported memories follow it). Embeddings are recomputed."""
-    if len(records) > settings.MEMORY_IMPORT_MAX:
-        raise ValidationError({"records": [f"At most {settings.MEMORY_IMPORT_MAX} memories per import."]})
-    ids: dict[str, uuid.UUID] = {}
+    """Load memories in the export format, with their versions, all or nothing; a bad line is a 400 naming the
+    line and the field. A memory the owner already has is skipped, so importing a file twice changes nothing;
+    links between imported memories follow their ids. Embeddings are recomputed."""
+    if not isinstance(records, list) or len(records) > settings.MEMORY_IMPORT_MAX:
+        raise ValidationError({"records": [f"A list of at most {settings.MEMORY_IMPORT_MAX} memories per import."]})
+    checked = [_checked(line, record) for line, record in enumerate(records, start=1)]
+    remap: dict[str, uuid.UUID] = {}
     for line, record in enumerate(records, start=1):
-        if record.get("format") != EXPORT_FORMAT:
-            raise ValidationError({"records": [f"line {line}: format must be {EXPORT_FORMAT!r}."]})
-        try:
-            ids[str(record["id"])] = uuid.UUID(str(record["id"]))
-        except (KeyError, ValueError):
-            raise ValidationError({"records": [f"line {line}: id must be a UUID."]}) from None
-        try:
-            validate_content(record.get("content"))
-            validate_namespace(record.get("namespace"))
-        except ValidationError as exc:
-            raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
-                                               for f, m in exc.message_dict.items()]}) from None
-    mine = set(Memory.objects.owned_by(owner).filter(pk__in=list(ids.values())).values_list("pk", flat=True))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT memento_taken_memory_ids(%s::uuid[])", [list(ids.values())])
-        taken = {row[0] for row in cursor.fetchall()}
-    skipped = {key for key, pk in ids.items() if pk in mine}
-    remap = {key: (uuid.uuid4() if pk in taken and pk not in mine else pk) for key, pk in ids.items()}
-    todo = [(line, r) for line, r in enumerate(records, start=1) if str(r["id"]) not in skipped]
-    vectors, model_name = embed_indexed([r for _, r in todo])
+        if str(record["id"]) in remap:
+            raise _fail(line, "id", "appears on an earlier line too.")
+        remap[str(record["id"])] = _target_id(owner, record)
+    targets = list(remap.values())
+    mine = set(Memory.objects.owned_by(owner).filter(pk__in=targets).values_list("pk", flat=True))
+    with connection.cursor() as cursor:  # only ids the owner exported can be taken: by nobody, in practice
+        cursor.execute("SELECT memento_taken_memory_ids(%s::uuid[])", [targets])
+        taken = {row[0] for row in cursor.fetchall()} - mine
+    remap = {given: (_derived_id(owner, given) if pk in taken else pk) for given, pk in remap.items()}
+    todo = [(line, r, c) for line, (r, c) in enumerate(zip(records, checked, strict=True), start=1)
+            if remap[str(r["id"])] not in mine]
+    vectors, model_name = embed_indexed([c["fields"] for _, _, c in todo])
     owned_ids = set(Memory.objects.owned_by(owner).values_list("pk", flat=True))
     conversations, messages = _owned_link_targets(owner, ("conversation", "message"))
 
@@ -138,56 +255,57 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
     with transaction.atomic():
         projects: dict[str, Project] = {}
 
-        def project_for(name):
+        def project_for(name, line):
             if not name:
                 return None
             if name not in projects:
-                projects[name] = (Project.objects.filter(owner=owner, name=name).first()
-                                  or project_create(owner=owner, name=name))
+                try:
+                    projects[name] = (Project.objects.filter(owner=owner, name=name).first()
+                                      or project_create(owner=owner, name=name))
+                except ValidationError as exc:
+                    raise _fail(line, "project", " ".join(m for ms in exc.message_dict.values() for m in ms)) \
+                        from None
             return projects[name]
 
         memories, versions = [], []
-        for (line, record), vector in zip(todo, vectors, strict=True):
+        for (line, record, check), vector in zip(todo, vectors, strict=True):
             memory = Memory(
-                id=remap[str(record["id"])], owner=owner, project=project_for(record.get("project")),
+                id=remap[str(record["id"])], owner=owner, project=project_for(record.get("project"), line),
                 embedding=vector, embedding_model=model_name if vector is not None else "",
                 supersedes_id=link(record.get("supersedes")), superseded_by_id=link(record.get("superseded_by")),
                 conversation_id=record.get("conversation") if record.get("conversation") in conversations else None,
                 message_id=record.get("message") if record.get("message") in messages else None,
-                **{name: record[name] for name in (
-                    "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
-                    "importance", "confidence", "source", "source_ref", "links", "version", "is_active", "value",
-                    "ttl_minutes", "indexed",
-                ) if name in record},
-                **{name: _parse_time(record.get(name), name, line) for name in (
-                    "created_at", "updated_at", "happened_at", "expires_at")},
+                **check["fields"], **check["times"],
             )
-            try:
-                # related ids were checked above; the linked memories may be later in this same file
-                memory.clean_fields(exclude=["search_vector", "embedding", "supersedes", "superseded_by",
-                                             "project", "conversation", "message"])
-            except ValidationError as exc:
-                raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
-                                                   for f, m in exc.message_dict.items()]}) from None
+            _clean(memory, line, exclude=["search_vector", "embedding", "owner", *LINKS, "project"])
             memories.append(memory)
-            for version in record.get("versions") or []:
-                snapshot = {name: version[name] for name in VERSION_FIELDS if name in version
-                            and name not in ("supersedes", "superseded_by")}
-                for name in ("created_at", "updated_at", "happened_at", "expires_at"):
-                    snapshot[name] = _parse_time(version.get(name), name, line)
-                versions.append(Memory.history.model(
+            for (snapshot, times), raw in zip(check["versions"], record.get("versions") or [], strict=True):
+                version = Memory.history.model(
                     id=memory.pk, owner_id=owner.pk, project_id=memory.project_id,
-                    supersedes_id=link(version.get("supersedes")), superseded_by_id=link(version.get("superseded_by")),
-                    history_date=_parse_time(version.get("at"), "at", line), history_type=version.get("type", "~"),
-                    history_action=version.get("action", ""), history_change_reason=version.get("reason"),
-                    history_user=actor if actor and version.get("actor") == actor.get_username() else None,
-                    **snapshot,
-                ))
+                    supersedes_id=link(raw.get("supersedes")), superseded_by_id=link(raw.get("superseded_by")),
+                    history_date=times.pop("at", None) or memory.updated_at, history_type=raw.get("type", "~"),
+                    history_action=raw.get("action", ""), history_change_reason=raw.get("reason"),
+                    history_user=actor if actor and raw.get("actor") == actor.get_username() else None,
+                    **identity(snapshot), **times,
+                )
+                _clean(version, line, exclude=["owner", *LINKS, "project", "history_user", "id", "history_id"])
+                versions.append(version)
         try:
             with transaction.atomic():
                 # the versions come from the file itself, so the rows go in without new history of their own
                 Memory.objects.bulk_create(memories, batch_size=500)
                 Memory.history.model.objects.bulk_create(versions, batch_size=500)
-        except IntegrityError as exc:
-            raise ValidationError({"records": [f"The import conflicts with stored memories: {exc}"]}) from exc
-    return {"imported": len(memories), "skipped": len(skipped), "versions": len(versions)}
+        except (IntegrityError, DataError):
+            raise ValidationError({"records": [
+                "The import conflicts with stored memories (a key already used by a live memory, or a memory "
+                "that supersedes itself)."]}) from None
+    return {"imported": len(memories), "skipped": len(records) - len(todo), "versions": len(versions)}
+
+
+def _clean(row, line: int, exclude: list[str]) -> None:
+    """The model's own field checks (lengths, choices, ranges), reported with the line."""
+    try:
+        row.clean_fields(exclude=exclude)
+    except ValidationError as exc:
+        raise ValidationError({"records": [f"line {line}: {f}: {' '.join(m)}"
+                                           for f, m in exc.message_dict.items()]}) from None

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.db.models import prefetch_related_objects
 
+from core.text import nfc_path
 from memories.models import Memory, MemoryQuerySet, Project
 
 
@@ -46,7 +47,7 @@ def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQ
     if filters.agent_id is not None:
         qs = qs.filter(agent_id=filters.agent_id)
     if filters.namespace:
-        qs = qs.in_namespace(filters.namespace)
+        qs = qs.in_namespace(nfc_path(list(filters.namespace)))
     if filters.tags:
         qs = qs.filter(tags__contains=filters.tags) if filters.tags_mode == "all" else qs.filter(
             tags__overlap=filters.tags

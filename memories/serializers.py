@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Memory, Project
 
 
@@ -17,11 +17,16 @@ class ProjectSerializer(StrictSerializer, serializers.ModelSerializer):
 class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
     namespace = serializers.ListField(
-        child=serializers.CharField(max_length=200, allow_blank=False), allow_empty=False, required=False
+        child=CharField(max_length=200, allow_blank=False), allow_empty=False, required=False
     )
-    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
+    tags = serializers.ListField(child=CharField(max_length=100), required=False)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
     confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
+    # JSON objects (readers call .get on them): {"source_ref": 5} is a 400, not a memory that breaks its context
+    metadata = DictField(required=False, help_text="Free-form JSON object from the client.")
+    entities = DictField(required=False, help_text='Named things mentioned, e.g. {"people": ["Emma"]}.')
+    source_ref = DictField(required=False, help_text="Where it came from: conversation, message, document ids.")
+    links = DictField(required=False, help_text="Related URLs, files and memories.")
     embedding_pending = serializers.SerializerMethodField()
 
     class Meta:
@@ -72,6 +77,15 @@ class MemoryWriteSerializer(MemorySerializer):
         return data
 
 
+class WrittenMemorySerializer(MemorySerializer):
+    """What a create or upsert answers (for the schema): the memory, and whether it was a near-duplicate."""
+
+    duplicate = serializers.BooleanField(help_text="True: nothing was stored; this is the near-identical memory.")
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "duplicate"]
+
+
 class FilterSerializer(StrictSerializer):
     """The filters shared by list (query string) and search (JSON body)."""
 
@@ -80,13 +94,13 @@ class FilterSerializer(StrictSerializer):
         "plus that project's."))
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: memories of every project and none.")
-    agent_id = serializers.CharField(required=False, max_length=200)
-    namespace = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
+    agent_id = CharField(required=False, max_length=200)
+    namespace = serializers.ListField(child=CharField(max_length=200), required=False,
                                       help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
-    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
+    tags = serializers.ListField(child=CharField(max_length=100), required=False)
     tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
-    category = serializers.CharField(required=False, max_length=100)
-    subject = serializers.CharField(required=False, max_length=200)
+    category = CharField(required=False, max_length=100)
+    subject = CharField(required=False, max_length=200)
     source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
@@ -102,18 +116,18 @@ class ListQuerySerializer(FilterSerializer):
 
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    namespace = serializers.CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile")
-    tags = serializers.CharField(required=False, help_text="Comma-separated tags.")
-    project = serializers.CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
+    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile")
+    tags = CharField(required=False, help_text="Comma-separated tags.")
+    project = CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
 
 
 class SearchSerializer(FilterSerializer):
-    query = serializers.CharField(max_length=4000, help_text="What to look for, in natural language.")
+    query = CharField(max_length=4000, help_text="What to look for, in natural language.")
     mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1,
                                        help_text="Minimum cosine similarity (semantic: default 0.7).")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
-    ranking = serializers.CharField(required=False, allow_null=True, max_length=50)
+    ranking = CharField(required=False, allow_null=True, max_length=50)
     include_chunks = serializers.BooleanField(required=False, default=False, help_text=(
         "Also return document chunks for the same query, mode, limit and scope."))
     include_messages = serializers.BooleanField(required=False, default=False, help_text=(
@@ -123,18 +137,24 @@ class SearchSerializer(FilterSerializer):
 class ScoredMemorySerializer(serializers.Serializer):
     memory = MemorySerializer()
     score = serializers.FloatField()
-    parts = serializers.DictField(child=serializers.FloatField())
+    parts = DictField(child=serializers.FloatField())
 
 
 class SearchResponseSerializer(serializers.Serializer):
-    mode = serializers.CharField()
-    ranking = serializers.CharField()
+    mode = CharField()
+    ranking = CharField()
     degraded = serializers.BooleanField()
     results = ScoredMemorySerializer(many=True)
 
 
 class BatchSerializer(StrictSerializer):
-    items = serializers.ListField(child=serializers.DictField(), allow_empty=False, max_length=1000)
+    items = serializers.ListField(child=DictField(), allow_empty=False, max_length=1000)
+
+
+class BatchRequestSerializer(StrictSerializer):
+    """The batch body as the schema shows it: each item is checked as a create (the view does it item by item)."""
+
+    items = MemoryWriteSerializer(many=True, allow_empty=False, max_length=1000)
 
 
 class BatchResultSerializer(serializers.Serializer):
@@ -142,14 +162,14 @@ class BatchResultSerializer(serializers.Serializer):
 
     outcome = serializers.ChoiceField(choices=["created", "updated", "duplicate"])
     id = serializers.UUIDField(source="memory.pk")
-    key = serializers.CharField(source="memory.key")
+    key = CharField(source="memory.key")
     version = serializers.IntegerField(source="memory.version")
 
 
 class RevertSerializer(StrictSerializer):
     history_id = serializers.IntegerField(required=False, min_value=1)
     version = serializers.IntegerField(required=False, min_value=1)
-    reason = serializers.CharField(required=False, max_length=500, allow_blank=True)
+    reason = CharField(required=False, max_length=500, allow_blank=True)
 
     def validate(self, attrs):
         if ("history_id" in attrs) == ("version" in attrs):
@@ -160,10 +180,10 @@ class RevertSerializer(StrictSerializer):
 class HistoryEntrySerializer(serializers.Serializer):
     history_id = serializers.IntegerField()
     version = serializers.IntegerField()
-    action = serializers.CharField()
-    actor = serializers.CharField(allow_null=True)
+    action = CharField()
+    actor = CharField(allow_null=True)
     at = serializers.DateTimeField()
-    reason = serializers.CharField(allow_null=True)
-    changed_fields = serializers.ListField(child=serializers.CharField())
-    content = serializers.CharField()
+    reason = CharField(allow_null=True)
+    changed_fields = serializers.ListField(child=CharField())
+    content = CharField()
     is_active = serializers.BooleanField()

@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from core.text import nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
 from memories.vectors import duplicates_for, embed_indexed, embed_or_pending
@@ -166,8 +167,14 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     return MemoryWrite(memory, "created")
 
 
+def identity(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with namespace labels and key in NFC: two spellings of one name are one memory."""
+    return {**item, **{name: normal(item[name]) for name, normal in (("namespace", nfc_path), ("key", nfc))
+                       if name in item}}
+
+
 def prepare_item(item: dict[str, Any]) -> dict[str, Any]:
-    item = dict(item)
+    item = identity(item)
     validate_content(item.get("content"))
     for name in ("importance", "confidence"):
         value = item.get(name)
@@ -244,6 +251,7 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
 
 
 def memory_update(*, memory: Memory, data: dict[str, Any], actor=None, reason: str = "updated") -> Memory:
+    data = identity(data)
     if "content" in data:
         validate_content(data["content"])
     if "namespace" in data:

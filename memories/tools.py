@@ -17,6 +17,8 @@ from django.core.exceptions import ValidationError
 from jsonschema import Draft202012Validator
 from rest_framework.utils.encoders import JSONEncoder
 
+from core.parsers import loads
+from core.text import nfc, unstorable
 from memories import search, selectors, services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
@@ -114,7 +116,7 @@ def _memory(user, args: dict[str, Any]) -> Memory:
         memory = memories.filter(pk=memory_id).first()
         field = "memory_id"
     elif "key" in args:
-        memory = memories.filter(key=args["key"], is_active=True).order_by("-updated_at").first()
+        memory = memories.filter(key=nfc(args["key"]), is_active=True).order_by("-updated_at").first()
         field = "key"
     else:
         raise ValidationError({"memory_id": ["Give memory_id (or key)."]})
@@ -263,25 +265,11 @@ def _problem(error) -> tuple[str, str]:
     return field, template.format(value) if template else error.message[:200]
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
-
-
-def _not_json(constant: str):
-    raise ValueError(f"{constant} is not a JSON number")
-
-
 def parsed(raw: Any) -> dict[str, Any]:
     """Arguments as a model produced them: a JSON object, or its JSON text."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw or "{}", parse_constant=_not_json)
+            raw = loads(raw or "{}")
         except ValueError as exc:  # JSONDecodeError is one
             raise ValidationError({"arguments": [f"Not valid JSON: {getattr(exc, 'msg', exc)}."]}) from None
     raw = {} if raw is None else raw
@@ -294,6 +282,8 @@ def validated(definition: MemoryTool, raw: Any) -> dict[str, Any]:
     """The arguments of a call to tool `definition`, checked against its schema; ValidationError names each field."""
     raw = parsed(raw)
     properties = definition.parameters["properties"]
+    if any(unstorable(name) for name in raw):
+        raise ValidationError({"arguments": [f"Argument names: {unstorable(list(raw))}"]})
     errors: dict[str, list[str]] = {}
     for error in definition.validator.iter_errors(raw):
         if error.validator == "required":
@@ -305,8 +295,10 @@ def validated(definition: MemoryTool, raw: Any) -> dict[str, Any]:
         else:
             field, message = _problem(error)
             errors.setdefault(field, []).append(message)
-    if not errors and _has_nul(raw):
-        errors["arguments"] = ["Text may not contain NUL characters."]
+    for name, value in raw.items():  # each argument named, so the model can fix it
+        problem = unstorable(value)
+        if problem:
+            errors.setdefault(name[:100], []).append(problem)
     if errors:
         raise ValidationError(errors)
     # JSON Schema counts 2.0 as an integer; Python slicing does not

@@ -1,14 +1,14 @@
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
-from core.parsers import JSONLinesParser
+from core.parsers import JSONLinesParser, JSONParser
 from memories import batch, portability, selectors, services
 from memories.models import Memory, MemoryEvent, Project
 from memories.serializers import (
+    BatchRequestSerializer,
     BatchResultSerializer,
     BatchSerializer,
     HistoryEntrySerializer,
@@ -17,6 +17,7 @@ from memories.serializers import (
     MemoryWriteSerializer,
     ProjectSerializer,
     RevertSerializer,
+    WrittenMemorySerializer,
 )
 
 
@@ -63,7 +64,8 @@ class LenientQuery(ListQuerySerializer):
     list=extend_schema(parameters=[ListQuerySerializer]),
     create=extend_schema(
         request=MemoryWriteSerializer,
-        responses={201: MemoryWriteSerializer, 200: OpenApiResponse(MemoryWriteSerializer, "Upserted or duplicate")},
+        responses={201: WrittenMemorySerializer,
+                   200: OpenApiResponse(WrittenMemorySerializer, "Upserted, or a duplicate")},
     ),
 )
 class MemoryViewSet(viewsets.ModelViewSet):
@@ -126,7 +128,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(responses=HistoryEntrySerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def history(self, request, pk=None):
         """Every version, newest first, with actor, time, reason and the fields it changed."""
         rows = [
@@ -155,13 +157,14 @@ class MemoryViewSet(viewsets.ModelViewSet):
         return Response(self.get_serializer(memory).data)
 
     @extend_schema(responses=MemorySerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def chain(self, request, pk=None):
         """The supersession chain this memory belongs to, oldest to newest."""
         chain = selectors.memory_chain(memory=self.get_object())
         return Response(self.get_serializer(chain, many=True).data)
 
-    @extend_schema(request=BatchSerializer, responses=BatchResultSerializer(many=True))
+    @extend_schema(request=BatchRequestSerializer, responses={
+        201: BatchResultSerializer(many=True), 200: OpenApiResponse(BatchResultSerializer(many=True), "None created")})
     @action(detail=False, methods=["post"])
     def batch(self, request):
         """Up to 1000 creates/upserts in one transaction: all are stored or none."""
@@ -181,8 +184,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
         created = any(w.outcome == "created" for w in writes)
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One memory per line.")},
-                   parameters=[OpenApiParameter("include_inactive", bool, default=True)])
+    @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One memory per line.")})
     @action(detail=False, methods=["get"])
     def export(self, request):
         """All the caller's memories as JSON Lines, each with its versions."""

@@ -11,6 +11,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from langgraph.store.base.embed import tokenize_path
 
+from core.text import nfc, require_storable
+from memories.models import MAX_TTL_MINUTES
+
 MAX_LABELS = 20  # namespace depth
 MAX_LABEL_LENGTH = 200  # Memory.namespace's labels
 MAX_KEY_LENGTH = 255  # Memory.key
@@ -19,7 +22,6 @@ MAX_PATH_LENGTH = 200
 MAX_QUERY_CHARS = 4000
 MAX_FILTER_KEYS = 20
 MAX_OFFSET = 100_000
-MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
@@ -66,37 +68,13 @@ class ListNamespaces:
 Op = Get | Put | Search | ListNamespaces
 
 
-MAX_DEPTH = 32  # nesting of a value or filter
-
-
 def _error(field: str, message: str) -> ValidationError:
     return ValidationError({field: [message]})
 
 
-def _storable(obj: Any, field: str, depth: int = 0) -> None:
-    """Every string in `obj` (keys included) can be stored: no NUL, no lone surrogates (PostgreSQL refuses
-    both); nesting is bounded."""
-    if depth > MAX_DEPTH:
-        raise _error(field, f"Nested more than {MAX_DEPTH} levels deep.")
-    if isinstance(obj, str):
-        if "\x00" in obj:
-            raise _error(field, "Text may not contain NUL characters.")
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            raise _error(field, "Text may not contain lone surrogate characters.") from None
-    elif isinstance(obj, dict):
-        for name, item in obj.items():
-            _storable(name, field, depth + 1)
-            _storable(item, field, depth + 1)
-    elif isinstance(obj, list):
-        for item in obj:
-            _storable(item, field, depth + 1)
-
-
 def namespace(raw: Any, field: str = "namespace", *, allow_empty: bool = False) -> tuple[str, ...]:
     """A namespace as a tuple of labels: strings, non-empty (not only spaces), without '.' or NUL (labels are
-    dot-joined on GET), at most MAX_LABELS of them."""
+    dot-joined on GET), at most MAX_LABELS of them, each in NFC (one spelling names one item)."""
     if not isinstance(raw, list | tuple):
         raise _error(field, "Must be a list of strings.")
     if not raw and not allow_empty:
@@ -106,22 +84,25 @@ def namespace(raw: Any, field: str = "namespace", *, allow_empty: bool = False) 
     for label in raw:
         if not isinstance(label, str):
             raise _error(field, f"Labels must be strings, got {type(label).__name__}.")
+    raw = [nfc(label) for label in raw]
+    for label in raw:
         if not label.strip():
             raise _error(field, "Labels may not be empty.")
         if "." in label or "\x00" in label:
             raise _error(field, f"Label {label!r} may not contain '.' or NUL.")
         if len(label) > MAX_LABEL_LENGTH:
             raise _error(field, f"Labels are at most {MAX_LABEL_LENGTH} characters.")
-        _storable(label, field)
+        require_storable(label, field)
     return tuple(raw)
 
 
 def key(raw: Any, field: str = "key") -> str:
     if not isinstance(raw, str) or not raw:
         raise _error(field, "Must be a non-empty string.")
+    raw = nfc(raw)
     if len(raw) > MAX_KEY_LENGTH:
         raise _error(field, f"At most {MAX_KEY_LENGTH} characters.")
-    _storable(raw, field)
+    require_storable(raw, field)
     return raw
 
 
@@ -152,7 +133,7 @@ def _integer(raw: Any, field: str, default: int, low: int, high: int) -> int:
 def _value(raw: Any, field: str = "value") -> dict:
     if not isinstance(raw, dict):
         raise _error(field, "Must be a JSON object.")
-    _storable(raw, field)
+    require_storable(raw, field)
     size = len(json.dumps(raw, ensure_ascii=False).encode())
     if size > settings.STORE_VALUE_MAX_BYTES:
         raise _error(field, f"Is {size} bytes as JSON; the limit is {settings.STORE_VALUE_MAX_BYTES}.")
@@ -169,7 +150,7 @@ def _index(raw: Any, field: str = "index"):
     for path in raw:
         if not isinstance(path, str) or not path or len(path) > MAX_PATH_LENGTH:
             raise _error(field, f"Paths are non-empty strings of at most {MAX_PATH_LENGTH} characters.")
-        _storable(path, field)
+        require_storable(path, field)
         if path != "$" and not tokenize_path(path):
             raise _error(field, f"Cannot read path {path!r}.")
     return list(raw)
@@ -194,7 +175,7 @@ def _filter(raw: Any, field: str = "filter") -> dict | None:
         raise _error(field, "Must be an object of value keys to match.")
     if len(raw) > MAX_FILTER_KEYS:
         raise _error(field, f"At most {MAX_FILTER_KEYS} keys.")
-    _storable(raw, field)
+    require_storable(raw, field)
     for name, condition in raw.items():
         if isinstance(condition, dict) and any(k.startswith("$") for k in condition):
             for operator, operand in condition.items():
@@ -224,7 +205,7 @@ def _query(raw: Any, field: str = "query") -> str | None:
         raise _error(field, "Must be a string or null.")
     if len(raw) > MAX_QUERY_CHARS:
         raise _error(field, f"At most {MAX_QUERY_CHARS} characters.")
-    _storable(raw, field)
+    require_storable(raw, field)
     return raw or None  # an empty query lists, like LangGraph's stores
 
 
@@ -286,9 +267,10 @@ def list_namespaces(data: Any) -> ListNamespaces:
     _known(data, {"prefix", "suffix", "match_conditions", "max_depth", "limit", "offset", "op"})
     conditions = []
     for match_type in ("prefix", "suffix"):
-        if data.get(match_type):
+        if data.get(match_type) not in (None, []):  # anything else must be a namespace
             conditions.append((match_type, namespace(data[match_type], match_type)))
-    raw_conditions = data.get("match_conditions") or []
+    raw_conditions = data.get("match_conditions")
+    raw_conditions = [] if raw_conditions is None else raw_conditions
     if not isinstance(raw_conditions, list) or len(raw_conditions) > 10:
         raise _error("match_conditions", "Must be a list of at most 10 conditions.")
     for condition in raw_conditions:

@@ -6,44 +6,72 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.parsers import JSONParser
+from core.serializers import StrictSerializer
 from store import ops
 from store.services import StoreUnavailable, store_batch
 
 _namespace = serializers.ListField(child=serializers.CharField())
-ITEM = inline_serializer("StoreItem", {
-    "namespace": _namespace, "key": serializers.CharField(), "value": serializers.JSONField(),
-    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
-})
+
+
+def body(name: str, fields: dict):
+    """A request body's schema: the store refuses fields it does not know, as StrictSerializer does."""
+    return type(name, (StrictSerializer,), fields)()
+
+
+def _optional(field_class, **kwargs):
+    return field_class(required=False, allow_null=True, **kwargs)  # null means the default, as LangGraph's
+
+
+def _labels(**kwargs):
+    """A namespace: labels that are not blank and have no '.' (GET joins them with dots)."""
+    return serializers.ListField(child=serializers.RegexField(r"^[^.]*[^.\s][^.]*$", max_length=200),
+                                 max_length=20, **kwargs)
+
+
+def _key():
+    return serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+_TIME = {"type": "string", "format": "date-time"}
+NULLABLE_ITEM = {  # GET's answer: an item, or null when there is none
+    "type": "object", "nullable": True, "required": ["namespace", "key", "value", "created_at", "updated_at"],
+    "properties": {"namespace": {"type": "array", "items": {"type": "string"}}, "key": {"type": "string"},
+                   "value": {"type": "object", "additionalProperties": True}, "created_at": _TIME,
+                   "updated_at": _TIME},
+}
 SEARCH_ITEM = inline_serializer("StoreSearchItem", {
     "namespace": _namespace, "key": serializers.CharField(), "value": serializers.JSONField(),
     "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
     "score": serializers.FloatField(allow_null=True),
 })
-PUT_BODY = inline_serializer("StorePut", {
-    "namespace": _namespace, "key": serializers.CharField(), "value": serializers.JSONField(),
+PUT_BODY = body("StorePut", {
+    "namespace": _labels(), "key": _key(),  # [] only with a null value: a delete, which does nothing
+    "value": serializers.DictField(required=False, allow_null=True, help_text="null or none deletes the item."),
     "index": serializers.JSONField(required=False, help_text="null: the default fields; false: no vector; "
                                                              'or field paths such as ["text", "a.b", "arr[*].x"]'),
     "ttl": serializers.FloatField(required=False, allow_null=True, help_text="Minutes; reads refresh it."),
 })
-DELETE_BODY = inline_serializer("StoreDelete", {"namespace": _namespace, "key": serializers.CharField()})
-SEARCH_BODY = inline_serializer("StoreSearch", {
-    "namespace_prefix": _namespace, "filter": serializers.JSONField(required=False),
-    "limit": serializers.IntegerField(required=False), "offset": serializers.IntegerField(required=False),
+DELETE_BODY = body("StoreDelete", {"namespace": _labels(), "key": _key()})
+SEARCH_BODY = body("StoreSearch", {
+    "namespace_prefix": _labels(required=False),
+    "filter": serializers.JSONField(required=False),
+    "limit": _optional(serializers.IntegerField), "offset": _optional(serializers.IntegerField),
     "query": serializers.CharField(required=False, allow_null=True),
-    "refresh_ttl": serializers.BooleanField(required=False),
+    "refresh_ttl": _optional(serializers.BooleanField),
     "threshold": serializers.FloatField(required=False, allow_null=True,
                                         help_text="Minimum cosine similarity (none by default)."),
 })
-NAMESPACES_BODY = inline_serializer("StoreListNamespaces", {
-    "prefix": _namespace, "suffix": _namespace, "max_depth": serializers.IntegerField(required=False),
-    "limit": serializers.IntegerField(required=False), "offset": serializers.IntegerField(required=False),
+NAMESPACES_BODY = body("StoreListNamespaces", {
+    "prefix": _labels(required=False, allow_null=True),
+    "suffix": _labels(required=False, allow_null=True),
+    "max_depth": _optional(serializers.IntegerField),
+    "match_conditions": _optional(serializers.ListField, child=serializers.JSONField()),
+    "limit": _optional(serializers.IntegerField), "offset": _optional(serializers.IntegerField),
 })
-BATCH_BODY = inline_serializer("StoreBatch", {"ops": serializers.ListField(
+BATCH_BODY = body("StoreBatch", {"ops": serializers.ListField(
     child=serializers.JSONField(), help_text='Each {"op": "get"|"put"|"delete"|"search"|"list_namespaces", '
                                              "...the fields of that endpoint's body}.")})
 
@@ -64,11 +92,13 @@ class StoreView(APIView):
 class ItemView(StoreView):
     """One item: put (an upsert), get, delete (a soft delete of the memory)."""
 
+    delete_takes_body = True  # for the schema: DELETE reads {namespace, key} from a JSON body
+
     @extend_schema(operation_id="store_get_item", parameters=[
         OpenApiParameter("namespace", str, required=True, description="Labels joined with '.'"),
-        OpenApiParameter("key", str, required=True),
+        OpenApiParameter("key", str, required=True, pattern=r".+"),
         OpenApiParameter("refresh_ttl", bool, required=False),
-    ], responses={200: OpenApiResponse(ITEM, description="The item, or null when there is none.")})
+    ], responses={200: OpenApiResponse(NULLABLE_ITEM, description="The item, or null when there is none.")})
     def get(self, request):
         item = self.run([ops.get_query(request.query_params)])[0]
         if item is None:

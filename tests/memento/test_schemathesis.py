@@ -1,5 +1,8 @@
-"""Property-based run over the OpenAPI schema against a live server: whatever the generated input, the API never
-answers 5xx."""
+"""Property-based run over the OpenAPI schema against a live server, with every schemathesis check: whatever the
+generated input, the API never answers 5xx, and every answer (status code, content type, headers, body) is one the
+schema documents. One check is left out: positive_data_acceptance expects any schema-valid input to succeed, but
+some is refused by rules no schema can state (a project id that is not the caller's, a name already used, a wrong
+password, "give exactly one of history_id or version"); those 400s are documented."""
 
 import json
 
@@ -8,7 +11,7 @@ import schemathesis
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
-from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.factories import UserFactory
 
@@ -36,7 +39,7 @@ def _json_lines(ctx, value) -> bytes:
 
 @pytest.mark.slow
 @schema.parametrize()
-@hypothesis_settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@hypothesis_settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 def test_api_never_answers_5xx(case, token, live_server):
     case.call_and_validate(base_url=live_server.url, headers={"Authorization": f"Token {token}"},
-                           checks=[not_a_server_error])
+                           excluded_checks=[positive_data_acceptance], timeout=60)  # a loaded 2-core machine

@@ -1,0 +1,50 @@
+"""The OpenAPI schema documents every status code an operation can answer (schemathesis, in
+tests/memento/test_schemathesis.py, checks the answers against it); error details never carry lone surrogates."""
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def operations(schema):
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
+def test_every_operation_documents_its_errors(schema):
+    for path, method, operation in operations(schema):
+        codes = set(operation["responses"])
+        assert {"429", "503"} <= codes, (path, method)
+        if path != "/api/auth/token/":
+            assert {"401", "403"} <= codes, (path, method)
+        if "{" in path:
+            assert "404" in codes and "text/html" in operation["responses"]["404"]["content"], (path, method)
+        if "requestBody" in operation:
+            assert {"400", "413", "415"} <= codes, (path, method)
+        assert operation["responses"]["429"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"}
+
+
+def test_strict_request_bodies_refuse_unknown_fields_in_the_schema(schema):
+    components = schema["components"]["schemas"]
+    assert components["MemoryWrite"]["additionalProperties"] is False
+    assert components["StorePut"]["additionalProperties"] is False
+    assert "requestBody" in schema["paths"]["/api/store/items"]["delete"]
+
+
+def test_lists_that_are_not_paged_are_documented_as_lists(schema):
+    for action in ("chain", "history"):
+        ok = schema["paths"][f"/api/memories/{{id}}/{action}/"]["get"]["responses"]["200"]
+        assert ok["content"]["application/json"]["schema"]["type"] == "array"
+
+
+def test_a_conversation_answers_its_message_count_after_create_and_update(api):
+    created = api.post("/api/conversations/", {"title": "Trip"}, format="json").json()
+    assert created["message_count"] == 0
+    updated = api.patch(f"/api/conversations/{created['id']}/", {"title": "Trip 2"}, format="json").json()
+    assert updated["message_count"] == 0 and updated["title"] == "Trip 2"

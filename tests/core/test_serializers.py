@@ -1,0 +1,125 @@
+"""Shapes every API shares: a NUL or a lone surrogate anywhere in a JSON field, a text field or a tool argument is a
+400 naming the field (PostgreSQL refused them with a 500), and a wrong type where text belongs is a 400, not
+stored as its string."""
+
+import json
+
+import pytest
+
+from conversations.models import Conversation, Message
+from memories.models import Memory
+from tests.factories import ConversationFactory, MemoryFactory
+
+BAD_TEXTS = {"nul": "a\x00b", "surrogate": "a\ud800b"}
+
+
+def send(api, method, url, body):
+    """`body` as JSON text: json.dumps writes a lone surrogate as the escape \\ud800, as an attacker would."""
+    return getattr(api, method)(url, json.dumps(body), content_type="application/json")
+
+
+def json_bodies(bad):
+    conversation_id = "{conversation}"
+    return [
+        ("post", "/api/memories/", {"content": "ok", "metadata": {"k": bad}}, "metadata"),
+        ("post", "/api/memories/", {"content": "ok", "entities": {"people": [bad]}}, "entities"),
+        ("post", "/api/memories/", {"content": "ok", "links": {bad: 1}}, "links"),
+        ("post", "/api/memories/", {"content": "ok", "source_ref": {"doc": {"deep": [bad]}}}, "source_ref"),
+        ("post", "/api/memories/", {"content": bad}, "content"),
+        ("post", "/api/memories/", {"content": "ok", "key": bad}, "key"),
+        ("post", "/api/memories/", {"content": "ok", "namespace": ["a", bad]}, "namespace"),
+        ("post", "/api/conversations/", {"metadata": {"a": bad}}, "metadata"),
+        ("post", "/api/conversations/", {"title": bad}, "title"),
+        ("post", f"/api/conversations/{conversation_id}/messages/",
+         {"messages": [{"role": "user", "content": "hi", "metadata": {"x": [bad]}}]}, "messages"),
+        ("post", f"/api/conversations/{conversation_id}/messages/",
+         {"messages": [{"role": "user", "content": bad}]}, "messages"),
+        ("post", "/api/projects/", {"name": bad}, "name"),
+        ("put", "/api/store/items", {"namespace": ["a"], "key": "k", "value": {"text": bad}}, "value"),
+        ("put", "/api/store/items", {"namespace": ["a"], "key": "k", "value": {bad: "x"}}, "value"),
+        ("post", "/api/store/batch", {"ops": [{"op": "put", "namespace": ["a"], "key": "k",
+                                               "value": {"a": [bad]}}]}, "ops[0].value"),
+        ("post", "/api/tools/call/", {"name": "add_memory", "arguments": {"content": "ok", "metadata": {"m": bad}}},
+         "metadata"),
+        ("post", "/api/tools/call/", {"name": "add_memory", "arguments": json.dumps({"content": bad})}, "content"),
+        ("post", "/api/tools/call/", {"name": "upsertMemory", "arguments": {"content": "ok", "tags": [bad]}}, "tags"),
+    ]
+
+
+CASES = [(kind, *case) for kind, bad in BAD_TEXTS.items() for case in json_bodies(bad)]
+
+
+@pytest.mark.parametrize(("kind", "method", "url", "body", "field"), CASES,
+                         ids=[f"{c[0]}-{c[2]}-{c[4]}" for c in CASES])
+def test_unstorable_text_anywhere_is_a_400_naming_the_field(api, user, kind, method, url, body, field):
+    conversation = ConversationFactory(owner=user)
+    response = send(api, method, url.format(conversation=conversation.pk), body)
+    assert response.status_code == 400, response.content
+    assert field in response.json(), response.json()
+    assert not Memory.objects.exists() and not Message.objects.exists()
+    assert Conversation.objects.count() == 1
+
+
+@pytest.mark.parametrize("bad", BAD_TEXTS.values(), ids=BAD_TEXTS)
+def test_unstorable_text_in_an_update_is_a_400(api, user, bad):
+    memory = MemoryFactory(owner=user)
+    conversation = ConversationFactory(owner=user)
+    assert send(api, "patch", f"/api/memories/{memory.pk}/", {"metadata": {"x": bad}}).status_code == 400
+    assert send(api, "patch", f"/api/conversations/{conversation.pk}/", {"metadata": {bad: 1}}).status_code == 400
+    memory.refresh_from_db()
+    assert memory.version == 1
+
+
+def test_an_unstorable_argument_over_mcp_is_a_tool_error_naming_it(api):
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "add_memory", "arguments": {"content": "ok", "metadata": {"note": "a\x00b"}}}}
+    response = api.post("/mcp", json.dumps(call), content_type="application/json",
+                        HTTP_ACCEPT="application/json, text/event-stream")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert "metadata" in result["content"][0]["text"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(("method", "url", "body", "field"), [
+    ("post", "/api/memories/", {"content": 123}, "content"),
+    ("post", "/api/memories/", {"content": "ok", "key": 7}, "key"),
+    ("post", "/api/memories/", {"content": "ok", "namespace": ["a", 1]}, "namespace"),
+    ("post", "/api/memories/", {"content": "ok", "tags": [True]}, "tags"),
+    ("post", "/api/memories/", {"content": "ok", "category": 1.5}, "category"),
+    ("post", "/api/memories/", {"content": "ok", "source_ref": 5}, "source_ref"),
+    ("post", "/api/memories/", {"content": "ok", "metadata": ["a"]}, "metadata"),
+    ("post", "/api/memories/batch/", {"items": [{"content": 5}]}, "items"),
+    ("post", "/api/memories/search/", {"query": 42}, "query"),
+    ("post", "/api/conversations/", {"title": 1}, "title"),
+    ("post", "/api/conversations/{conversation}/messages/", {"messages": [{"role": "user", "content": 1}]},
+     "messages"),
+    ("post", "/api/projects/", {"name": 12}, "name"),
+    ("post", "/api/chunks/search/", {"query": 3}, "query"),
+])
+def test_a_wrong_type_is_a_400(api, user, method, url, body, field):
+    conversation = ConversationFactory(owner=user)
+    response = send(api, method, url.format(conversation=conversation.pk), body)
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert not Memory.objects.exists()
+
+
+def test_an_error_quoting_a_lone_surrogate_is_still_json(api, user):
+    conversation = ConversationFactory(owner=user)
+    response = send(api, "post", f"/api/conversations/{conversation.pk}/messages/",
+                    {"messages": [{"role": "\ud800", "content": "hi"}]})
+    assert response.status_code == 400
+    assert "\\ud800" in json.dumps(response.json())
+
+
+@pytest.mark.parametrize("text", ["null", "[" * 3000 + "]" * 3000], ids=["null", "deep"])
+def test_json_text_in_a_form_field_is_never_a_500(api, user, text):
+    """A multipart PATCH with metadata=null was a 500 (NOT NULL violation); a JSON object field takes no JSON
+    text from a form, so the memory keeps an object."""
+    memory = MemoryFactory(owner=user, metadata={"a": 1})
+    response = api.patch(f"/api/memories/{memory.pk}/", {"metadata": text}, format="multipart")
+    assert response.status_code in (200, 400)
+    memory.refresh_from_db()
+    assert isinstance(memory.metadata, dict)
