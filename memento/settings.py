@@ -190,7 +190,7 @@ REST_FRAMEWORK = {
     # Whose address a throttle (and the sign-in lockout) counts: the peer's, or behind a proxy the one it appends
     # to X-Forwarded-For. DRF's default (None) would take the whole header, which any client can vary at will.
     "NUM_PROXIES": 1 if BEHIND_PROXY else 0,
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "core.api.AutoSchema",  # documents every error status an operation can answer
     "EXCEPTION_HANDLER": "core.api.exception_handler",

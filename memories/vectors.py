@@ -6,11 +6,12 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from pgvector import Vector
 
 from integrations import embeddings
 from memories.models import Memory
+from memories.search.sql import owner_total
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +48,17 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
     if not wanted:
         return found
     max_distance = 1.0 - settings.MEMORY_DUPLICATE_THRESHOLD
-    with connection.cursor() as cursor:
+    # Small owners: the exact distance over their rows (owner B-tree; "+ 0" is an order no index serves), as search
+    # does. Large owners: the HNSW index, scanning on past other owners' entries (and dead ones: a table that has
+    # seen many rolled-back writes hid duplicates behind them) until the owner's nearest is found.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        exact = owner_total(cursor, owner_id) <= settings.SEARCH_EXACT_MAX_MEMORIES
+        if not exact:
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+        distance = "embedding::halfvec(384) <=> q.v::halfvec(384)"
+        order = f"({distance}) + 0" if exact else distance
         cursor.execute(
-            """
+            f"""
             SELECT q.idx, m.id
             FROM unnest(%s::int[], %s::text[]::vector(384)[]) AS q(idx, v)
             CROSS JOIN LATERAL (
@@ -60,7 +69,7 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
                   AND (expires_at IS NULL OR expires_at > now())
                   AND (ttl_minutes IS NULL
                        OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
-                ORDER BY embedding::halfvec(384) <=> q.v::halfvec(384)
+                ORDER BY {order}
                 LIMIT 1
             ) AS m
             WHERE m.distance <= %s

@@ -1,0 +1,35 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from integrations import embeddings
+from memories import services
+from memories.vectors import find_duplicates
+
+
+@pytest.mark.parametrize("exact_max", [0, 2000], ids=["hnsw", "exact"])
+def test_a_duplicate_is_found_behind_other_users_copies(user, other_user, settings, exact_max):
+    settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
+    mine = services.memory_create(owner=user, content="I am allergic to peanuts.", actor=user).memory
+    text = "I am allergic to peanuts"
+    for _ in range(60):
+        services.memory_create(owner=other_user, content=text, actor=other_user, allow_duplicate=True)
+    assert find_duplicates(owner_id=user.pk, project_id=None, vectors=[embeddings.embed_text(text)]) == [mine]
+    assert services.memory_create(owner=user, content=text, actor=user).outcome == "duplicate"
+
+
+def test_small_owners_are_compared_exactly_large_ones_scan_the_index_until_found(user, settings):
+    """A plain HNSW scan filtered by owner hands over its ef_search nearest entries of any owner, dead ones
+    included, and the filter may leave none: in the full suite's table, full of rolled-back writes, users' exact
+    duplicates went unfound. Small owners' rows are compared exactly (an order no index serves: the owner's
+    B-tree); large owners' lookups scan the index on (iterative scan) until the owner's nearest is found."""
+    vector = embeddings.embed_text("I am allergic to peanuts")
+    with CaptureQueriesContext(connection) as small:
+        find_duplicates(owner_id=user.pk, project_id=None, vectors=[vector])
+    assert any(") + 0" in q["sql"] for q in small.captured_queries)
+    assert not any("iterative_scan" in q["sql"] for q in small.captured_queries)
+    settings.SEARCH_EXACT_MAX_MEMORIES = -1
+    with CaptureQueriesContext(connection) as large:
+        find_duplicates(owner_id=user.pk, project_id=None, vectors=[vector])
+    assert any("'hnsw.iterative_scan', 'strict_order'" in q["sql"] for q in large.captured_queries)
+    assert not any(") + 0" in q["sql"] for q in large.captured_queries)
