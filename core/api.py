@@ -39,7 +39,7 @@ def exception_handler(exc, context):
 
 
 class ErrorSerializer(serializers.Serializer):
-    """Every refusal other than invalid input: 401, 403, 404, 405, 413, 415, 429, 503."""
+    """Every refusal other than invalid input: 401, 403, 404, 405, 413, 415, 429, 503 (414 is the web server's page)."""
 
     detail = serializers.CharField(help_text="What went wrong, for a person to read.")
 
@@ -56,6 +56,8 @@ ERRORS = {
     "403": "Not allowed (a browser session without its CSRF token).",
     "404": "Not found, or not yours (another user's object is reported the same way).",
     "413": "The body is larger than the server accepts.",
+    "414": "The URL with its query string is longer than the server reads (8 KB with `serve`): a page of the web "
+           "server, not JSON.",
     "415": "The body's Content-Type is not one this endpoint reads.",
     "429": "Too many requests; retry after the number of seconds in Retry-After.",
     "503": "A service it depends on (the database, the embedding model) is unavailable; retry later.",
@@ -65,7 +67,8 @@ ERRORS = {
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's schema with the errors each operation can answer with (so a client, or schemathesis,
     finds every status code it can get documented): 400 where there is input to check, 401/403 where a token is
-    needed, 404 for paths naming an object and for pages, 413/415 where there is a body, 429 and 503 everywhere."""
+    needed, 404 for paths naming an object and for pages, 413/415 where there is a body, 414 where there is a
+    query string, 429 and 503 everywhere."""
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -74,6 +77,8 @@ class AutoSchema(openapi.AutoSchema):
                 body = VALIDATION_ERROR if code == "400" else ErrorSerializer
                 responses[code] = self._get_response_for_code(body, code, ["application/json"], direction)
                 responses[code]["description"] = ERRORS[code]
+        if "414" in responses:  # the web server refuses it before Django sees it
+            responses["414"]["content"] = {"text/html": {"schema": {"type": "string"}}}
         if "404" in responses:  # a path no route matches (an id with a slash) gets Django's own page
             responses["404"].setdefault("content", {})["text/html"] = {"schema": {"type": "string"}}
         return responses
@@ -114,6 +119,8 @@ class AutoSchema(openapi.AutoSchema):
             codes.append("404")
         if has_body:
             codes += ["413", "415"]
+        if self.method == "GET" and self._query_parameters():
+            codes.append("414")
         return codes
 
     def _query_parameters(self) -> bool:

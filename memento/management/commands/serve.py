@@ -160,6 +160,9 @@ class Command(BaseCommand):
                 # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
                 # server is closing at that moment (a ReadError under load)
                 "--keep-alive", "10",
+                # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
+                # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
+                "--limit-request-line", "8190",
             ], env=WEB_ENV | os.environ)
         ]
         if not options["no_worker"]:
