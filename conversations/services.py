@@ -7,14 +7,14 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
-from core.claims import claim, unclaimed
+from core.claims import claim, serialize, unclaimed
 from core.tasks import TRANSIENT
 from integrations import embeddings, llm
 from memories import services as memory_services
@@ -205,8 +205,7 @@ def _due(owner_id):
 
 
 def _lock_owner(owner_id) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"extraction:{owner_id}"])
+    serialize(f"extraction:{owner_id}")
 
 
 def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = True) -> list[str]:

@@ -45,3 +45,11 @@ def unclaimed(kind: int, object_ids) -> list[str]:
             "SELECT id FROM unnest(%s::text[]) AS id WHERE pg_try_advisory_xact_lock(%s, hashtext(id))", [ids, kind]
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def serialize(name: str) -> None:
+    """Within the current transaction, wait for and hold the lock named `name` (a transaction-level advisory lock
+    in the one-bigint space, released at commit or rollback): writers of one thing, e.g. one owner's queue, take
+    turns. Unlike `claim`, it ends with the transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])

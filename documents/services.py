@@ -5,9 +5,10 @@ queued on commit (`documents.tasks`)."""
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from core.claims import serialize
 from documents import parsing, tasks
 from documents.models import Chunk, Document
 from memories import services as memory_services
@@ -60,8 +61,7 @@ def documents_dispatch(*, owner_id) -> Document | None:
     again behind everyone else's (documents.processing), so one user's big upload cannot hold up the others.
     Called when a document is uploaded, reprocessed, finished, failed or deleted, and by the periodic sweep."""
     with transaction.atomic():
-        with connection.cursor() as cursor:  # one dispatcher per owner at a time (upload vs a finishing task)
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"documents:{owner_id}"])
+        serialize(f"documents:{owner_id}")  # one dispatcher per owner at a time (upload vs a finishing task)
         owned = Document.objects.filter(owner_id=owner_id, processing_status__in=UNFINISHED)
         if owned.filter(queued_at__isnull=False).exists():
             return None

@@ -178,7 +178,7 @@ def search_memories(user, args):
     "memory before updating or deleting it."))
 def get_memory(user, args):
     memory = _memory(user, args)
-    services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action=MemoryEvent.Action.READ)
+    touch_after_response(memory_ids=[memory.pk], owner_id=user.pk, action=MemoryEvent.Action.READ)
     return ToolResult(_line(memory), {"memory": summary(memory)})
 
 

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from core.parsers import JSONLinesParser, JSONParser
 from memories import batch, portability, selectors, services
+from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent, Project
 from memories.serializers import (
     BatchRequestSerializer,
@@ -93,7 +94,7 @@ class MemoryViewSet(viewsets.ModelViewSet):
 
     def retrieve(self, request, *args, **kwargs):
         memory = self.get_object()
-        services.memories_touch(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
+        touch_after_response(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
         return Response(self.get_serializer(memory).data)
 
     def create(self, request, *args, **kwargs):

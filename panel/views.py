@@ -25,6 +25,7 @@ from documents.serializers import DocumentSerializer
 from memories import portability
 from memories import selectors as memory_selectors
 from memories import services as memory_services
+from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
 from panel import selectors, services
 from panel.forms import (
@@ -73,8 +74,8 @@ def memory_list(request):
     rows, search = selectors.memory_page_rows(owner=request.user, form_data=data, projects=form.projects)
     page = _page(request, rows)
     if search is not None:
-        memory_services.memories_touch(memory_ids=[r.memory.pk for r in page], owner_id=request.user.pk,
-                                       action=MemoryEvent.Action.SEARCH, query=data["q"])
+        touch_after_response(memory_ids=[r.memory.pk for r in page], owner_id=request.user.pk,
+                             action=MemoryEvent.Action.SEARCH, query=data["q"])
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "panel/memory_list.html", {
@@ -128,7 +129,7 @@ def memory_edit(request, pk):
 @login_required
 def memory_detail(request, pk):
     memory = _memory(request, pk)
-    memory_services.memories_touch(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
+    touch_after_response(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
     document = None
     document_id = memory.source_ref.get("document_id")
     if document_id:
