@@ -234,6 +234,9 @@ MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH a
 # search: owners with up to this many memories get the exact nearest vectors (their rows through the owner
 # B-tree), larger ones the filtered HNSW index (bench/search_latency.py: where the two cost the same)
 SEARCH_EXACT_MAX_MEMORIES = env.int("SEARCH_EXACT_MAX_MEMORIES", default=2000)
+# those owners' rows held per web process for search, at most this many rows in all (~1.6 kB each; 0: none):
+# a search then asks the database only for its words and the owner's stamp (memories.search.snapshot)
+SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=50000)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)

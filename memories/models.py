@@ -334,3 +334,21 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.memory_id} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class MemoryStamp(models.Model):
+    """The latest change to an owner's memories, as a stamp. A trigger on the memories table (migration 0012) takes
+    a new value of one sequence on every insert, delete, or update of anything but `accessed_at` (reads are not
+    changes), and a rolled-back change rolls its stamp back with it; so a web process's search snapshot of an owner's
+    memories (memories.search.snapshot) is current exactly while the stamp it was built at is. Written only by the
+    trigger."""
+
+    owner_id = models.BigIntegerField(
+        primary_key=True,
+        help_text="Owner of the memories (no foreign key: the trigger still stamps while a deleted user's memories "
+                  "are deleted).",
+    )
+    stamp = models.BigIntegerField(help_text="A value of the sequence memento_memory_stamp, new at every change.")
+
+    def __str__(self) -> str:
+        return f"memories of {self.owner_id} at {self.stamp}"

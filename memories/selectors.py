@@ -5,6 +5,7 @@ import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import prefetch_related_objects
 
 from core.text import nfc_path
@@ -67,21 +68,35 @@ def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQ
 
 
 @functools.cache
-def _display_sql() -> str:
-    table = Memory._meta.db_table
-    columns = ", ".join(f'"{f.column}"' for f in Memory._meta.concrete_fields
-                        if f.name not in ("embedding", "search_vector"))
-    return (f"SELECT {columns}, embedding IS NOT NULL AS has_embedding FROM {table} "
-            f"WHERE owner_id = %s AND id = ANY(%s::uuid[])")
+def _display_fields() -> tuple[list, str]:
+    """The fields for_display() loads (no vector, no tsvector), and the statement that reads them by id."""
+    fields = [f for f in Memory._meta.concrete_fields if f.name not in ("embedding", "search_vector")]
+    columns = ", ".join(f'"{f.column}"' for f in fields)
+    return fields, (f"SELECT {columns}, embedding IS NOT NULL AS has_embedding FROM {Memory._meta.db_table} "
+                    f"WHERE owner_id = %s AND id = ANY(%s::uuid[])")
 
 
 def memories_by_id(*, owner_id: int, ids: list) -> dict:
     """The owner's memories with these ids, by id, as for_display() loads them (no vector, no tsvector;
-    `has_embedding` set) and with their projects. One fixed statement: compiling the equivalent queryset cost more
-    than the rest of a small owner's search (bench/search_profile.py)."""
+    `has_embedding` set) and with their projects. One fixed statement, and the models made from its rows directly:
+    compiling the equivalent queryset cost more than the rest of a small owner's search, and a raw queryset's
+    machinery half of what remained (bench/search_profile.py)."""
     if not ids:
         return {}
-    memories = list(Memory.objects.raw(_display_sql(), [owner_id, [str(pk) for pk in ids]]))
+    fields, sql = _display_fields()
+    names = [f.attname for f in fields]
+    converters = [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [owner_id, [str(pk) for pk in ids]])
+        rows = cursor.fetchall()
+    memories = []
+    for row in rows:
+        values = list(row[:-1])
+        for i, convert in converters:
+            values[i] = convert(values[i], None, connection)
+        memory = Memory.from_db(connection.alias, names, values)
+        memory.has_embedding = row[-1]
+        memories.append(memory)
     prefetch_related_objects([m for m in memories if m.project_id], "project")
     return {m.pk: m for m in memories}
 

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 
 from integrations import embeddings
 from memories.models import Memory
+from memories.search import snapshot
 from memories.search.ranking import (
     BM25_B,
     BM25_K1,
@@ -21,6 +22,7 @@ from memories.search.ranking import (
     SUBJECT_TF,
     add_context,
     candidates_from_rows,
+    context_hits,
     lend_context,
     rank,
     relevance,
@@ -78,16 +80,16 @@ def _filters_key(filters: MemoryFilters) -> tuple:
 _rows_cache: dict[tuple, tuple[str, tuple]] = {}
 
 
-def memory_rows(owner_id: int, filters: MemoryFilters) -> tuple[str, tuple]:
+def memory_rows(owner_id: int, filters: MemoryFilters, fields: tuple[str, ...] = ROW_FIELDS) -> tuple[str, tuple]:
     """The owner's rows that `filters` let through, as SQL and parameters to select from. Building and compiling
     the queryset cost ~1 ms of Python per search (twice: candidates and context); the SQL depends only on the owner
     and the filters (times are the database's own `now()`), so it is compiled once per process for each."""
-    key = (owner_id, _filters_key(filters))
+    key = (owner_id, _filters_key(filters), fields)
     compiled = _rows_cache.get(key)
     if compiled is None:
         if len(_rows_cache) >= ROWS_CACHE_SIZE:
             _rows_cache.clear()
-        compiled = rows_source(filter_memories(Memory.objects.owned_by(owner_id), filters), ROW_FIELDS)
+        compiled = rows_source(filter_memories(Memory.objects.owned_by(owner_id), filters), fields)
         _rows_cache[key] = compiled
     return compiled
 
@@ -137,31 +139,26 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     use_semantic = vector is not None
     use_keyword = mode != "semantic" or degraded
     owner_id = getattr(owner, "pk", owner)
-    rows = memory_rows(owner_id, filters)
 
     with connection.cursor() as cursor:
         total = owner_total(cursor, owner_id)
-        # small owners: the exact distance over their rows (owner B-tree), no HNSW settings, so no transaction
-        # and no round trip unless full text needs the query's words; large owners: the filtered HNSW index
-        hnsw = use_semantic and total > settings.SEARCH_EXACT_MAX_MEMORIES
-        with transaction.atomic() if hnsw else nullcontext():
-            lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None
-                                   ) if use_keyword or hnsw else []
-            semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
-                mode == "semantic" and not degraded) else None
-            # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
-            # candidates first (then they are looked up after it)
-            context_now = ranking_name == "fused" and semantic_floor is None
-            found_rows = candidates(
-                cursor, rows=rows, table="memories_memory", owner_id=owner_id,
+        semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
+            mode == "semantic" and not degraded) else None
+        held = None  # a small owner's snapshot, when the process may hold one
+        if total <= settings.SEARCH_EXACT_MAX_MEMORIES and settings.SEARCH_SNAPSHOT_ROWS:
+            lexemes, stamp = snapshot.start(cursor, owner_id, query if use_keyword else "")
+            if stamp is not None:  # an owner whose memories never changed has none
+                held = snapshot.snapshots.get(cursor, (owner_id, _filters_key(filters)), owner_id, memory_rows(
+                    owner_id, filters, ROW_FIELDS + snapshot.FIELDS), stamp)
+        if held is not None:
+            context_now = False
+            found_rows = held.candidates(
                 vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
-                b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
-                columns=(*CANDIDATE_COLUMNS, "m.created_at") if context_now else CANDIDATE_COLUMNS,
-                then=with_context(rows, owner_id, vector if use_semantic else None) if context_now else None,
-            )
-        side_rows = []
-        if context_now:
-            found_rows, side_rows = split_context_rows(found_rows)
+                b=BM25_B, subject_tf=SUBJECT_TF, total=total)
+        else:
+            found_rows, context_now, side_rows = _candidate_rows(
+                cursor, owner_id, filters, query, vector if use_semantic else None, use_keyword=use_keyword,
+                total=total, limit=limit, fused=ranking_name == "fused" and semantic_floor is None)
         found = candidates_from_rows(found_rows)
         if semantic_floor is not None:
             found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
@@ -170,8 +167,11 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             if context_now:
                 hit_ids = {row[0] for row in side_rows}
                 found = lend_context(found, [c for c in found if c.id in hit_ids], side_rows)  # SQL's hits
+            elif held is not None:
+                hits = context_hits(found)
+                found = lend_context(found, hits, held.neighbours(hits, vector if use_semantic else None))
             else:
-                found = add_context(cursor, rows, owner_id, found, vector)
+                found = add_context(cursor, memory_rows(owner_id, filters), owner_id, found, vector)
     scored = rank(found, ranking_name, query)
     if threshold is not None and (mode != "semantic" or degraded):
         scored = [s for s in scored if s[1] >= threshold]
@@ -179,3 +179,27 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     memories = memories_by_id(owner_id=owner_id, ids=[c.id for c, _, _ in scored])
     results = [ScoredMemory(memories[c.id], score, parts) for c, score, parts in scored if c.id in memories]
     return SearchResult(results, mode, ranking_name, degraded)
+
+
+def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, vector, *, use_keyword: bool,
+                    total: int, limit: int, fused: bool) -> tuple[list, bool, list]:
+    """(candidate rows, whether the fused ranking's neighbours came with them, neighbour rows) from the database:
+    small owners by the exact distance over their rows (owner B-tree), with no HNSW settings and so no transaction
+    and no round trip unless full text needs the query's words; large owners through the filtered HNSW index."""
+    rows = memory_rows(owner_id, filters)
+    hnsw = vector is not None and total > settings.SEARCH_EXACT_MAX_MEMORIES
+    with transaction.atomic() if hnsw else nullcontext():
+        lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None
+                               ) if use_keyword or hnsw else []
+        # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
+        # candidates first (then they are looked up after it)
+        found_rows = candidates(
+            cursor, rows=rows, table="memories_memory", owner_id=owner_id, vector=vector, lexemes=lexemes,
+            k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
+            columns=(*CANDIDATE_COLUMNS, "m.created_at") if fused else CANDIDATE_COLUMNS,
+            then=with_context(rows, owner_id, vector) if fused else None,
+        )
+    if fused:
+        found_rows, side_rows = split_context_rows(found_rows)
+        return found_rows, True, side_rows
+    return found_rows, False, []

@@ -79,10 +79,12 @@ def candidates_from_rows(rows) -> list[Candidate]:
                   updated_at=row[4], when=row[5], thread=row[6])
         for row in rows
     ]
-    by_similarity = sorted((c for c in found if c.similarity is not None), key=lambda c: -c.similarity)
+    # ties by id: the rows come in no particular order
+    by_similarity = sorted((c for c in found if c.similarity is not None), key=lambda c: (-c.similarity, c.id))
     for rank, c in enumerate(by_similarity, start=1):
         c.semantic_rank = rank
-    for rank, c in enumerate(sorted((c for c in found if c.keyword > 0), key=lambda c: -c.keyword), start=1):
+    by_keyword = sorted((c for c in found if c.keyword > 0), key=lambda c: (-c.keyword, c.id))
+    for rank, c in enumerate(by_keyword, start=1):
         c.keyword_rank = rank
     return found
 
@@ -276,7 +278,8 @@ def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Ca
         if parts is None:
             continue
         score = sum(parts.values())
-        scored.append((c, score, parts, (-score, -c.importance, -fresh, str(c.id))))
+        # ids last, as UUIDs: they order as their text does, without formatting each one
+        scored.append((c, score, parts, (-score, -c.importance, -fresh, c.id)))
     scored.sort(key=lambda item: item[3])
     return [(c, score, parts) for c, score, parts, _ in scored]
 

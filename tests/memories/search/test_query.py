@@ -237,17 +237,21 @@ def exact_top(stored, vectors, query, k=10):
     return [stored[i] for i in np.argsort(-(vectors @ query))[:k]]
 
 
-@pytest.mark.parametrize(("exact_max", "hnsw"), [(10_000, False), (10, True)])
-def test_owner_size_picks_the_exact_or_the_hnsw_path(user, settings, exact_max, hnsw):
+@pytest.mark.parametrize(("exact_max", "snapshot_rows", "path"),
+                         [(10_000, 50_000, "snapshot"), (10_000, 0, "exact"), (10, 50_000, "hnsw")])
+def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings, exact_max, snapshot_rows, path):
     settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
+    settings.SEARCH_SNAPSHOT_ROWS = snapshot_rows
     stored, vectors = store_vectors(user, 40)
     cache.clear()  # the owner's cached count
     with CaptureQueriesContext(connection) as queries:
         result = memory_search(owner=user, query="anything", mode="semantic", threshold=0.0, limit=10,
                                query_vector=vectors[3].tolist())
     sql = " ".join(q["sql"] for q in queries.captured_queries)
-    assert ("hnsw.ef_search" in sql) is hnsw  # HNSW settings only on the HNSW path
-    assert (") + 0 LIMIT" in sql) is not hnsw  # the exact path orders by an expression no index serves
+    assert ("hnsw.ef_search" in sql) is (path == "hnsw")  # HNSW settings only on the HNSW path
+    # the exact path orders by an expression no index serves
+    assert (") + 0 LIMIT" in sql) is (path == "exact")
+    assert ("halfvec_send" in sql) is (path == "snapshot")  # the rows read into the process
     assert ids(result)[0] == stored[3]
 
 

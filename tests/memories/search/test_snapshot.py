@@ -1,0 +1,162 @@
+"""Small owners' search from the web process's snapshot of their rows: the same results as the SQL path, and never
+a stale one (real PostgreSQL, real local model, the stamp trigger of migration memories 0012)."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from core import rls
+from memories import batch, bookkeeping, services
+from memories.models import Memory, MemoryStamp
+from memories.search import memory_search
+from memories.search.snapshot import snapshots
+from memories.selectors import MemoryFilters
+
+DIALOGUE = [
+    ("Caroline", "I went to the LGBTQ support group yesterday and it was so powerful"),
+    ("Melanie", "That sounds wonderful, what did you talk about there?"),
+    ("Caroline", "Mostly about my transition and the adoption agencies I am looking at"),
+    ("Melanie", "I painted a sunrise over the lake last week"),
+    ("Caroline", "Your painting of the lake is beautiful, you should sell it"),
+    ("Melanie", "My kids and I went camping in the mountains in June"),
+    ("Caroline", "I am researching counseling careers in mental health"),
+    ("Melanie", "We ran a charity race for mental health awareness on Saturday"),
+]
+FACTS = [
+    ("Caroline", "Caroline is allergic to peanuts and carries an EpiPen", 0.9),
+    ("Melanie", "Melanie plays the clarinet in a community band", 0.3),
+    ("", "The user prefers short answers in the morning", 0.5),
+    ("Caroline", "Caroline moved from Sweden four years ago", 0.6),
+]
+QUERIES = [
+    "When did Caroline go to the LGBTQ support group?",
+    "What did Melanie paint?",
+    "what is caroline allergic to",
+    "Where did Melanie go camping in June?",
+    "mental health",
+    "Which instrument does Melanie play?",
+    "completely unrelated quantum chromodynamics",
+]
+CASES = [("hybrid", None), ("hybrid", "blend"), ("hybrid", "weighted"), ("hybrid", "rrf"), ("semantic", None),
+         ("keyword", None), ("semantic", "fused")]
+
+
+@pytest.fixture
+def memories(user):
+    # one at a time, so that the conversation's turns are stored in order (context goes to the turns around a hit)
+    turns = [services.memory_create(owner=user, content=f"{name}: {text}", subject=name, actor=user,
+                                    source_ref={"conversation_id": "c-1"}, allow_duplicate=True).memory
+             for name, text in DIALOGUE]
+    items = [{"content": text, "subject": name, "importance": importance, "allow_duplicate": True}
+             for name, text, importance in FACTS]
+    return turns + [w.memory for w in batch.memory_batch_create(owner=user, items=items, actor=user)]
+
+
+def outcome(result):
+    return [r.memory.pk for r in result.results]
+
+
+def search(user, query, **kwargs):
+    kwargs.setdefault("limit", 10)
+    with rls.as_user(user.pk):
+        return memory_search(owner=user, query=query, **kwargs)
+
+
+@pytest.mark.parametrize(("mode", "ranking"), CASES)
+def test_the_snapshot_ranks_as_the_sql_path_does(user, memories, settings, mode, ranking):
+    threshold = 0.0 if mode == "semantic" else None
+    for query in QUERIES:
+        settings.SEARCH_SNAPSHOT_ROWS = 0
+        expected = search(user, query, mode=mode, ranking=ranking, threshold=threshold)
+        settings.SEARCH_SNAPSHOT_ROWS = 50_000
+        with CaptureQueriesContext(connection) as queries:
+            held = search(user, query, mode=mode, ranking=ranking, threshold=threshold)
+        assert not any("LIMIT" in q["sql"] for q in queries.captured_queries[1:])  # no candidates' statement
+        assert outcome(held) == outcome(expected), query
+        for got, want in zip(held.results, expected.results, strict=True):
+            assert got.score == pytest.approx(want.score, abs=1e-6)
+            assert got.parts == pytest.approx(want.parts, abs=1e-6)
+    assert any(outcome(search(user, q)) for q in QUERIES)  # the comparison compared something
+
+
+def test_a_search_asks_only_for_its_words_the_stamp_and_the_rows_shown(user, memories):
+    search(user, QUERIES[0])  # reads the rows
+    with CaptureQueriesContext(connection) as queries:
+        result = search(user, QUERIES[0])
+    assert result.results
+    statements = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SELECT set_config",))]
+    assert len(statements) == 2
+    assert "memories_memorystamp" in statements[0]
+
+
+def test_every_change_is_seen_by_the_next_search(user, memories):
+    assert not search(user, "kayak", mode="keyword").results
+    made = services.memory_create(owner=user, content="Melanie bought a kayak", actor=user).memory
+    assert search(user, "kayak").results[0].memory.pk == made.pk
+    services.memory_update(memory=made, data={"content": "Melanie bought a canoe"}, actor=user)
+    assert not search(user, "kayak", mode="keyword").results
+    assert search(user, "canoe").results[0].memory.pk == made.pk
+    services.memory_soft_delete(memory=Memory.objects.get(pk=made.pk), actor=user)
+    assert made.pk not in {r.memory.pk for r in search(user, "canoe").results}
+    services.memory_restore(memory=Memory.objects.get(pk=made.pk), actor=user)
+    assert [r.memory.pk for r in search(user, "canoe", mode="keyword").results] == [made.pk]
+    services.memory_forget(memory=Memory.objects.get(pk=made.pk), actor=user)
+    assert not search(user, "canoe", mode="keyword").results
+
+
+def test_reads_do_not_take_a_new_stamp_and_writes_do(user, memories):
+    stamp = MemoryStamp.objects.get(owner_id=user.pk).stamp
+    bookkeeping.touch_after_response(memory_ids=[m.pk for m in memories], owner_id=user.pk, action="SEARCH",
+                                     query="q")  # outside a request: written at once
+    assert Memory.objects.filter(owner=user, accessed_at__isnull=False).count() == len(memories)
+    assert MemoryStamp.objects.get(owner_id=user.pk).stamp == stamp
+    services.memory_update(memory=memories[0], data={"importance": 0.8}, actor=user)
+    assert MemoryStamp.objects.get(owner_id=user.pk).stamp != stamp
+
+
+def test_a_rolled_back_change_is_not_served_afterwards(user, memories):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        services.memory_create(owner=user, content="Caroline adopted a parrot named Kiwi", actor=user)
+        assert search(user, "parrot", mode="keyword").results  # seen inside, so the snapshot held it
+        raise RuntimeError("roll back")
+    assert not search(user, "parrot", mode="keyword").results
+
+
+def test_an_expiring_memory_leaves_the_results_at_its_deadline(user, memories):
+    services.memory_create(owner=user, content="The boarding pass code is ZX81", actor=user,
+                           expires_at=timezone.now() + timedelta(seconds=1.5))
+    assert search(user, "boarding pass", mode="keyword").results
+    time.sleep(1.6)
+    assert not search(user, "boarding pass", mode="keyword").results
+
+
+def test_filters_get_snapshots_of_their_own(user, memories):
+    narrowed = MemoryFilters(subject="Melanie")
+    assert {r.memory.subject for r in search(user, "mental health", filters=narrowed).results} == {"Melanie"}
+    assert "Caroline" in {r.memory.subject for r in search(user, "mental health").results}
+
+
+def test_only_the_owners_rows_are_held_and_only_within_the_budget(user, other_user, memories, settings):
+    batch.memory_batch_create(owner=other_user, items=[{"content": "Caroline has a secret twin"}], actor=other_user)
+    snapshots.clear()
+    search(user, "twin")
+    assert not search(user, "twin", mode="keyword").results
+    settings.SEARCH_SNAPSHOT_ROWS = 1
+    search(other_user, "twin")
+    held = list(snapshots._snapshots)
+    assert [key[0] for key in held] == [other_user.pk]  # the least recently used one went
+
+
+def test_the_stamp_trigger_watches_every_column_but_accessed_at(db):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT array_agg(a.attname ORDER BY a.attname) FROM pg_trigger t "
+            "JOIN pg_attribute a ON a.attrelid = t.tgrelid AND a.attnum = ANY(t.tgattr) "
+            "WHERE t.tgname = 'memory_stamp'")
+        watched = set(cursor.fetchone()[0])
+    columns = {f.column for f in Memory._meta.concrete_fields if not f.generated}
+    assert watched == columns - {"accessed_at"}
