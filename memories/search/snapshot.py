@@ -58,6 +58,7 @@ class Snapshot:
     columns: list  # (importance, updated epoch, happened-or-created epoch, thread) per row
     created: list  # created_at epoch per row
     position: dict  # id -> row index
+    id_order: np.ndarray  # each row's place among the ids in sorted order: ties are broken by id, as in SQL
 
     def similarities(self, vector) -> np.ndarray:
         """Cosine similarity of every row to `vector`, as pgvector computes halfvec's (the query rounded to half
@@ -104,15 +105,19 @@ class Snapshot:
         if vector is not None:
             similarity = self.similarities(vector)
             with_vector = np.flatnonzero(self.has_vector)
-            for i in _top(with_vector, -similarity[with_vector], k).tolist():
+            for i in self._top(with_vector, -similarity[with_vector], k).tolist():
                 chosen[i] = 0.0
         if lexemes:
             scores = self.bm25(lexemes, k1=k1, b=b, subject_tf=subject_tf, total=total)
             matched = np.flatnonzero(scores > 0)
-            for i in _top(matched, -scores[matched], k).tolist():
+            for i in self._top(matched, -scores[matched], k).tolist():
                 chosen[i] = float(scores[i])
         similarities = self._similarity_list(vector)
         return [(self.ids[i], similarities[i], score, *self.columns[i]) for i, score in chosen.items()]
+
+    def _top(self, indices: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
+        """`indices` of the k smallest `keys`, smallest first, ties by id."""
+        return indices[np.lexsort((self.id_order[indices], keys))[:k]]
 
     def neighbours(self, hits, vector) -> list[tuple]:
         """`ranking.add_context`'s rows for `hits`: the rows right before and after each (hit id, id, direction,
@@ -130,14 +135,6 @@ class Snapshot:
                         break
                     rows.append((hit.id, self.ids[i], direction, self.created[i], similarities[i], *self.columns[i]))
         return rows
-
-
-def _top(indices: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
-    """`indices` of the k smallest `keys`, smallest first."""
-    if len(indices) > k:
-        part = np.argpartition(keys, k - 1)[:k]
-        indices, keys = indices[part], keys[part]
-    return indices[np.argsort(keys, kind="stable")]
 
 
 def start(cursor, owner_id: int, query: str) -> tuple[list[str], int | None]:
@@ -180,7 +177,7 @@ def load(cursor, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot
     ids = [row[0] for row in fetched]
     return Snapshot(
         stamp=stamp, valid_until=min(deadlines, default=float("inf")), ids=ids,
-        position={pk: i for i, pk in enumerate(ids)},
+        position={pk: i for i, pk in enumerate(ids)}, id_order=np.argsort(np.argsort([pk.int for pk in ids])),
         vectors=vectors, norms=np.einsum("ij,ij->i", vectors, vectors).astype(np.float64), has_vector=has_vector,
         postings={k: np.array(v) for k, v in postings.items()},
         subject_postings={k: np.array(v) for k, v in subject_postings.items()},

@@ -159,10 +159,12 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
         # `+ 0` is not the index's ordering operator, so the planner cannot take the HNSW path; the distance (and
         # so every similarity) is the same halfvec one either way
         distance = f"m.embedding::{VECTOR} <=> %s::{VECTOR}"
-        distance = f"({distance}) + 0" if exact else distance
+        # exact: ties by id, as memories.search.snapshot breaks them (the index path cannot, and needs not: equal
+        # distances to a query are all but impossible there)
+        order = f"({distance}) + 0, m.id" if exact else distance
         ctes.append(
             f"sem AS MATERIALIZED (SELECT m.id FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.embedding IS NOT NULL "
-            f"ORDER BY {distance} LIMIT %s)"
+            f"ORDER BY {order} LIMIT %s)"
         )
         params += [*rows_params, owner_id, vector_text, k]
         sources.append("SELECT id, NULL::float8 AS score FROM sem")
@@ -174,7 +176,9 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
             kw_ctes, kw_params, score, score_params = _positions_bm25(
                 rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table)
         ctes += kw_ctes
-        ctes.append(f"kw AS MATERIALIZED ({score} ORDER BY score DESC LIMIT %s)")
+        # ties by id: many rows share a score (the same one common word), and which of them make the cut should not
+        # depend on the plan
+        ctes.append(f"kw AS MATERIALIZED ({score} ORDER BY score DESC, id LIMIT %s)")
         params += [*kw_params, *score_params, k]
         sources.append("SELECT id, score FROM kw")
     if not sources:

@@ -250,7 +250,7 @@ def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings
     sql = " ".join(q["sql"] for q in queries.captured_queries)
     assert ("hnsw.ef_search" in sql) is (path == "hnsw")  # HNSW settings only on the HNSW path
     # the exact path orders by an expression no index serves
-    assert (") + 0 LIMIT" in sql) is (path == "exact")
+    assert (") + 0, m.id LIMIT" in sql) is (path == "exact")
     assert ("halfvec_send" in sql) is (path == "snapshot")  # the rows read into the process
     assert ids(result)[0] == stored[3]
 
