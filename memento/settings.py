@@ -237,6 +237,9 @@ SEARCH_EXACT_MAX_MEMORIES = env.int("SEARCH_EXACT_MAX_MEMORIES", default=2000)
 # those owners' rows held per web process for search, at most this many rows in all (~1.6 kB each; 0: none):
 # a search then asks the database only for its words and the owner's stamp (memories.search.snapshot)
 SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=50000)
+# the search that finds an owner's snapshot missing or out of date this many times in a row reads the rows; the
+# ones before go the SQL way (reading costs several searches' time)
+SEARCH_SNAPSHOT_AFTER = env.int("SEARCH_SNAPSHOT_AFTER", default=3)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)

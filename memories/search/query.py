@@ -144,7 +144,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
         total = owner_total(cursor, owner_id)
         semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
             mode == "semantic" and not degraded) else None
-        held = None  # a small owner's snapshot, when the process may hold one
+        held, lexemes = None, None  # a small owner's snapshot, when the process holds (or now reads) one
         if total <= settings.SEARCH_EXACT_MAX_MEMORIES and settings.SEARCH_SNAPSHOT_ROWS:
             lexemes, stamp = snapshot.start(cursor, owner_id, query if use_keyword else "")
             if stamp is not None:  # an owner whose memories never changed has none
@@ -158,7 +158,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
         else:
             found_rows, context_now, side_rows = _candidate_rows(
                 cursor, owner_id, filters, query, vector if use_semantic else None, use_keyword=use_keyword,
-                total=total, limit=limit, fused=ranking_name == "fused" and semantic_floor is None)
+                total=total, limit=limit, fused=ranking_name == "fused" and semantic_floor is None, lexemes=lexemes)
         found = candidates_from_rows(found_rows)
         if semantic_floor is not None:
             found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
@@ -182,15 +182,17 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
 
 
 def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, vector, *, use_keyword: bool,
-                    total: int, limit: int, fused: bool) -> tuple[list, bool, list]:
+                    total: int, limit: int, fused: bool, lexemes: list[str] | None) -> tuple[list, bool, list]:
     """(candidate rows, whether the fused ranking's neighbours came with them, neighbour rows) from the database:
     small owners by the exact distance over their rows (owner B-tree), with no HNSW settings and so no transaction
-    and no round trip unless full text needs the query's words; large owners through the filtered HNSW index."""
+    and no round trip unless full text needs the query's words (`lexemes`, when already asked for); large owners
+    through the filtered HNSW index."""
     rows = memory_rows(owner_id, filters)
     hnsw = vector is not None and total > settings.SEARCH_EXACT_MAX_MEMORIES
     with transaction.atomic() if hnsw else nullcontext():
-        lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None
-                               ) if use_keyword or hnsw else []
+        if hnsw or (lexemes is None and use_keyword):
+            lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None)
+        lexemes = lexemes or []
         # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
         # candidates first (then they are looked up after it)
         found_rows = candidates(

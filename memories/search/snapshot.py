@@ -29,6 +29,7 @@ from memories.models import EMBEDDING_DIMENSIONS
 from memories.search.ranking import CONTEXT_SHARES, THREAD
 from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, VECTOR
 
+MAX_TRACKED = 10_000  # owners whose misses are counted (then the count starts again)
 # what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires
 FIELDS = ("expires_at", "accessed_at", "ttl_minutes")
 _LOAD = (
@@ -70,11 +71,14 @@ class Snapshot:
             similarity = np.clip(dots / np.sqrt(self.norms * query_norm), -1.0, 1.0)
         return np.where(self.has_vector, 1.0 - (1.0 - similarity), np.nan)
 
-    def _similarity_list(self, vector) -> list:
-        """`similarities` as Python floats, None where a row has no vector (or there is no query vector)."""
+    def _similarity_list(self, vector, similarity: np.ndarray | None = None) -> list:
+        """`similarities` (given or computed) as Python floats, None where a row has no vector (or there is no
+        query vector)."""
         if vector is None:
             return [None] * len(self.ids)
-        return [None if value != value else value for value in self.similarities(vector).tolist()]  # NaN: none
+        if similarity is None:
+            similarity = self.similarities(vector)
+        return [None if value != value else value for value in similarity.tolist()]  # NaN: no vector
 
     def bm25(self, lexemes: list[str], *, k1: float, b: float, subject_tf: float, total: int) -> np.ndarray:
         """`sql._subject_weighted_bm25`'s score of every row (0 where no query word is in it)."""
@@ -102,6 +106,7 @@ class Snapshot:
         """`sql.candidates`' rows with ranking.CANDIDATE_COLUMNS: (id, cosine or None, BM25 share, importance,
         updated, happened, thread) for the k nearest and the k best full-text matches."""
         chosen: dict[int, float] = {}
+        similarity = None
         if vector is not None:
             similarity = self.similarities(vector)
             with_vector = np.flatnonzero(self.has_vector)
@@ -112,7 +117,7 @@ class Snapshot:
             matched = np.flatnonzero(scores > 0)
             for i in self._top(matched, -scores[matched], k).tolist():
                 chosen[i] = float(scores[i])
-        similarities = self._similarity_list(vector)
+        similarities = self._similarity_list(vector, similarity)
         return [(self.ids[i], similarities[i], score, *self.columns[i]) for i, score in chosen.items()]
 
     def _top(self, indices: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
@@ -187,19 +192,32 @@ def load(cursor, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot
 
 class SnapshotCache:
     """The process's snapshots by (owner, filters), least recently used out first, at most
-    SEARCH_SNAPSHOT_ROWS rows in all (a row is ~1.6 kB: its vector and words). Web threads share it."""
+    SEARCH_SNAPSHOT_ROWS rows in all (a row is ~1.6 kB: its vector and words). Web threads share it.
+
+    Reading an owner's rows costs several SQL searches (a few hundred rows: 5-8 ms of this process's CPU), so the
+    searches that find a snapshot missing or out of date go the SQL way until the SEARCH_SNAPSHOT_AFTER-th, which
+    reads the rows: an owner whose memories change between most searches costs what the SQL path costs, one who
+    searches more than writes gets the snapshot."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[tuple, Snapshot] = OrderedDict()
         self._rows = 0
+        self._misses: dict[tuple, int] = {}  # searches that found no current snapshot since the last read
 
-    def get(self, cursor, key: tuple, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot:
+    def get(self, cursor, key: tuple, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot | None:
+        """The current snapshot for `key`, read now if it is this search's turn to read it, else None."""
         with self._lock:
             snapshot = self._snapshots.get(key)
             if snapshot is not None and snapshot.stamp == stamp and time.time() < snapshot.valid_until:
                 self._snapshots.move_to_end(key)
                 return snapshot
+            misses = self._misses.pop(key, 0) + 1
+            if misses < settings.SEARCH_SNAPSHOT_AFTER:
+                if len(self._misses) >= MAX_TRACKED:
+                    self._misses.clear()
+                self._misses[key] = misses
+                return None
         snapshot = load(cursor, owner_id, rows, stamp)
         with self._lock:
             old = self._snapshots.pop(key, None)
@@ -214,6 +232,7 @@ class SnapshotCache:
     def clear(self) -> None:
         with self._lock:
             self._snapshots.clear()
+            self._misses.clear()
             self._rows = 0
 
 

@@ -242,6 +242,7 @@ def exact_top(stored, vectors, query, k=10):
 def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings, exact_max, snapshot_rows, path):
     settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
     settings.SEARCH_SNAPSHOT_ROWS = snapshot_rows
+    settings.SEARCH_SNAPSHOT_AFTER = 1
     stored, vectors = store_vectors(user, 40)
     cache.clear()  # the owner's cached count
     with CaptureQueriesContext(connection) as queries:

@@ -45,6 +45,13 @@ CASES = [("hybrid", None), ("hybrid", "blend"), ("hybrid", "weighted"), ("hybrid
          ("keyword", None), ("semantic", "fused")]
 
 
+@pytest.fixture(autouse=True)
+def read_at_once(settings):
+    """Snapshots read at the first search that needs one (the rule that delays reading has a test of its own)."""
+    settings.SEARCH_SNAPSHOT_AFTER = 1
+    snapshots.clear()
+
+
 @pytest.fixture
 def memories(user):
     # one at a time, so that the conversation's turns are stored in order (context goes to the turns around a hit)
@@ -149,6 +156,20 @@ def test_only_the_owners_rows_are_held_and_only_within_the_budget(user, other_us
     search(other_user, "twin")
     held = list(snapshots._snapshots)
     assert [key[0] for key in held] == [other_user.pk]  # the least recently used one went
+
+
+def test_a_snapshot_is_read_at_the_third_search_that_finds_it_missing_or_out_of_date(user, memories, settings):
+    settings.SEARCH_SNAPSHOT_AFTER = 3
+
+    def path():
+        with CaptureQueriesContext(connection) as queries:
+            search(user, QUERIES[1])
+        sql = " ".join(q["sql"] for q in queries.captured_queries)
+        return "read" if "halfvec_send" in sql else "sql" if "LIMIT" in sql else "held"
+
+    assert [path() for _ in range(5)] == ["sql", "sql", "read", "held", "held"]
+    services.memory_create(owner=user, content="Melanie bought a kayak", actor=user)
+    assert [path() for _ in range(4)] == ["sql", "sql", "read", "held"]
 
 
 def test_the_stamp_trigger_watches_every_column_but_accessed_at(db):
