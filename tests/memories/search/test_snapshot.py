@@ -172,6 +172,12 @@ def test_a_snapshot_is_read_at_the_third_search_that_finds_it_missing_or_out_of_
     assert [path() for _ in range(4)] == ["sql", "sql", "read", "held"]
 
 
+def test_a_held_snapshot_is_never_served_to_another_users_session(user, other_user, memories):
+    assert search(user, "allergic").results  # user's rows held by this process
+    with rls.as_user(other_user.pk):  # a bug that searched user's memories in other_user's request
+        assert not memory_search(owner=user, query="allergic", limit=10).results  # the stamp is not visible
+
+
 def test_the_stamp_trigger_watches_every_column_but_accessed_at(db):
     with connection.cursor() as cursor:
         cursor.execute(
