@@ -38,17 +38,15 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 def prepare() -> None:
     setup_django(DATABASE)
+    from django.conf import settings
     from django.contrib.auth import get_user_model
+    from kombu import Connection
     from rest_framework.authtoken.models import Token
 
     from bench.common import wipe_users
     from conversations.services import conversation_create
-    from memories.batch import memory_batch_create
-
-    from django.conf import settings
-    from kombu import Connection
-
     from memento.roles import grant_app_role
+    from memories.batch import memory_batch_create
 
     with Connection(settings.CELERY_BROKER_URL) as broker:  # appends queue tasks: the broker's tables, made by
         broker.default_channel.session  # noqa: B018   the owner (the worker does it when `serve` starts)

@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.selectors import message_search
-from core.serializers import represent
 from conversations.serializers import ScoredMessageSerializer
+from core.serializers import represent
 from documents.selectors import chunks_for_memory_search
 from documents.serializers import MemorySearchWithChunksResponseSerializer
 from memories.bookkeeping import touch_after_response
