@@ -32,8 +32,25 @@ class MessageSerializer(serializers.ModelSerializer):
         return message.embedding is not None
 
     def get_memories(self, message) -> list[str]:
-        """Ids of the memories this message produced."""
+        """Ids of the memories this message produced (`with_memory_ids` looks up a page's in one query)."""
+        if "memory_ids" in message.__dict__:
+            return message.memory_ids
         return [str(pk) for pk in message.memories.values_list("pk", flat=True)]
+
+
+def with_memory_ids(messages: list[Message]) -> list[Message]:
+    """`messages` with the ids of the memories each produced, for MessageSerializer: one query for all of them
+    rather than one per message (a page of 50 messages made 50)."""
+    from memories.models import Memory
+
+    found: dict = {}
+    if messages:
+        ids = [m.pk for m in messages]
+        for message_id, pk in Memory.objects.filter(message_id__in=ids).values_list("message_id", "pk"):
+            found.setdefault(message_id, []).append(str(pk))  # in Memory's own order (newest first), as before
+    for message in messages:
+        message.memory_ids = found.get(message.pk, [])
+    return messages
 
 
 class MessageInSerializer(StrictSerializer):

@@ -14,6 +14,7 @@ from conversations.serializers import (
     ConversationSerializer,
     MessageSerializer,
     ToolCallSerializer,
+    with_memory_ids,
 )
 from memories.serializers import MemorySerializer
 
@@ -68,12 +69,13 @@ class ConversationViewSet(viewsets.ModelViewSet):
         if request.method == "GET":
             page = self.paginate_queryset(conversation.messages.defer("embedding", "search_vector")
                                           .order_by("sent_at", "sequence"))
-            return self.get_paginated_response(MessageSerializer(page, many=True).data)
+            return self.get_paginated_response(MessageSerializer(with_memory_ids(page), many=True).data)
         body = AppendSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         results = services.messages_append(conversation=conversation, messages=body.validated_data["messages"])
         created = any(new for _, new in results)
-        return Response(MessageSerializer([m for m, _ in results], many=True).data,
+        messages = with_memory_ids([m for m, _ in results])
+        return Response(MessageSerializer(messages, many=True).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer)

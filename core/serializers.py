@@ -4,6 +4,8 @@ Strings are strict (a number where text belongs is a 400, not stored as "123") a
 (no NUL, no lone surrogate anywhere inside: core.text), both for declared fields and for the fields
 ModelSerializers build from models."""
 
+import threading
+
 from django.db import models
 from rest_framework import serializers
 
@@ -77,3 +79,21 @@ class OwnedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
         if request is None:
             return model.objects.none()
         return model.objects.filter(owner=request.user)
+
+
+_built = threading.local()
+
+
+def represent(serializer_class: type[serializers.Serializer], instance, *, many: bool = False):
+    """`serializer_class(instance, many=many).data` with the serializer's fields built once per thread instead of
+    once per response: building them (a model serializer's ~30 fields from the model, nested serializers
+    deep-copied) cost more than representing a search's ten memories (0.55 of 1.2 ms). For read-side serializers
+    whose representation depends on the instance only, never on the context (the one made here is empty); each
+    thread has its own, so no two requests share one at a time."""
+    cache = _built.__dict__.setdefault("serializers", {})
+    serializer = cache.get(serializer_class)
+    if serializer is None:
+        serializer = cache[serializer_class] = serializer_class(context={})
+    if many:
+        return [serializer.to_representation(item) for item in instance]
+    return serializer.to_representation(instance)

@@ -32,6 +32,9 @@ def touch_after_response(*, memory_ids: Iterable, owner_id: int, action: str, qu
         services.memories_touch(**touch)
     else:
         pending.append(touch)
+        # the session stays bound to the request's user until the touch below, which resets it: the same user is
+        # not unbound by the middleware and bound again here (two round trips per read or search)
+        rls.reset_after_response()
 
 
 @receiver(request_started)

@@ -5,6 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.parsers import JSONLinesParser, JSONParser
+from core.serializers import represent
 from memories import batch, portability, selectors, services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent, Project
@@ -90,22 +91,22 @@ class MemoryViewSet(viewsets.ModelViewSet):
             data["tags"] = [t.strip() for t in data["tags"].split(",") if t.strip()]
         queryset = selectors.memory_list(owner=request.user, filters=request_filters(request, data))
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        return self.get_paginated_response(represent(MemorySerializer, page, many=True))
 
     def retrieve(self, request, *args, **kwargs):
         memory = self.get_object()
         touch_after_response(memory_ids=[memory.pk], owner_id=request.user.pk, action=MemoryEvent.Action.READ)
-        return Response(self.get_serializer(memory).data)
+        return Response(represent(MemorySerializer, memory))
 
     def create(self, request, *args, **kwargs):
         serializer = MemoryWriteSerializer(data=request.data, context=self.get_serializer_context())
         serializer.is_valid(raise_exception=True)
         write = services.memory_create(owner=request.user, actor=request.user, **serializer.validated_data)
-        context = {**self.get_serializer_context(), "duplicate": write.outcome == "duplicate"}
-        return Response(
-            MemoryWriteSerializer(write.memory, context=context).data,
-            status=status.HTTP_201_CREATED if write.outcome == "created" else status.HTTP_200_OK,
-        )
+        # the answer is the schema's WrittenMemorySerializer (the same JSON as MemoryWriteSerializer's, which would
+        # build its ~30 fields a second time for it)
+        write.memory.duplicate = write.outcome == "duplicate"
+        return Response(represent(WrittenMemorySerializer, write.memory),
+                        status=status.HTTP_201_CREATED if write.outcome == "created" else status.HTTP_200_OK)
 
     def perform_update(self, serializer):
         serializer.instance = services.memory_update(

@@ -184,3 +184,90 @@ def test_a_ttl_of_zero_days_means_tokens_never_expire(settings, user):
     settings.API_TOKEN_TTL_DAYS = 0
     key = _aged_token(user, 10_000)
     assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 200
+
+
+# --- tokens are looked up (and the session bound) in one statement, never cached ------------------------------
+
+
+def _bound_user() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
+        return cursor.fetchone()
+
+
+def test_a_revoked_token_is_refused_by_the_next_request(api, user):
+    from rest_framework.authtoken.models import Token
+
+    assert api.get("/api/memories/").status_code == 200
+    Token.objects.filter(user=user).delete()
+    assert api.get("/api/memories/").status_code == 401
+
+
+def test_an_inactive_users_token_is_refused(api, user):
+    assert api.get("/api/memories/").status_code == 200
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    response = api.get("/api/memories/")
+    assert response.status_code == 401 and "inactive" in response.json()["detail"]
+
+
+def test_a_good_token_binds_the_session_to_its_user_and_a_bad_one_to_nobody(settings, user):
+    from rest_framework.exceptions import AuthenticationFailed
+
+    settings.API_TOKEN_TTL_DAYS = 30
+    auth = rls.TokenAuthentication()
+    found, token = auth.authenticate_credentials(_aged_token(user, 29))
+    assert found == user and token.user == user and token.key
+    assert _bound_user() == (str(user.pk), "off")
+    rls.reset()
+    with pytest.raises(AuthenticationFailed, match="expired"):
+        auth.authenticate_credentials(_aged_token(user, 31))
+    assert _bound_user()[0] == ""  # the statement that found the expired token bound nobody
+    with pytest.raises(AuthenticationFailed, match="Invalid"):
+        auth.authenticate_credentials("0" * 40)
+    assert _bound_user()[0] == ""
+
+
+# --- the binding's round trips ----------------------------------------------------------------------------------
+
+
+def test_a_binding_already_in_force_is_not_sent_again_but_one_a_rollback_undid_is(transactional_db, user):
+    from django.db import transaction
+    from django.test.utils import CaptureQueriesContext
+
+    rls.activate(None)
+    with CaptureQueriesContext(connection) as sent:
+        rls.activate(None)  # made outside any transaction on this connection: in force
+    assert len(sent) == 0
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rls.activate(user.pk)
+        raise RuntimeError  # the rollback undoes the setting: PostgreSQL shows nobody again
+    assert _bound_user()[0] == ""
+    rls.activate(user.pk)
+    assert _bound_user()[0] == str(user.pk)
+    connection.close()  # a new connection starts from the process default (bypass, in the test process)
+    rls.activate(user.pk)
+    assert _bound_user() == (str(user.pk), "off")
+    rls.reset()
+
+
+def test_a_read_is_unbound_only_after_its_after_response_write(transactional_db, api, user, monkeypatch):
+    """As in a gunicorn process: the middleware leaves the token's binding to the read's bookkeeping (written when
+    the response is closed), which records the read as that user and then unbinds the session."""
+    from memories.models import MemoryEvent
+
+    memory = MemoryFactory(owner=user)
+    monkeypatch.setattr(rls, "_process_default_bypass", False)
+    rls.reset()
+    try:
+        assert api.get(f"/api/memories/{memory.pk}/").status_code == 200
+        assert _bound_user() == ("", "off")
+        assert Memory.objects.count() == 0  # outside a request: nothing
+        with rls.as_user(user.pk):
+            assert MemoryEvent.objects.filter(memory=memory, action=MemoryEvent.Action.READ).count() == 1
+            assert Memory.objects.get(pk=memory.pk).accessed_at is not None
+        assert api.get("/api/memories/").status_code == 200  # no bookkeeping: the middleware unbinds
+        assert _bound_user() == ("", "off")
+    finally:
+        monkeypatch.undo()
+        rls.reset()

@@ -123,3 +123,18 @@ def test_json_text_in_a_form_field_is_never_a_500(api, user, text):
     assert response.status_code in (200, 400)
     memory.refresh_from_db()
     assert isinstance(memory.metadata, dict)
+
+
+def test_represent_answers_what_the_serializer_answers(user):
+    """The per-thread serializer of `represent` gives the same JSON as a new one, for one memory and for many."""
+    from core.serializers import represent
+    from memories.models import Memory
+    from memories.serializers import MemorySerializer
+    from tests.factories import MemoryFactory
+
+    MemoryFactory(owner=user, tags=["a"], metadata={"k": [1, 2]})
+    MemoryFactory(owner=user, embedding=None, key="k2")
+    rows = list(Memory.objects.filter(owner=user).select_related("project").for_display())
+    assert represent(MemorySerializer, rows, many=True) == MemorySerializer(rows, many=True).data
+    for row in rows:
+        assert represent(MemorySerializer, row) == MemorySerializer(row).data
