@@ -17,3 +17,12 @@ from memento.startup import run_startup_checks  # noqa: E402
 
 rls.enforce_by_default()
 run_startup_checks()
+
+from django.conf import settings  # noqa: E402
+
+if settings.EMBEDDING_PROVIDER == "local":
+    # the local model loaded before the first request, not by the first few at once: under load, a web process
+    # loading it while serving missed gunicorn's heartbeat and was killed (BENCHMARKS.md, "Mixed load")
+    from integrations.embeddings import embed_text  # noqa: E402
+
+    embed_text("ready")
