@@ -30,79 +30,57 @@ from bench.common import describe, gunicorn, progress, setup_django  # noqa: E40
 from bench.ingest import make_texts  # noqa: E402
 
 PREFIX = "bench-latency-"
+# memories -> (users, the heavy user's memories, database): each size in a database of its own, reused by later runs
+SIZES = {
+    100_000: (1000, 20_000, "memento_bench_latency"),
+    1_000_000: (2000, 50_000, "memento_bench_1m"),
+}
 QUERIES = [
     "what is {p} allergic to?", "where did {p} move?", "which hobby does {p} practise?", "when is the trip to {c}?",
     "who lives in {c}?", "does {p} like {t}?", "what did {p} do in {m}?", "lessons on Tuesdays", "{t} in {c}",
 ]
 
 
-def realistic_vectors(provider, n: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
-    """Real embeddings of 3,000 generated sentences, then n vectors near them (a real one plus noise of the
-    size that separates paraphrases), normalised: the clustered shape of real memories, at a fraction of the
-    cost of embedding n texts."""
+def realistic_base(provider, rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
+    """Real embeddings of 3,000 generated sentences: each memory's vector is one of them plus noise of the size
+    that separates paraphrases (bench.bulk_memories), the clustered shape of real memories at a fraction of the
+    cost of embedding every text."""
     base_texts = make_texts(3000, seed=11)
-    base = np.asarray(provider.embed(base_texts), dtype=np.float32)
-    picks = rng.integers(0, len(base), size=n)
-    vectors = base[picks] + rng.normal(0, 0.035, size=(n, base.shape[1])).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    texts = [f"{base_texts[p]} [{i}]" for i, p in enumerate(picks)]
-    return texts, vectors
+    return base_texts, np.asarray(provider.embed(base_texts), dtype=np.float32)
 
 
 def load(args, provider) -> None:
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
-    from memories.batch import memory_batch_create
+    from bench.bulk_memories import copy_load
+    from bench.common import wipe_users
     from memories.models import Memory
 
     User = get_user_model()
-    heavy_name = f"{PREFIX}heavy"
     if Memory.objects.filter(owner__username__startswith=PREFIX).count() == args.memories:
         print(f"reusing {args.memories} memories already loaded", file=sys.stderr)
         return
-    from bench.common import wipe_users
-
     wipe_users(PREFIX)
     rng = np.random.default_rng(5)
-    texts, vectors = realistic_vectors(provider, args.memories, rng)
-    users = [User.objects.create(username=heavy_name)] + [
-        User.objects.create(username=f"{PREFIX}{i:04d}") for i in range(args.users - 1)
-    ]
-    # one heavy user; the rest spread unevenly (a few hundred down to a handful each)
+    base_texts, base = realistic_base(provider, rng)
+    users = User.objects.bulk_create([User(username=f"{PREFIX}heavy")] + [
+        User(username=f"{PREFIX}{i:04d}") for i in range(args.users - 1)
+    ])
+    # one heavy user; the rest spread unevenly (from a few percent of the rest down to a handful each)
     rest = args.memories - args.heavy
     weights = np.asarray([1.0 / (i + 10) for i in range(args.users - 1)])
     counts = np.floor(weights / weights.sum() * rest).astype(int)
     counts[0] += rest - counts.sum()
-    owners = [users[0]] * args.heavy + [u for u, c in zip(users[1:], counts, strict=True) for _ in range(c)]
-    with connection.cursor() as cursor:  # bulk load first, index after (notes: ~10 min per 1M rows)
-        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
-    order = list(range(args.memories))
-    by_owner: dict = {}
-    for i in order:
-        by_owner.setdefault(owners[i].pk, []).append(i)
-    bar = progress(total=args.memories, desc="loading")
-    for owner in users:
-        rows = by_owner.get(owner.pk, [])
-        for start in range(0, len(rows), 1000):
-            part = rows[start : start + 1000]
-            memory_batch_create(
-                owner=owner, items=[{"content": texts[i], "allow_duplicate": True,
-                                     "importance": float(rng.uniform(0.2, 0.9))} for i in part],
-                vectors=[vectors[i].tolist() for i in part], reason="bench load",
-            )
-            bar.update(len(part))
-    bar.close()
-    print("building the HNSW index ...", file=sys.stderr)
-    with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
-            "((embedding::halfvec(384)) halfvec_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-    # as autovacuum leaves a table that has settled: statistics and the visibility map (index-only scans) set
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM (ANALYZE) memories_memory")
+    owners = [users[0].pk] * args.heavy + [u.pk for u, c in zip(users[1:], counts, strict=True) for _ in range(c)]
+    picks = rng.integers(0, len(base), size=args.memories)
+    texts = [f"{base_texts[p]} [{i}]" for i, p in enumerate(picks)]
+    copy_load(owners=owners, texts=texts, base=base, picks=picks, noise=0.035, rng=rng,
+              database_url=os.environ["MAINTENANCE_DATABASE_URL"])
+
+
+def load_average() -> str:
+    """The machine is shared: every figure goes with the load it was measured under."""
+    return "load average " + " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def service_latency(owner, queries: list[str], vectors: list[list[float]] | None, mode: str) -> list[float]:
@@ -166,11 +144,16 @@ def http_latency(url: str, token: str, queries: list[str], clients: int) -> list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
-    parser.add_argument("--users", type=int, default=1000)
-    parser.add_argument("--heavy", type=int, default=20_000)
+    parser.add_argument("--users", type=int, help="default: 1000, or 2000 with --memories 1000000")
+    parser.add_argument("--heavy", type=int, help="the heavy user's memories; default 20000, or 50000 at 1M")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
-    database_url = setup_django("memento_bench_latency")
+    users, heavy, database = SIZES.get(args.memories, SIZES[100_000])
+    args.users = args.users or users
+    args.heavy = args.heavy or heavy
+    if args.memories not in SIZES:
+        database = f"memento_bench_latency_{args.memories}"
+    database_url = setup_django(database)
     os.environ["MEMORY_LOG_READS"] = "false"
 
     from django.contrib.auth import get_user_model
@@ -203,10 +186,11 @@ def main() -> None:
         for mode in ("semantic", "hybrid"):
             service_latency(owner, warm_queries, warm_vectors, mode)
             print(f"  {label:5} {mode:8} {describe(service_latency(owner, queries, vectors, mode))}")
+    print(f"  ({load_average()})")
     print("\nsearch service, query embedded on each call:")
     for owner, label in ((heavy, "heavy"), (light, "light")):
         print(f"  {label:5} hybrid   {describe(service_latency(owner, queries, None, 'hybrid'))}")
-    print()
+    print(f"  ({load_average()})\n")
     for owner, label in ((heavy, "heavy"), (light, "light")):
         recall = recall_at_10(owner, queries, vectors)
         print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
@@ -220,6 +204,7 @@ def main() -> None:
         samples = http_latency(url, token, queries * 2, 8)
         rate = len(samples) / (time.perf_counter() - started)
         print(f"  8 clients  {describe(samples)}  throughput {rate:.0f} req/s")
+        print(f"  ({load_average()})")
 
 
 if __name__ == "__main__":
