@@ -156,6 +156,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 cursor, rows=rows, table="memories_memory", owner_id=owner_id,
                 vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
                 b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
+                nearest=max(settings.SEARCH_HNSW_CANDIDATES, limit) if hnsw else None,
                 columns=(*CANDIDATE_COLUMNS, "m.created_at") if context_now else CANDIDATE_COLUMNS,
                 then=with_context(rows, owner_id, vector if use_semantic else None) if context_now else None,
             )
