@@ -9,7 +9,6 @@ Prints the plans of the first `--show` queries, then per plan node kind the medi
 over all queries (a node's time includes its children's)."""
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -78,7 +77,7 @@ def main() -> None:
                 search(query, vector)
     for query, plan in list(zip(queries, plans, strict=True))[: args.show]:
         print(f"--- {query!r}: {plan['Execution Time']:.1f} ms")
-        print(json.dumps(plan["Plan"], indent=1)[:6000] if "--json" in sys.argv else _text(plan["Plan"]))
+        print(_text(plan["Plan"]))
     found: dict = defaultdict(list)
     for plan in plans:
         walk(plan["Plan"], found)

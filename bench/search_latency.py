@@ -6,15 +6,15 @@ against an exact scan; and the HTTP endpoint (query embedding included) with 1 a
     .venv/bin/python bench/search_latency.py [--memories 100000|1000000] [--users N] [--heavy N] [--queries 200]
 
 Rows are loaded with binary COPY and the table's indexes built after the load, all in one transaction
-(bench/bulk_memories.py: ~2 min of COPY and ~15-25 min of index builds per 1M rows on this 2-core machine, most
-of it the HNSW index, built with maintenance_work_mem 2GB). Each size has a database of its own
-(memento_bench_latency for 100k, memento_bench_1m for 1M), reused by later runs with the same sizes.
+(bench/bulk_memories.py: ~2 min of COPY and ~7 min of index builds per 1M rows on this 2-core machine under load,
+most of it the HNSW index, built by two parallel workers with maintenance_work_mem 2GB). Each size has a database
+of its own (memento_bench_latency for 100k, memento_bench_1m for 1M), reused by later runs with the same sizes.
 
 Timings are taken on a warm server: every owner and mode is first warmed with 200 other queries of the same
 kinds. The embedded server's settings (memento/embedded_db.py SERVER_SETTINGS, the same for every bench):
 shared_buffers 1GB, work_mem 16MB, maintenance_work_mem 512MB (the load raises it to 2GB for its own
 transaction), random_page_cost 1.1, jit off, max_connections 200; everything else PostgreSQL 18's defaults
-(effective_cache_size 4GB, max_parallel_maintenance_workers 2). At 1M rows the table (~2.3 GB with its TOAST,
+(effective_cache_size 4GB, max_parallel_maintenance_workers 2). At 1M rows the table (~2 GB, vectors in the rows,
 plus a ~1.1 GB HNSW index) is bigger than shared_buffers; the heavy user's rows (loaded together) and the upper
 layers of the graph are what stays cached. The load average is printed with every section: the machine is shared.
 
