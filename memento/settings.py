@@ -246,6 +246,10 @@ SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=50000)
 # the search that finds an owner's snapshot missing or out of date this many times in a row reads the rows; the
 # ones before go the SQL way (reading costs several searches' time)
 SEARCH_SNAPSHOT_AFTER = env.int("SEARCH_SNAPSHOT_AFTER", default=3)
+# larger owners: how many nearest vectors the filtered HNSW scan gathers (at least the search's limit). Its cost
+# grows with this over the owner's share of the table, and so does recall: for 50k of 1M memories 100 gives
+# recall@10 0.94 at ~60 ms, 60 0.90 at ~20 ms, 40 0.82 (BENCHMARKS.md, 1M); the same 100 as small owners get
+SEARCH_HNSW_CANDIDATES = env.int("SEARCH_HNSW_CANDIDATES", default=100)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)

@@ -198,6 +198,7 @@ def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, v
         found_rows = candidates(
             cursor, rows=rows, table="memories_memory", owner_id=owner_id, vector=vector, lexemes=lexemes,
             k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
+            nearest=max(settings.SEARCH_HNSW_CANDIDATES, limit) if hnsw else None,
             columns=(*CANDIDATE_COLUMNS, "m.created_at") if fused else CANDIDATE_COLUMNS,
             then=with_context(rows, owner_id, vector) if fused else None,
         )

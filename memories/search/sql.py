@@ -29,8 +29,12 @@ def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
     stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
     HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
     large owners too)."""
+    # enable_sort off: for an owner with a few percent of a large table the planner prices reading all of the
+    # owner's rows through the owner B-tree and sorting them by distance below the filtered HNSW scan (pgvector's
+    # estimate), and takes it: 220-290 ms for 50k of 1M memories against 10-60 ms for the index (BENCHMARKS.md,
+    # 1M). This transaction exists to use the index; sorts nothing else can replace (BM25's top k) still run.
     settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
-                if ef_search else "")
+                ", set_config('enable_sort', 'off', true)" if ef_search else "")
     cursor.execute(
         f"SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]){settings}",
         [query, str(ef_search)] if ef_search else [query],
@@ -136,7 +140,7 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
 def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
                vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float | None = None,
                total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False,
-               then=None) -> list[tuple]:
+               nearest: int | None = None, then=None) -> list[tuple]:
     """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
     conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
     share, *columns) rows; `columns` are more expressions over the table (alias `m`).
@@ -148,7 +152,8 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
 
     `exact` orders the owner's rows by their true distance (read through the owner's B-tree, no HNSW): exact and
     cheaper than the index for small owners (bench/search_profile.py); otherwise the filtered HNSW index serves
-    the nearest vectors (the caller sets its iterative scan).
+    the nearest vectors (the caller sets its iterative scan). `nearest` asks for that many nearest vectors
+    instead of k: a filtered HNSW scan reads about k / (the owner's share of the table) index entries and rows.
 
     `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
     SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
@@ -166,7 +171,7 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
             f"sem AS MATERIALIZED (SELECT m.id FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.embedding IS NOT NULL "
             f"ORDER BY {order} LIMIT %s)"
         )
-        params += [*rows_params, owner_id, vector_text, k]
+        params += [*rows_params, owner_id, vector_text, nearest or k]
         sources.append("SELECT id, NULL::float8 AS score FROM sem")
     if lexemes:
         if subject_tf is not None:
