@@ -1,7 +1,7 @@
 """Database-level rules of the memory tables: constraints hold even for writes that skip the services."""
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 
 from conversations.models import Conversation, Message
@@ -64,3 +64,10 @@ def test_conversation_document_and_chunk_models(user):
     with pytest.raises(IntegrityError), transaction.atomic():
         Chunk.objects.create(document=document, owner=user, content="dup", chunk_index=0)
     assert Chunk.objects.filter(search_vector="section").count() == 1
+
+
+def test_memory_pages_keep_room_for_reads_to_update_in_place(db):
+    # reads set accessed_at: with room on the page the update touches no index (HOT), the HNSW graph included
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'memories_memory'")
+        assert "fillfactor=80" in cursor.fetchone()[0]
