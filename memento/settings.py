@@ -237,8 +237,8 @@ EMBEDDING_ONNX_THREADS = env.int("EMBEDDING_ONNX_THREADS", default=env.int("OMP_
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
 MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
-# search: owners with up to this many memories get the exact nearest vectors (their rows through the owner
-# B-tree), larger ones the filtered HNSW index (bench/search_latency.py: where the two cost the same)
+# search: owners with up to this many memories get the exact nearest vectors (from the rows the process holds, or
+# through the owner B-tree), larger ones the filtered HNSW index (bench/search_latency.py)
 SEARCH_EXACT_MAX_MEMORIES = env.int("SEARCH_EXACT_MAX_MEMORIES", default=2000)
 # those owners' rows held per web process for search, at most this many rows in all (~1.6 kB each; 0: none):
 # a search then asks the database only for its words and the owner's stamp (memories.search.snapshot)

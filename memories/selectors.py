@@ -68,12 +68,15 @@ def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQ
 
 
 @functools.cache
-def _display_fields() -> tuple[list, str]:
-    """The fields for_display() loads (no vector, no tsvector), and the statement that reads them by id."""
+def _display_fields() -> tuple[list[str], list, str]:
+    """What for_display() loads (no vector, no tsvector): the fields' attribute names, (position, converter) of
+    those the database value needs converting for, and the statement that reads them by id."""
     fields = [f for f in Memory._meta.concrete_fields if f.name not in ("embedding", "search_vector")]
     columns = ", ".join(f'"{f.column}"' for f in fields)
-    return fields, (f"SELECT {columns}, embedding IS NOT NULL AS has_embedding FROM {Memory._meta.db_table} "
-                    f"WHERE owner_id = %s AND id = ANY(%s::uuid[])")
+    return ([f.attname for f in fields],
+            [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")],
+            f"SELECT {columns}, embedding IS NOT NULL AS has_embedding FROM {Memory._meta.db_table} "
+            f"WHERE owner_id = %s AND id = ANY(%s::uuid[])")
 
 
 def memories_by_id(*, owner_id: int, ids: list) -> dict:
@@ -83,9 +86,7 @@ def memories_by_id(*, owner_id: int, ids: list) -> dict:
     machinery half of what remained (bench/search_profile.py)."""
     if not ids:
         return {}
-    fields, sql = _display_fields()
-    names = [f.attname for f in fields]
-    converters = [(i, f.from_db_value) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
+    names, converters, sql = _display_fields()
     with connection.cursor() as cursor:
         cursor.execute(sql, [owner_id, [str(pk) for pk in ids]])
         rows = cursor.fetchall()

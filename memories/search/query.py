@@ -152,7 +152,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                     owner_id, filters, ROW_FIELDS + snapshot.FIELDS), stamp)
         if held is not None:
             context_now = False
-            found_rows = held.candidates(
+            found_rows, held_similarities = held.candidates(
                 vector=vector if use_semantic else None, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1,
                 b=BM25_B, subject_tf=SUBJECT_TF, total=total)
         else:
@@ -169,7 +169,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 found = lend_context(found, [c for c in found if c.id in hit_ids], side_rows)  # SQL's hits
             elif held is not None:
                 hits = context_hits(found)
-                found = lend_context(found, hits, held.neighbours(hits, vector if use_semantic else None))
+                found = lend_context(found, hits, held.neighbours(hits, held_similarities))
             else:
                 found = add_context(cursor, memory_rows(owner_id, filters), owner_id, found, vector)
     scored = rank(found, ranking_name, query)

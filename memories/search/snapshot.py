@@ -27,7 +27,7 @@ from django.conf import settings
 
 from memories.models import EMBEDDING_DIMENSIONS
 from memories.search.ranking import CONTEXT_SHARES, THREAD
-from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, VECTOR
+from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, QUERY_LEXEMES, VECTOR
 
 MAX_TRACKED = 10_000  # owners whose misses are counted (then the count starts again)
 # what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires
@@ -71,13 +71,10 @@ class Snapshot:
             similarity = np.clip(dots / np.sqrt(self.norms * query_norm), -1.0, 1.0)
         return np.where(self.has_vector, 1.0 - (1.0 - similarity), np.nan)
 
-    def _similarity_list(self, vector, similarity: np.ndarray | None = None) -> list:
-        """`similarities` (given or computed) as Python floats, None where a row has no vector (or there is no
-        query vector)."""
+    def _similarity_list(self, vector, similarity: np.ndarray | None) -> list:
+        """`similarity` as Python floats, None where a row has no vector (or there is no query vector)."""
         if vector is None:
             return [None] * len(self.ids)
-        if similarity is None:
-            similarity = self.similarities(vector)
         return [None if value != value else value for value in similarity.tolist()]  # NaN: no vector
 
     def bm25(self, lexemes: list[str], *, k1: float, b: float, subject_tf: float, total: int) -> np.ndarray:
@@ -102,9 +99,10 @@ class Snapshot:
         return terms.sum(axis=0) / max(float(idf.sum()), 1e-9)
 
     def candidates(self, *, vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float,
-                   total: int) -> list[tuple]:
+                   total: int) -> tuple[list[tuple], list]:
         """`sql.candidates`' rows with ranking.CANDIDATE_COLUMNS: (id, cosine or None, BM25 share, importance,
-        updated, happened, thread) for the k nearest and the k best full-text matches."""
+        updated, happened, thread) for the k nearest and the k best full-text matches; and every row's cosine (or
+        None), for `neighbours`."""
         chosen: dict[int, float] = {}
         similarity = None
         if vector is not None:
@@ -118,16 +116,15 @@ class Snapshot:
             for i in self._top(matched, -scores[matched], k).tolist():
                 chosen[i] = float(scores[i])
         similarities = self._similarity_list(vector, similarity)
-        return [(self.ids[i], similarities[i], score, *self.columns[i]) for i, score in chosen.items()]
+        return [(self.ids[i], similarities[i], score, *self.columns[i]) for i, score in chosen.items()], similarities
 
     def _top(self, indices: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
         """`indices` of the k smallest `keys`, smallest first, ties by id."""
         return indices[np.lexsort((self.id_order[indices], keys))[:k]]
 
-    def neighbours(self, hits, vector) -> list[tuple]:
+    def neighbours(self, hits, similarities: list) -> list[tuple]:
         """`ranking.add_context`'s rows for `hits`: the rows right before and after each (hit id, id, direction,
-        created, similarity, importance, updated, happened, thread)."""
-        similarities = self._similarity_list(vector) if hits else []
+        created, similarity, importance, updated, happened, thread), with `candidates`' cosines."""
         rows = []
         for hit in hits:
             at = self.position.get(hit.id)
@@ -144,11 +141,8 @@ class Snapshot:
 
 def start(cursor, owner_id: int, query: str) -> tuple[list[str], int | None]:
     """One round trip: the query's distinct stemmed words (as `sql.search_start`) and the owner's memory stamp."""
-    cursor.execute(
-        "SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]), "
-        "(SELECT stamp FROM memories_memorystamp WHERE owner_id = %s)",
-        [query, owner_id],
-    )
+    cursor.execute(f"SELECT {QUERY_LEXEMES}, (SELECT stamp FROM memories_memorystamp WHERE owner_id = %s)",
+                   [query, owner_id])
     lexemes, stamp = cursor.fetchone()
     return lexemes[:MAX_QUERY_LEXEMES], stamp
 

@@ -14,6 +14,8 @@ from memories.models import EMBEDDING_DIMENSIONS
 VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 EPOCH = "extract(epoch FROM {})::float8"
 MAX_QUERY_LEXEMES = 32
+# a query's distinct stemmed words in the order it says them, stop words left out (the indexes' configuration)
+QUERY_LEXEMES = "ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1])"
 OWNER_TOTAL_CACHE_SECONDS = 60
 
 
@@ -35,10 +37,7 @@ def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
     # 1M). This transaction exists to use the index; sorts nothing else can replace (BM25's top k) still run.
     settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
                 ", set_config('enable_sort', 'off', true)" if ef_search else "")
-    cursor.execute(
-        f"SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1]){settings}",
-        [query, str(ef_search)] if ef_search else [query],
-    )
+    cursor.execute(f"SELECT {QUERY_LEXEMES}{settings}", [query, str(ef_search)] if ef_search else [query])
     return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
 
 
