@@ -231,6 +231,11 @@ class Memory(models.Model):
     created_at = models.DateTimeField(default=timezone.now, help_text="When it was first stored.")
     updated_at = models.DateTimeField(default=timezone.now, help_text="When it last changed.")
     accessed_at = models.DateTimeField(null=True, blank=True, help_text="When a read or search last returned it.")
+    stamp = models.BigIntegerField(
+        null=True, blank=True, editable=False,
+        help_text="The stamp of its last change (set by a trigger from the sequence of MemoryStamp; reads do not "
+                  "change it). Empty for rows last changed before migration 0014.",
+    )
     happened_at = models.DateTimeField(null=True, blank=True, help_text="When the described event happened.")
     expires_at = models.DateTimeField(null=True, blank=True, help_text="After this it leaves search and lists.")
     ttl_minutes = models.FloatField(
@@ -259,7 +264,7 @@ class Memory(models.Model):
 
     history = HistoricalRecords(
         custom_model_name="MemoryHistory",
-        excluded_fields=["embedding", "search_vector", "accessed_at"],  # reads are not versions
+        excluded_fields=["embedding", "search_vector", "accessed_at", "stamp"],  # reads are not versions
         bases=[HistoryAction],
         user_related_name="+",
         # Reasons name the rule, the candidate and the memory it replaced: longer than simple-history's 100.
@@ -337,11 +342,14 @@ class MemoryEvent(models.Model):
 
 
 class MemoryStamp(models.Model):
-    """The latest change to an owner's memories, as a stamp. A trigger on the memories table (migration 0012) takes
-    a new value of one sequence on every insert, delete, or update of anything but `accessed_at` (reads are not
-    changes), and a rolled-back change rolls its stamp back with it; so a web process's search snapshot of an owner's
-    memories (memories.search.snapshot) is current exactly while the stamp it was built at is. Written only by the
-    trigger."""
+    """The latest change to an owner's memories, as a stamp, and a checksum of the stamps their rows carry. Triggers
+    on the memories table (migrations 0012, 0014) take a new value of one sequence on every insert, delete, or update
+    of anything but `accessed_at` (reads are not changes), give it to the changed row (`Memory.stamp`), and keep the
+    count and the sum of the owner's row stamps; a rolled-back change rolls all of it back. A web process's search
+    snapshot of an owner's memories (memories.search.snapshot) is current while the stamp it was built at is; after
+    a change it reads only the rows stamped since, and the count and sum tell it whether what it then holds is what
+    the table holds (a delete, or rows it saw in a transaction that rolled back, make it read everything again).
+    Written only by the triggers."""
 
     owner_id = models.BigIntegerField(
         primary_key=True,
@@ -349,6 +357,9 @@ class MemoryStamp(models.Model):
                   "are deleted).",
     )
     stamp = models.BigIntegerField(help_text="A value of the sequence memento_memory_stamp, new at every change.")
+    rows = models.BigIntegerField(default=0, help_text="How many memories the owner has.")
+    stamps = models.BigIntegerField(
+        default=0, help_text="The sum of their rows' stamps (rows changed before migration 0014 count 0).")
 
     def __str__(self) -> str:
         return f"memories of {self.owner_id} at {self.stamp}"

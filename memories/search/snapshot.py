@@ -15,6 +15,11 @@ a snapshot holds nothing the user could not read. It is current while:
   (a trigger), and a stamp is never reused;
 - no row it holds has expired: `expires_at` and TTL deadlines are read with the rows, and the earliest one ends
   the snapshot (a read since may have pushed a TTL later: then it is only read again sooner than needed).
+
+After a change, only the rows stamped since the snapshot's stamp are read (each row carries the stamp of its last
+change) and patched in; the owner's row count and the sum of their stamps, read in the same statement, must then
+equal the snapshot's. A delete, or rows it saw in a transaction that rolled back, make them differ: then every row
+is read again. Owners who write between their searches (an agent storing what it learns) keep their snapshot.
 """
 
 import threading
@@ -32,15 +37,32 @@ from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, QUERY_LEXEMES, VECTOR
 MAX_TRACKED = 10_000  # owners whose misses are counted (then the count starts again)
 # what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires
 FIELDS = ("expires_at", "accessed_at", "ttl_minutes")
-_LOAD = (
-    "SELECT m.id, CASE WHEN m.embedding IS NULL THEN NULL ELSE halfvec_send(m.embedding::{vector}) END, "
+# The owner's stamp row, joined to each of their rows stamped after %s (all of them for -1) and, where the row is in
+# the filtered source, what the snapshot holds of it: one statement, so the counts, the sums and the rows agree.
+_ROWS = (
+    "SELECT s.stamp, s.rows, s.stamps, d.id, coalesce(d.stamp, 0), m.id IS NOT NULL, "
+    "CASE WHEN m.embedding IS NULL THEN NULL ELSE halfvec_send(m.embedding::{vector}) END, "
     "tsvector_to_array(m.search_vector), "
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
-    "m.importance, {updated}, {when}, {thread}, {created}, "
+    "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
     "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
     "+ m.ttl_minutes * interval '1 minute'))::float8 "
-    "FROM {rows} AS m WHERE m.owner_id = %s ORDER BY m.created_at, m.id"
+    "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
+    "ON d.owner_id = s.owner_id AND coalesce(d.stamp, 0) > %s "
+    "WHERE s.owner_id = %s"
 )
+
+
+@dataclass(frozen=True)
+class Row:
+    """What a snapshot holds of one filtered row besides its vector."""
+
+    words: list  # tsvector_to_array(search_vector)
+    subject_words: list  # its words in the subject (weight A)
+    columns: tuple  # (importance, updated epoch, happened-or-created epoch, thread)
+    created: float  # created_at epoch
+    order: tuple  # (created_at, id as an integer): SQL's ORDER BY created_at, id
+    deadline: float | None  # when it expires (expires_at or its TTL), None: never
 
 
 @dataclass(frozen=True)
@@ -49,6 +71,8 @@ class Snapshot:
 
     stamp: int
     valid_until: float  # epoch seconds: the earliest expiry among the rows (inf: none expires)
+    stamps: dict  # id -> stamp of every row of the owner's (filtered or not): what the count and sum check
+    held: dict  # id -> Row of the filtered rows
     ids: list
     vectors: np.ndarray  # float32 copies of the stored halfvecs (exact), zero rows where there is none
     norms: np.ndarray  # float64; 0 where there is no vector
@@ -147,40 +171,74 @@ def start(cursor, owner_id: int, query: str) -> tuple[list[str], int | None]:
     return lexemes[:MAX_QUERY_LEXEMES], stamp
 
 
-def load(cursor, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot:
-    """The owner's rows of `rows` (`sql.rows_source` with ranking.ROW_FIELDS and FIELDS), read at `stamp` or later
-    (the stamp was read first, so a change in between only makes the snapshot newer than its stamp)."""
+def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None = None) -> Snapshot | None:
+    """The snapshot of the owner's rows of `rows` (`sql.rows_source` with ranking.ROW_FIELDS and FIELDS): all of
+    them, or `after` with the rows changed since its stamp patched in. None when the patched rows are not what the
+    table holds (their count or stamps differ from the owner's): then they must all be read."""
     rows_sql, rows_params = rows
-    cursor.execute(_LOAD.format(
+    cursor.execute(_ROWS.format(
         vector=VECTOR, rows=rows_sql, thread=THREAD, updated=EPOCH.format("m.updated_at"),
         when=EPOCH.format("COALESCE(m.happened_at, m.created_at)"), created=EPOCH.format("m.created_at"),
-    ), [*rows_params, owner_id])
+    ), [*rows_params, after.stamp if after is not None else -1, owner_id])
     fetched = cursor.fetchall()
-    n = len(fetched)
+    if not fetched:
+        return None  # no stamp row (visible): nothing to hold
+    stamp, count, total = fetched[0][:3]
+    stamps = dict(after.stamps) if after is not None else {}
+    held = dict(after.held) if after is not None else {}
+    vectors = {}
+    for row in fetched:
+        pk = row[3]
+        if pk is None:
+            continue  # the stamp row alone: no row changed since
+        stamps[pk] = row[4]
+        if not row[5]:
+            held.pop(pk, None)  # left the filtered rows (or never was in them)
+            continue
+        # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
+        vectors[pk] = np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None else None
+        held[pk] = Row(words=row[7], subject_words=row[8], columns=row[9:13], created=row[13],
+                       order=(row[14], pk.int), deadline=row[15])
+    if after is not None and (len(stamps) != count or sum(stamps.values()) != total):
+        return None
+    return _build(stamp, stamps, held, vectors, after)
+
+
+def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot | None) -> Snapshot:
+    """The snapshot of `held`: vectors from `changed` (id -> vector or None) or else from `before`."""
+    ids = sorted(held, key=lambda pk: held[pk].order)
+    n = len(ids)
     vectors = np.zeros((n, EMBEDDING_DIMENSIONS), dtype=np.float32)
     has_vector = np.zeros(n, dtype=bool)
+    kept, kept_from = [], []
     postings: dict[str, list[int]] = {}
     subject_postings: dict[str, list[int]] = {}
-    lengths = np.zeros(n)
-    deadlines = [row[9] for row in fetched if row[9] is not None]
-    for i, row in enumerate(fetched):
-        if row[1] is not None:
-            # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
-            vectors[i] = np.frombuffer(row[1], dtype=">f2", offset=4)
-            has_vector[i] = True
-        for lexeme in row[2]:
+    for i, pk in enumerate(ids):
+        if pk in changed:
+            if changed[pk] is not None:
+                vectors[i] = changed[pk]
+                has_vector[i] = True
+        else:
+            kept.append(i)
+            kept_from.append(before.position[pk])
+        row = held[pk]
+        for lexeme in row.words:
             postings.setdefault(lexeme, []).append(i)
-        for lexeme in row[3]:
+        for lexeme in row.subject_words:
             subject_postings.setdefault(lexeme, []).append(i)
-        lengths[i] = len(row[2])
-    ids = [row[0] for row in fetched]
+    if kept:
+        vectors[kept] = before.vectors[kept_from]
+        has_vector[kept] = before.has_vector[kept_from]
+    rows = [held[pk] for pk in ids]
     return Snapshot(
-        stamp=stamp, valid_until=min(deadlines, default=float("inf")), ids=ids,
+        stamp=stamp, stamps=stamps, held=held, ids=ids,
+        valid_until=min((row.deadline for row in rows if row.deadline is not None), default=float("inf")),
         position={pk: i for i, pk in enumerate(ids)}, id_order=np.argsort(np.argsort([pk.int for pk in ids])),
         vectors=vectors, norms=np.einsum("ij,ij->i", vectors, vectors).astype(np.float64), has_vector=has_vector,
         postings={k: np.array(v) for k, v in postings.items()},
         subject_postings={k: np.array(v) for k, v in subject_postings.items()},
-        lengths=lengths, columns=[row[4:8] for row in fetched], created=[row[8] for row in fetched],
+        lengths=np.array([len(row.words) for row in rows], dtype=np.float64),
+        columns=[row.columns for row in rows], created=[row.created for row in rows],
     )
 
 
@@ -188,10 +246,10 @@ class SnapshotCache:
     """The process's snapshots by (owner, filters), least recently used out first, at most
     SEARCH_SNAPSHOT_ROWS rows in all (a row is ~1.6 kB: its vector and words). Web threads share it.
 
-    Reading an owner's rows costs several SQL searches (a few hundred rows: 5-8 ms of this process's CPU), so the
-    searches that find a snapshot missing or out of date go the SQL way until the SEARCH_SNAPSHOT_AFTER-th, which
-    reads the rows: an owner whose memories change between most searches costs what the SQL path costs, one who
-    searches more than writes gets the snapshot."""
+    Reading all of an owner's rows costs several SQL searches (a few hundred rows: 5-8 ms of this process's CPU),
+    so the searches that find no snapshot go the SQL way until the SEARCH_SNAPSHOT_AFTER-th, which reads the rows:
+    an owner who searches once in a while costs what the SQL path costs. A held snapshot that is out of date reads
+    only the rows changed since."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -200,19 +258,27 @@ class SnapshotCache:
         self._misses: dict[tuple, int] = {}  # searches that found no current snapshot since the last read
 
     def get(self, cursor, key: tuple, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot | None:
-        """The current snapshot for `key`, read now if it is this search's turn to read it, else None."""
+        """The current snapshot for `key`: the one held, the one held with the rows changed since patched in, or
+        all rows read now if it is this search's turn to read them; else None."""
         with self._lock:
-            snapshot = self._snapshots.get(key)
-            if snapshot is not None and snapshot.stamp == stamp and time.time() < snapshot.valid_until:
+            held = self._snapshots.get(key)
+            if held is not None and time.time() >= held.valid_until:
+                held = None  # a row expired: only reading them all again drops it
+            if held is not None and held.stamp == stamp:
                 self._snapshots.move_to_end(key)
-                return snapshot
-            misses = self._misses.pop(key, 0) + 1
-            if misses < settings.SEARCH_SNAPSHOT_AFTER:
-                if len(self._misses) >= MAX_TRACKED:
-                    self._misses.clear()
-                self._misses[key] = misses
+                return held
+            if held is None:
+                misses = self._misses.pop(key, 0) + 1
+                if misses < settings.SEARCH_SNAPSHOT_AFTER:
+                    if len(self._misses) >= MAX_TRACKED:
+                        self._misses.clear()
+                    self._misses[key] = misses
+                    return None
+        snapshot = read(cursor, owner_id, rows, held) if held is not None else None
+        if snapshot is None:
+            snapshot = read(cursor, owner_id, rows)
+            if snapshot is None:
                 return None
-        snapshot = load(cursor, owner_id, rows, stamp)
         with self._lock:
             old = self._snapshots.pop(key, None)
             self._rows -= len(old.ids) if old is not None else 0

@@ -161,15 +161,48 @@ def test_only_the_owners_rows_are_held_and_only_within_the_budget(user, other_us
 def test_a_snapshot_is_read_at_the_third_search_that_finds_it_missing_or_out_of_date(user, memories, settings):
     settings.SEARCH_SNAPSHOT_AFTER = 3
 
-    def path():
-        with CaptureQueriesContext(connection) as queries:
-            search(user, QUERIES[1])
-        sql = " ".join(q["sql"] for q in queries.captured_queries)
-        return "read" if "halfvec_send" in sql else "sql" if "LIMIT" in sql else "held"
-
-    assert [path() for _ in range(5)] == ["sql", "sql", "read", "held", "held"]
+    assert [path(user) for _ in range(5)] == ["sql", "sql", "read", "held", "held"]
     services.memory_create(owner=user, content="Melanie bought a kayak", actor=user)
-    assert [path() for _ in range(4)] == ["sql", "sql", "read", "held"]
+    assert [path(user) for _ in range(2)] == ["patched", "held"]  # a held one is brought up to date at once
+    snapshots.clear()
+    assert [path(user) for _ in range(3)] == ["sql", "sql", "read"]
+
+
+def path(user, query=QUERIES[1]):
+    """How a search found its candidates: from the SQL path, by reading all rows, by reading the changed ones
+    into the held snapshot, or from the held snapshot alone."""
+    with CaptureQueriesContext(connection) as queries:
+        search(user, query)
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    if "halfvec_send" in sql:
+        return "read" if "-1 WHERE s.owner_id" in sql else "patched"
+    return "sql" if "LIMIT" in sql else "held"
+
+
+def test_a_change_reads_only_the_rows_changed_since(user, memories):
+    search(user, QUERIES[0])
+    made = services.memory_create(owner=user, content="Melanie bought a kayak", actor=user).memory
+    with CaptureQueriesContext(connection) as queries:
+        assert search(user, "kayak").results[0].memory.pk == made.pk
+    patch = [q["sql"] for q in queries.captured_queries if "halfvec_send" in q["sql"]]
+    assert len(patch) == 1 and "-1 WHERE s.owner_id" not in patch[0]
+    services.memory_update(memory=Memory.objects.get(pk=made.pk), data={"subject": "Melanie"}, actor=user)
+    assert path(user, "kayak") == "patched"
+    narrowed = search(user, "kayak", filters=MemoryFilters(subject="Caroline"))  # a snapshot of its own
+    assert made.pk not in outcome(narrowed)
+
+
+def test_a_delete_or_a_rolled_back_row_makes_it_read_every_row_again(user, memories):
+    search(user, QUERIES[0])
+    services.memory_forget(memory=memories[0], actor=user)  # deleted: no row left to say so
+    assert path(user, "support group") == "read"
+    assert memories[0].pk not in outcome(search(user, "support group"))
+    with pytest.raises(RuntimeError), transaction.atomic():
+        services.memory_create(owner=user, content="Caroline adopted a parrot named Kiwi", actor=user)
+        assert search(user, "parrot", mode="keyword").results  # held, with the parrot, inside the transaction
+        raise RuntimeError("roll back")
+    kayak = services.memory_create(owner=user, content="Melanie bought a kayak", actor=user).memory  # stamped later
+    assert outcome(search(user, "parrot kayak", mode="keyword")) == [kayak.pk]  # the sums disagreed: all read
 
 
 def test_a_held_snapshot_is_never_served_to_another_users_session(user, other_user, memories):
@@ -186,4 +219,20 @@ def test_the_stamp_trigger_watches_every_column_but_accessed_at(db):
             "WHERE t.tgname = 'memory_stamp'")
         watched = set(cursor.fetchone()[0])
     columns = {f.column for f in Memory._meta.concrete_fields if not f.generated}
-    assert watched == columns - {"accessed_at"}
+    assert watched == columns - {"accessed_at", "stamp"}
+
+
+def test_the_owners_count_and_sum_of_stamps_follow_every_change(user, other_user, memories):
+    def sums(owner):
+        row = MemoryStamp.objects.get(owner_id=owner.pk)
+        stamps = list(Memory.objects.filter(owner=owner).values_list("stamp", flat=True))
+        return (row.rows, row.stamps), (len(stamps), sum(stamps)), row.stamp
+
+    held, actual, stamp = sums(user)
+    assert held == actual and stamp == max(Memory.objects.filter(owner=user).values_list("stamp", flat=True))
+    services.memory_update(memory=memories[1], data={"importance": 0.9}, actor=user)
+    services.memory_forget(memory=memories[2], actor=user)
+    held, actual, _ = sums(user)
+    assert held == actual and held[0] == len(memories) - 1
+    services.memory_create(owner=other_user, content="Another user's note", actor=other_user)
+    assert sums(user)[0] == held  # another owner's change is not this owner's
