@@ -138,3 +138,30 @@ def test_represent_answers_what_the_serializer_answers(user):
     assert represent(MemorySerializer, rows, many=True) == MemorySerializer(rows, many=True).data
     for row in rows:
         assert represent(MemorySerializer, row) == MemorySerializer(row).data
+
+
+def test_represent_answers_what_the_serializer_answers_for_nested_answers_and_odd_instances(user):
+    """Nested serializers, lists of them, method fields and relations by key; a dict without an optional key
+    (DRF leaves the field out) and an object whose attribute is missing take DRF's own loop and answer the same."""
+    from types import SimpleNamespace
+
+    from core.serializers import represent
+    from memento.search import MemoriesOnlyResponseSerializer, SearchResponseSerializer
+    from memories.models import Memory, Project
+    from memories.serializers import MemorySerializer
+    from tests.factories import MemoryFactory
+
+    project = Project.objects.create(owner=user, name="p")
+    MemoryFactory(owner=user, project=project, happened_at=None, expires_at=None)
+    MemoryFactory(owner=user, embedding=None, tags=[], metadata={"nested": {"x": [None, 1.5]}})
+    rows = list(Memory.objects.filter(owner=user).select_related("project").for_display())
+    payload = {"mode": "hybrid", "ranking": "blend", "degraded": False,
+               "results": [{"memory": row, "score": 0.5, "parts": {"semantic": 0.1}} for row in rows]}
+    assert represent(MemoriesOnlyResponseSerializer, payload) == MemoriesOnlyResponseSerializer(payload).data
+    assert represent(SearchResponseSerializer, payload) == SearchResponseSerializer(payload).data  # no "chunks"
+    assert represent(MemorySerializer, next(r for r in rows if r.project_id))["project"] == project.pk
+    odd = SimpleNamespace(**{name: getattr(rows[0], name) for name in ("id", "content")})
+    with pytest.raises(AttributeError):
+        MemorySerializer(odd).data  # noqa: B018
+    with pytest.raises(AttributeError):
+        represent(MemorySerializer, odd)

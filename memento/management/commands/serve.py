@@ -136,6 +136,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_WORKERS", "2")))
+        parser.add_argument("--web-threads", type=int, default=int(os.environ.get("WEB_THREADS", "4")))
         parser.add_argument("--no-worker", action="store_true", help="Do not start the Celery worker.")
 
     def handle(self, *args, **options):
@@ -155,7 +156,7 @@ class Command(BaseCommand):
             subprocess.Popen([
                 python, "-m", "gunicorn", "memento.wsgi:application",
                 "--bind", f"{options['host']}:{options['port']}",
-                "--workers", str(options["web_workers"]), "--threads", "4",
+                "--workers", str(options["web_workers"]), "--threads", str(options["web_threads"]),
                 "--access-logfile", "-", "--graceful-timeout", "5",
                 # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
                 # server is closing at that moment (a ReadError under load)
