@@ -51,8 +51,8 @@ def fact(rng: random.Random, n: int) -> str:
             f"{rng.choice(THINGS)} (note {n}).")
 
 
-def tokens_for(users: int) -> list[str]:
-    """Tokens of users load-000.. in the served app's database (created when missing)."""
+def tokens_for(users: int, prefix: str = "load-") -> list[str]:
+    """Tokens of users <prefix>000.. in the served app's database (created when missing)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
     import django
 
@@ -64,7 +64,7 @@ def tokens_for(users: int) -> list[str]:
     User = get_user_model()
     keys = []
     for i in range(users):
-        user, created = User.objects.get_or_create(username=f"load-{i:03d}")
+        user, created = User.objects.get_or_create(username=f"{prefix}{i:03d}")
         if created:
             user.set_unusable_password()
             user.save()
@@ -123,6 +123,7 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=600.0, help="seconds of load (at most 3600)")
     parser.add_argument("--clients", type=int, default=32, help="concurrent connections (at most 128)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--prefix", default="load-", help="user names (a new prefix: users with no memories yet)")
     args = parser.parse_args()
     host = urlsplit(args.url).hostname or ""
     if host not in LOOPBACK:
@@ -134,7 +135,7 @@ def main() -> int:
     serial = itertools.count(int(time.time()))
     http = httpx.Client(base_url=args.url, timeout=30.0,
                         limits=httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients))
-    users = [Client(http, token, random.Random(rng.random())) for token in tokens_for(args.users)]
+    users = [Client(http, token, random.Random(rng.random())) for token in tokens_for(args.users, args.prefix)]
     print(f"Preparing {len(users)} users (a conversation and 3 memories each) ...", file=sys.stderr)
     for user in users:
         user.prepare(serial)
@@ -202,7 +203,22 @@ def main() -> int:
     print(f"Acknowledged writes read back: {len(acked) - len(lost)} of {len(acked)} (lost {len(lost)})")
     for memory_id, status in lost[:10]:
         print(f"  lost {memory_id}: HTTP {status}")
+    print(extraction_backlog(args.prefix))
     return 1 if lost else 0
+
+
+def extraction_backlog(prefix: str) -> str:
+    """How far the worker is behind the appends: the users' messages still waiting for extraction, the oldest."""
+    from django.db.models import Count, Min
+    from django.utils import timezone
+
+    from conversations.models import Message
+
+    # this process reads as the maintenance role with the bypass on (memento.settings), as for the tokens above
+    waiting = Message.objects.filter(owner__username__startswith=prefix, extraction_status="pending").aggregate(
+        n=Count("id"), oldest=Min("created_at"))
+    age = (timezone.now() - waiting["oldest"]).total_seconds() if waiting["oldest"] else 0
+    return f"Appended messages waiting for extraction at the end: {waiting['n']} (oldest {age:.0f} s)"
 
 
 if __name__ == "__main__":
