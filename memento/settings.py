@@ -303,7 +303,11 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# One task ahead: a polling transport answers "nothing" while the worker holds as many unacknowledged tasks as it
+# may, then sleeps CELERY_POLLING_INTERVAL, so with 1 each task waited up to that long after the one before (about
+# 5 tasks a second: under bench/load.py's appends extraction fell 6 minutes behind in 10). Work a killed worker had
+# taken is sent again from the database's state at the next start (memento/celery.py), however many it held.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 2
 # Polling transports: a short interval keeps "POST message -> memory searchable" quick. kombu's SQLAlchemy
 # transport hands every transport option to create_engine(), which rejects this one, so memento/celery.py sets
 # it on that transport's class instead.
