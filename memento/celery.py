@@ -32,6 +32,15 @@ def _poll_the_database_broker_often(**kwargs) -> None:
     sqlalchemy.Transport.polling_interval = settings.CELERY_POLLING_INTERVAL
 
 
+@worker_init.connect
+def _yield_the_cpu_to_requests(**kwargs) -> None:
+    """Lower this worker's CPU priority (its pool's processes inherit it): see WORKER_NICENESS."""
+    from django.conf import settings
+
+    if settings.WORKER_NICENESS > 0:
+        os.nice(settings.WORKER_NICENESS)
+
+
 @worker_ready.connect
 def _send_lost_work_again(**kwargs) -> None:
     """A worker killed outright (SIGKILL, out of memory, power loss) takes along the tasks it had taken from the

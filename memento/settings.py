@@ -308,6 +308,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # 5 tasks a second: under bench/load.py's appends extraction fell 6 minutes behind in 10). Work a killed worker had
 # taken is sent again from the database's state at the next start (memento/celery.py), however many it held.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 2
+# Workers run at this lower CPU priority (nice): where they share cores with the web processes, requests go first
+# and background work (extraction, documents, embedding batches) takes the CPU they leave, catching up when the
+# load drops. With equal priority the worker keeping up with bench/load.py's appends doubled search p95.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 # Polling transports: a short interval keeps "POST message -> memory searchable" quick. kombu's SQLAlchemy
 # transport hands every transport option to create_engine(), which rejects this one, so memento/celery.py sets
 # it on that transport's class instead.
