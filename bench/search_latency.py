@@ -86,6 +86,28 @@ def load(args, provider) -> None:
               database_url=os.environ["MAINTENANCE_DATABASE_URL"])
 
 
+def sync_owner_indexes() -> None:
+    """Large owners' own HNSW indexes (memories.owner_indexes), as the periodic task makes them: built once after a
+    load (timed), nothing to do on later runs."""
+    from memories.owner_indexes import owner_indexes_sync
+
+    started = time.perf_counter()
+    done = owner_indexes_sync()
+    if done:
+        print(f"owner indexes: {len(done)} made or dropped in {time.perf_counter() - started:.0f} s "
+              f"({sum(e.memories for e in done)} rows)", file=sys.stderr)
+
+
+def path_of(owner) -> str:
+    """Which way the owner's nearest vectors are read (memories.search.paths)."""
+    from django.db import connection
+
+    from memories.search.paths import owner_figures, vector_path
+
+    with connection.cursor() as cursor:
+        return vector_path(owner_figures(cursor, owner.pk))
+
+
 def load_average() -> str:
     """The machine is shared: every figure goes with the load it was measured under."""
     return "load average " + " / ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -164,16 +186,22 @@ def main() -> None:
     database_url = setup_django(database)
     os.environ["MEMORY_LOG_READS"] = "false"
 
+    from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.db.models import Count
     from rest_framework.authtoken.models import Token
 
     from integrations.embeddings import get_provider
 
     provider = get_provider()
     load(args, provider)
+    sync_owner_indexes()
     User = get_user_model()
     heavy = User.objects.get(username=f"{PREFIX}heavy")
     light = User.objects.filter(username__startswith=PREFIX).exclude(pk=heavy.pk).order_by("-username").first()
+    # the smallest owner above the exact count: the one a filtered shared-index scan served worst at 1M
+    mid = (User.objects.filter(username__startswith=PREFIX).annotate(n=Count("memories"))
+           .filter(n__gt=settings.SEARCH_EXACT_MAX_MEMORIES).order_by("n", "pk").first())
 
     rng = random.Random(3)
     from bench.ingest import MONTHS, PEOPLE, PLACES, THINGS
@@ -189,8 +217,13 @@ def main() -> None:
     warm_vectors = provider.embed(warm_queries)
     print(f"\n{args.memories} memories, {args.users} users; heavy user {heavy.memories.count()} memories, "
           f"light user {light.memories.count()}; {len(queries)} queries, limit 10, as the user (row-level security on)")
+    owners = ((heavy, "heavy"), (light, "light"))
+    if mid is not None:
+        owners += ((mid, "mid"),)
+        print(f"mid: the smallest owner above SEARCH_EXACT_MAX_MEMORIES ({mid.n} memories)")
+    print(f"paths: {', '.join(f'{label} {path_of(owner)}' for owner, label in owners)}")
     print("\nsearch service, query vector given (no embedding):")
-    for owner, label in ((heavy, "heavy"), (light, "light")):
+    for owner, label in owners:
         for mode in ("semantic", "hybrid"):
             service_latency(owner, warm_queries, warm_vectors, mode)
             print(f"  {label:5} {mode:8} {describe(service_latency(owner, queries, vectors, mode))}")
@@ -199,7 +232,7 @@ def main() -> None:
     for owner, label in ((heavy, "heavy"), (light, "light")):
         print(f"  {label:5} hybrid   {describe(service_latency(owner, queries, None, 'hybrid'))}")
     print(f"  ({load_average()})\n")
-    for owner, label in ((heavy, "heavy"), (light, "light")):
+    for owner, label in owners:
         recall = recall_at_10(owner, queries, vectors)
         print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
 
