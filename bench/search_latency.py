@@ -10,6 +10,11 @@ Rows are loaded with binary COPY and the table's indexes built after the load, a
 most of it the HNSW index, built by two parallel workers with maintenance_work_mem 2GB). Each size has a database
 of its own (memento_bench_latency for 100k, memento_bench_1m for 1M), reused by later runs with the same sizes.
 
+After a load (and on every run: then it has nothing to do) the large owners' own HNSW indexes are made as the
+periodic task makes them (memories.owner_indexes; at 1M: 27 owners of 5,000 memories or more, ~80 s). Besides the
+heavy and a light user, "mid" is the smallest owner above SEARCH_EXACT_MAX_MEMORIES, the size a filtered scan of
+the shared index served worst; the path each takes (memories.search.paths) is printed.
+
 Timings are taken on a warm server: every owner and mode is first warmed with 200 other queries of the same
 kinds. The embedded server's settings (memento/embedded_db.py SERVER_SETTINGS, the same for every bench):
 shared_buffers 1GB, work_mem 16MB, maintenance_work_mem 512MB (the load raises it to 2GB for its own

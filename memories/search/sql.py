@@ -30,17 +30,20 @@ def rows_source(base, fields) -> tuple[str, tuple]:
     return f"({sql})", tuple(params)
 
 
-def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
+def search_start(cursor, query: str, *, ef_search: int | None, serial: bool = False) -> list[str]:
     """One round trip at the start of a search transaction (memories, chunks, messages): the query's distinct
     stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
     HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
-    large owners too)."""
+    large owners too). `serial`: no parallel workers in this transaction (see below)."""
     # enable_sort off: for an owner with a few percent of a large table the planner prices reading all of the
     # owner's rows through the owner B-tree and sorting them by distance below the filtered HNSW scan (pgvector's
     # estimate), and takes it: 220-290 ms for 50k of 1M memories against 10-60 ms for the index (BENCHMARKS.md,
     # 1M). This transaction exists to use the index; sorts nothing else can replace (BM25's top k) still run.
     settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
                 ", set_config('enable_sort', 'off', true)" if ef_search else "")
+    # serial: the bounded keyword side's tiers name the owner in a way the planner cannot estimate, and it planned
+    # parallel workers for their thousand rows: starting them cost more than the rows (5-6 ms a statement, 1M)
+    settings += ", set_config('max_parallel_workers_per_gather', '0', true)" if serial else ""
     cursor.execute(f"SELECT {QUERY_LEXEMES}{settings}", [query, str(ef_search)] if ef_search else [query])
     return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
 
@@ -192,7 +195,8 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
 def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
                vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float | None = None,
                total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False,
-               nearest: int | None = None, bounded: tuple[list[int], int] | None = None, then=None) -> list[tuple]:
+               nearest: int | None = None, bounded: tuple[list[int], int] | None = None,
+               keyword_rows: tuple[str, tuple] | None = None, then=None) -> list[tuple]:
     """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
     conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
     share, *columns) rows; `columns` are more expressions over the table (alias `m`).
@@ -207,7 +211,8 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     the nearest vectors (the caller sets its iterative scan). `nearest` asks for that many nearest vectors
     instead of k: a filtered HNSW scan reads about k / (the owner's share of the table) index entries and rows.
     `bounded` (memories only: (the words' document frequencies, most rows)) bounds the rows full text reads and
-    scores (`_subject_weighted_bm25`).
+    scores (`_subject_weighted_bm25`); `keyword_rows` are the same rows for full text, differently written (see
+    memories.search.query.memory_rows).
 
     `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
     SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
@@ -230,8 +235,8 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     if lexemes:
         if subject_tf is not None:
             kw_ctes, kw_params, score, score_params = _subject_weighted_bm25(
-                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, subject_tf=subject_tf, total=total,
-                bounded=bounded)
+                *(keyword_rows or (rows_sql, rows_params)), owner_id, lexemes, k1=k1, b=b, subject_tf=subject_tf,
+                total=total, bounded=bounded)
         else:
             kw_ctes, kw_params, score, score_params = _positions_bm25(
                 rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table)
