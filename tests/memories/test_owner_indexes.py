@@ -155,7 +155,7 @@ def candidates_plan(owner, vector, as_user) -> tuple[str, list]:
 
     def explain(execute, statement, params, many, context):
         result = execute(statement, params, many, context)
-        statements.append(statement)
+        statements.append((statement, params))
         if statement.startswith("WITH") and "sem AS MATERIALIZED" in statement:
             with connection.cursor() as cursor:
                 cursor.execute(f"EXPLAIN {statement}", params)
@@ -168,7 +168,7 @@ def candidates_plan(owner, vector, as_user) -> tuple[str, list]:
     return plans[-1], [r.memory.pk for r in found.results]
 
 
-statements: list[str] = []
+statements: list[tuple] = []  # (SQL, parameters) of the last `candidates_plan`
 
 
 @pytest.mark.django_db(transaction=True)
@@ -190,7 +190,7 @@ def test_an_owner_with_an_index_of_its_own_is_searched_through_it_and_only_by_it
     plan, found = candidates_plan(user, query.tolist(), as_user=user)
     assert f"Index Scan using {owner_index_name(user.pk)}" in plan, plan
     # the own index's scan is unfiltered: a wider search of its graph buys recall for little (BENCHMARKS.md, 1M)
-    assert any("'hnsw.ef_search', '200'" in statement for statement in statements)
+    assert any("'hnsw.ef_search', %s" in statement and "200" in params for statement, params in statements)
     assert found == [stored[i] for i in np.argsort(-(vectors @ query))[:10]]
     # row-level security still applies: the same search run by someone else's request finds nothing
     plan, found = candidates_plan(user, query.tolist(), as_user=other)
