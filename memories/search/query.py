@@ -222,7 +222,7 @@ def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, v
         if path != "exact" and settings.SEARCH_KEYWORD_MAX_ROWS and 0 < len(lexemes) <= MAX_BOUNDED_LEXEMES:
             # large owners: full text reads and scores a bounded number of the matching rows, rarest words first
             # (sql.bounded_tiers), when there are more of them than the bound; small owners' rankings stay exact
-            frequencies = word_frequencies(cursor, owner_id, lexemes)
+            frequencies = word_frequencies(cursor, owner_id, lexemes, total=total)
             if sum(frequencies) > settings.SEARCH_KEYWORD_MAX_ROWS:
                 bounded = (frequencies, settings.SEARCH_KEYWORD_MAX_ROWS)
         # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops

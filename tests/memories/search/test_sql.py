@@ -4,6 +4,7 @@ takes cannot tell what words other users have (the timing side channel: bench/ft
 import os
 
 import pytest
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from core import rls
@@ -149,3 +150,16 @@ def test_a_large_owners_bounded_keyword_side_reads_the_rows_with_the_rarest_word
     settings.SEARCH_KEYWORD_MAX_ROWS = 0
     full = dict(keyword_search(large_owner, "alpha beta gamma"))
     assert all(full[content] == score for content, score in found)
+
+
+def test_word_frequencies_are_estimated_from_the_newest_rows_and_counted_for_rare_words(large_owner, monkeypatch):
+    monkeypatch.setattr(sql, "FREQUENCY_SAMPLE", 20)  # the 20 newest: 'beta note extra' rows
+    monkeypatch.setattr(sql, "FREQUENCY_EXACT_BELOW", 3)
+    with rls.as_user(large_owner.pk), connection.cursor() as cursor:
+        # beta: 20 of 20 sampled, so 60 of 60 estimated (35 in truth); alpha and gamma are not in the sample: counted
+        assert sql.word_frequencies(cursor, large_owner.pk, ["beta", "alpha", "gamma", "absent"], total=60) == [
+            60, 5, 25, 0]
+        monkeypatch.setattr(sql, "FREQUENCY_SAMPLE", 1000)  # more than the owner has: every word counted
+        assert sql.word_frequencies(cursor, large_owner.pk, ["alpha"], total=60) == [5]  # reused for a while
+        cache.clear()
+        assert sql.word_frequencies(cursor, large_owner.pk, ["beta"], total=60) == [35]
