@@ -82,7 +82,8 @@ def main() -> None:
     for plan in plans:
         walk(plan["Plan"], found)
     print(f"\n{len(plans)} statements ({args.mode}), execution median "
-          f"{statistics.median(p['Execution Time'] for p in plans):.1f} ms; per node: median ms, median buffers")
+          f"{statistics.median(p['Execution Time'] for p in plans):.1f} ms, planning median "
+          f"{statistics.median(p['Planning Time'] for p in plans):.1f} ms; per node: median ms, median buffers")
     for key, values in found.items():
         print(f"  {statistics.median(v[0] for v in values):7.2f} ms {statistics.median(v[1] for v in values):8.0f}"
               f"  {key}")

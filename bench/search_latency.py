@@ -10,6 +10,11 @@ Rows are loaded with binary COPY and the table's indexes built after the load, a
 most of it the HNSW index, built by two parallel workers with maintenance_work_mem 2GB). Each size has a database
 of its own (memento_bench_latency for 100k, memento_bench_1m for 1M), reused by later runs with the same sizes.
 
+After a load (and on every run: then it has nothing to do) the large owners' own HNSW indexes are made as the
+periodic task makes them (memories.owner_indexes; at 1M: 27 owners of 5,000 memories or more, ~80 s). Besides the
+heavy and a light user, "mid" is the smallest owner above SEARCH_EXACT_MAX_MEMORIES, the size a filtered scan of
+the shared index served worst; the path each takes (memories.search.paths) is printed.
+
 Timings are taken on a warm server: every owner and mode is first warmed with 200 other queries of the same
 kinds. The embedded server's settings (memento/embedded_db.py SERVER_SETTINGS, the same for every bench):
 shared_buffers 1GB, work_mem 16MB, maintenance_work_mem 512MB (the load raises it to 2GB for its own
@@ -84,6 +89,28 @@ def load(args, provider) -> None:
     texts = [f"{base_texts[p]} [{i}]" for i, p in enumerate(picks)]
     copy_load(owners=owners, texts=texts, base=base, picks=picks, noise=0.035, rng=rng,
               database_url=os.environ["MAINTENANCE_DATABASE_URL"])
+
+
+def sync_owner_indexes() -> None:
+    """Large owners' own HNSW indexes (memories.owner_indexes), as the periodic task makes them: built once after a
+    load (timed), nothing to do on later runs."""
+    from memories.owner_indexes import owner_indexes_sync
+
+    started = time.perf_counter()
+    done = owner_indexes_sync()
+    if done:
+        print(f"owner indexes: {len(done)} made or dropped in {time.perf_counter() - started:.0f} s "
+              f"({sum(e.memories for e in done)} rows)", file=sys.stderr)
+
+
+def path_of(owner) -> str:
+    """Which way the owner's nearest vectors are read (memories.search.paths)."""
+    from django.db import connection
+
+    from memories.search.paths import owner_figures, vector_path
+
+    with connection.cursor() as cursor:
+        return vector_path(owner_figures(cursor, owner.pk))
 
 
 def load_average() -> str:
@@ -164,16 +191,22 @@ def main() -> None:
     database_url = setup_django(database)
     os.environ["MEMORY_LOG_READS"] = "false"
 
+    from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.db.models import Count
     from rest_framework.authtoken.models import Token
 
     from integrations.embeddings import get_provider
 
     provider = get_provider()
     load(args, provider)
+    sync_owner_indexes()
     User = get_user_model()
     heavy = User.objects.get(username=f"{PREFIX}heavy")
     light = User.objects.filter(username__startswith=PREFIX).exclude(pk=heavy.pk).order_by("-username").first()
+    # the smallest owner above the exact count: the one a filtered shared-index scan served worst at 1M
+    mid = (User.objects.filter(username__startswith=PREFIX).annotate(n=Count("memories"))
+           .filter(n__gt=settings.SEARCH_EXACT_MAX_MEMORIES).order_by("n", "pk").first())
 
     rng = random.Random(3)
     from bench.ingest import MONTHS, PEOPLE, PLACES, THINGS
@@ -189,8 +222,13 @@ def main() -> None:
     warm_vectors = provider.embed(warm_queries)
     print(f"\n{args.memories} memories, {args.users} users; heavy user {heavy.memories.count()} memories, "
           f"light user {light.memories.count()}; {len(queries)} queries, limit 10, as the user (row-level security on)")
+    owners = ((heavy, "heavy"), (light, "light"))
+    if mid is not None:
+        owners += ((mid, "mid"),)
+        print(f"mid: the smallest owner above SEARCH_EXACT_MAX_MEMORIES ({mid.n} memories)")
+    print(f"paths: {', '.join(f'{label} {path_of(owner)}' for owner, label in owners)}")
     print("\nsearch service, query vector given (no embedding):")
-    for owner, label in ((heavy, "heavy"), (light, "light")):
+    for owner, label in owners:
         for mode in ("semantic", "hybrid"):
             service_latency(owner, warm_queries, warm_vectors, mode)
             print(f"  {label:5} {mode:8} {describe(service_latency(owner, queries, vectors, mode))}")
@@ -199,7 +237,7 @@ def main() -> None:
     for owner, label in ((heavy, "heavy"), (light, "light")):
         print(f"  {label:5} hybrid   {describe(service_latency(owner, queries, None, 'hybrid'))}")
     print(f"  ({load_average()})\n")
-    for owner, label in ((heavy, "heavy"), (light, "light")):
+    for owner, label in owners:
         recall = recall_at_10(owner, queries, vectors)
         print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
 

@@ -238,8 +238,17 @@ EMBEDDING_ONNX_THREADS = env.int("EMBEDDING_ONNX_THREADS", default=env.int("OMP_
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
 MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
 # search: owners with up to this many memories get the exact nearest vectors (from the rows the process holds, or
-# through the owner B-tree), larger ones the filtered HNSW index (bench/search_latency.py)
+# through the owner B-tree), larger ones an HNSW index (bench/search_latency.py; memories.search.paths)
 SEARCH_EXACT_MAX_MEMORIES = env.int("SEARCH_EXACT_MAX_MEMORIES", default=2000)
+# ... and so do larger owners without an index of their own that hold less than this share of the table: the
+# filtered shared HNSW scan visits about 100 / share entries to find their 100 nearest (10,000 at 1%), more than the
+# exact statement reads (BENCHMARKS.md, 1M)
+SEARCH_EXACT_MAX_SHARE = env.float("SEARCH_EXACT_MAX_SHARE", default=0.01)
+# owners with at least this many memories get an HNSW index of their own (partial, memories.owner_indexes; made
+# and dropped by the periodic sync-owner-indexes task or `manage.py owner_indexes --sync`), at most the largest
+# SEARCH_OWNER_INDEX_MAX of them (0: none)
+SEARCH_OWNER_INDEX_MIN_MEMORIES = env.int("SEARCH_OWNER_INDEX_MIN_MEMORIES", default=5000)
+SEARCH_OWNER_INDEX_MAX = env.int("SEARCH_OWNER_INDEX_MAX", default=50)
 # those owners' rows held per web process for search, at most this many rows in all (~1.6 kB each; 0: none):
 # a search then asks the database only for its words and the owner's stamp (memories.search.snapshot)
 SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=50000)
@@ -250,6 +259,10 @@ SEARCH_SNAPSHOT_AFTER = env.int("SEARCH_SNAPSHOT_AFTER", default=3)
 # grows with this over the owner's share of the table, and so does recall: for 50k of 1M memories 100 gives
 # recall@10 0.94 at ~60 ms, 60 0.90 at ~20 ms, 40 0.82 (BENCHMARKS.md, 1M); the same 100 as small owners get
 SEARCH_HNSW_CANDIDATES = env.int("SEARCH_HNSW_CANDIDATES", default=100)
+# larger owners (above the exact path): full text reads and scores at most this many of the rows holding a query
+# word, those with every word and the rarest words first (memories.search.sql.bounded_tiers; 0: all of them). Small
+# owners' rankings are untouched; BENCHMARKS.md (1M) has what the bound costs in agreement with the full ranking
+SEARCH_KEYWORD_MAX_ROWS = env.int("SEARCH_KEYWORD_MAX_ROWS", default=1000)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
@@ -329,6 +342,8 @@ CELERY_BEAT_SCHEDULE = {
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 30.0},
     "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
+    # large owners' own HNSW indexes made or dropped (memories.owner_indexes; a no-op when nothing changed)
+    "sync-owner-indexes": {"task": "memories.tasks.sync_owner_indexes", "schedule": 900.0},
 }
 
 # --- Static and media files. ---------------------------------------------------------------------------------

@@ -42,9 +42,11 @@ def owner_lexemes_index(name: str) -> GinIndex:
                          output_field=SearchVectorField()), name=name)
 
 
-def hnsw_index(name: str) -> HnswIndex:
-    """HNSW on the half-precision cast; queries must order by the same expression (`nearest()`)."""
-    return HnswIndex(OpClass(halfvec(), name="halfvec_cosine_ops"), name=name, m=16, ef_construction=64)
+def hnsw_index(name: str, condition: Q | None = None) -> HnswIndex:
+    """HNSW on the half-precision cast; queries must order by the same expression (`nearest()`). With `condition`,
+    a partial index of the rows it holds for (a large owner's own index: memories.owner_indexes)."""
+    return HnswIndex(OpClass(halfvec(), name="halfvec_cosine_ops"), name=name, m=16, ef_construction=64,
+                     condition=condition)
 
 
 class HistoryAction(models.Model):

@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from core.tasks import RetryingTask
-from memories import batch, retention
+from memories import batch, owner_indexes, retention
 
 
 @shared_task
@@ -23,3 +23,14 @@ def purge_expired() -> dict[str, int]:
     """Periodic: rows that only accumulate (read and search events, expired sessions, old sign-in attempts,
     delivered broker messages) are deleted past their retention (memories.retention); versions stay."""
     return retention.purge_expired()
+
+
+@shared_task
+def sync_owner_indexes() -> list[str]:
+    """Periodic: large owners get their own HNSW index, owners that shrank or left lose theirs
+    (memories.owner_indexes), one build per run: while builds remain the task queues itself again, behind the
+    work already waiting. Returns what was done, as "action name" lines."""
+    done = owner_indexes.owner_indexes_sync(builds=1)
+    if done and owner_indexes.owner_indexes_pending():
+        sync_owner_indexes.delay()
+    return [f"{entry.action} {entry.name}" for entry in done]

@@ -11,7 +11,7 @@ from pgvector import Vector
 
 from integrations import embeddings
 from memories.models import Memory
-from memories.search.sql import owner_total
+from memories.search.paths import owner_figures, vector_path
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,12 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
         return found
     max_distance = 1.0 - settings.MEMORY_DUPLICATE_THRESHOLD
     # Small owners: the exact distance over their rows (owner B-tree; "+ 0" is an order no index serves), as search
-    # does. Large owners: the HNSW index, scanning on past other owners' entries (and dead ones: a table that has
-    # seen many rolled-back writes hid duplicates behind them) until the owner's nearest is found.
+    # does. Large owners: their own HNSW index when they have one (memories.search.paths; the owner is a constant in
+    # the statement, so the planner can take the partial index), else the shared one, scanning on past other owners'
+    # entries (and dead ones: a table that has seen many rolled-back writes hid duplicates behind them) until the
+    # owner's nearest is found.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        exact = owner_total(cursor, owner_id) <= settings.SEARCH_EXACT_MAX_MEMORIES
+        exact = vector_path(owner_figures(cursor, owner_id)) == "exact"
         if not exact:
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
         distance = "embedding::halfvec(384) <=> q.v::halfvec(384)"

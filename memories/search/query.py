@@ -7,10 +7,12 @@ from dataclasses import dataclass, fields
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 
 from integrations import embeddings
 from memories.models import Memory
 from memories.search import snapshot
+from memories.search.paths import owner_figures, vector_path
 from memories.search.ranking import (
     BM25_B,
     BM25_K1,
@@ -29,7 +31,13 @@ from memories.search.ranking import (
     split_context_rows,
     with_context,
 )
-from memories.search.sql import candidates, owner_total, rows_source, search_start
+from memories.search.sql import (
+    MAX_BOUNDED_LEXEMES,
+    candidates,
+    rows_source,
+    search_start,
+    word_frequencies,
+)
 from memories.selectors import MemoryFilters, filter_memories, memories_by_id
 
 logger = logging.getLogger(__name__)
@@ -43,6 +51,9 @@ CANDIDATES = 100
 # with iterative scans, enough for a filtered top-100 of a large owner: recall@10 0.99 against an exact scan at
 # 20k memories (bench/search_latency.py); 200 costs ~2 ms more per search for no measurable gain there
 HNSW_EF_SEARCH = 100
+# an owner's own index (memories.search.paths): 100 left recall@10 at 0.953 against an exact scan for the 1M bench's
+# heavy user (50k near-copies in clusters of ~17), 200 gives 0.997 for ~0.5 ms (BENCHMARKS.md, 1M)
+OWN_INDEX_EF_SEARCH = 200
 # recent query vectors per process: agents repeat their questions, and a cached vector saves the ~12 ms of CPU the
 # model takes per query (1024 vectors of 384 floats are ~12 MB)
 QUERY_CACHE_SIZE = 1024
@@ -80,16 +91,23 @@ def _filters_key(filters: MemoryFilters) -> tuple:
 _rows_cache: dict[tuple, tuple[str, tuple]] = {}
 
 
-def memory_rows(owner_id: int, filters: MemoryFilters, fields: tuple[str, ...] = ROW_FIELDS) -> tuple[str, tuple]:
+def memory_rows(owner_id: int, filters: MemoryFilters, fields: tuple[str, ...] = ROW_FIELDS, *,
+                owner_indexed: bool = True) -> tuple[str, tuple]:
     """The owner's rows that `filters` let through, as SQL and parameters to select from. Building and compiling
     the queryset cost ~1 ms of Python per search (twice: candidates and context); the SQL depends only on the owner
-    and the filters (times are the database's own `now()`), so it is compiled once per process for each."""
-    key = (owner_id, _filters_key(filters), fields)
+    and the filters (times are the database's own `now()`), so it is compiled once per process for each.
+
+    `owner_indexed=False` names the owner as `owner_id + 0`, the same rows by a condition no B-tree serves: for a
+    statement that reaches them through the owner-prefixed full-text index, where the planner otherwise ANDs a
+    large owner's tens of thousands of B-tree entries into the index's bitmap for nothing (BENCHMARKS.md, 1M)."""
+    key = (owner_id, _filters_key(filters), fields, owner_indexed)
     compiled = _rows_cache.get(key)
     if compiled is None:
         if len(_rows_cache) >= ROWS_CACHE_SIZE:
             _rows_cache.clear()
-        compiled = rows_source(filter_memories(Memory.objects.owned_by(owner_id), filters), fields)
+        owned = (Memory.objects.owned_by(owner_id) if owner_indexed
+                 else Memory.objects.alias(owner_unindexed=F("owner_id") + 0).filter(owner_unindexed=owner_id))
+        compiled = rows_source(filter_memories(owned, filters), fields)
         _rows_cache[key] = compiled
     return compiled
 
@@ -141,7 +159,8 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     owner_id = getattr(owner, "pk", owner)
 
     with connection.cursor() as cursor:
-        total = owner_total(cursor, owner_id)
+        figures = owner_figures(cursor, owner_id)
+        total, path = figures.total, vector_path(figures)
         semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (
             mode == "semantic" and not degraded) else None
         held, lexemes = None, None  # a small owner's snapshot, when the process holds (or now reads) one
@@ -158,7 +177,8 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
         else:
             found_rows, context_now, side_rows = _candidate_rows(
                 cursor, owner_id, filters, query, vector if use_semantic else None, use_keyword=use_keyword,
-                total=total, limit=limit, fused=ranking_name == "fused" and semantic_floor is None, lexemes=lexemes)
+                total=total, path=path, limit=limit, fused=ranking_name == "fused" and semantic_floor is None,
+                lexemes=lexemes)
         found = candidates_from_rows(found_rows)
         if semantic_floor is not None:
             found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
@@ -182,23 +202,38 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
 
 
 def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, vector, *, use_keyword: bool,
-                    total: int, limit: int, fused: bool, lexemes: list[str] | None) -> tuple[list, bool, list]:
-    """(candidate rows, whether the fused ranking's neighbours came with them, neighbour rows) from the database:
-    small owners by the exact distance over their rows (owner B-tree), with no HNSW settings and so no transaction
-    and no round trip unless full text needs the query's words (`lexemes`, when already asked for); large owners
-    through the filtered HNSW index."""
+                    total: int, path: str, limit: int, fused: bool,
+                    lexemes: list[str] | None) -> tuple[list, bool, list]:
+    """(candidate rows, whether the fused ranking's neighbours came with them, neighbour rows) from the database,
+    the nearest vectors as `path` says (memories.search.paths): "exact" by the true distance over the owner's rows
+    (owner B-tree), with no HNSW settings and so no transaction and no round trip unless full text needs the
+    query's words (`lexemes`, when already asked for); "own" through the owner's own HNSW index (the planner picks
+    it: the statement names the owner as a constant, Django's psycopg binds parameters client-side), "shared"
+    through the filtered shared one."""
     rows = memory_rows(owner_id, filters)
-    hnsw = vector is not None and total > settings.SEARCH_EXACT_MAX_MEMORIES
-    with transaction.atomic() if hnsw else nullcontext():
-        if hnsw or (lexemes is None and use_keyword):
-            lexemes = search_start(cursor, query if use_keyword else "", ef_search=HNSW_EF_SEARCH if hnsw else None)
+    hnsw = vector is not None and path != "exact"
+    large = path != "exact"  # a transaction of its own, for its settings (sql.search_start)
+    with transaction.atomic() if large else nullcontext():
+        if large or (lexemes is None and use_keyword):
+            ef_search = (OWN_INDEX_EF_SEARCH if path == "own" else HNSW_EF_SEARCH) if hnsw else None
+            lexemes = search_start(cursor, query if use_keyword else "", ef_search=ef_search, serial=large)
         lexemes = lexemes or []
+        bounded = None
+        if path != "exact" and settings.SEARCH_KEYWORD_MAX_ROWS and 0 < len(lexemes) <= MAX_BOUNDED_LEXEMES:
+            # large owners: full text reads and scores a bounded number of the matching rows, rarest words first
+            # (sql.bounded_tiers), when there are more of them than the bound; small owners' rankings stay exact
+            frequencies = word_frequencies(cursor, owner_id, lexemes, total=total)
+            if sum(frequencies) > settings.SEARCH_KEYWORD_MAX_ROWS:
+                bounded = (frequencies, settings.SEARCH_KEYWORD_MAX_ROWS)
         # fused: the neighbours of the best hits come in the same statement, unless a semantic floor drops
         # candidates first (then they are looked up after it)
         found_rows = candidates(
             cursor, rows=rows, table="memories_memory", owner_id=owner_id, vector=vector, lexemes=lexemes,
             k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B, subject_tf=SUBJECT_TF, total=total, exact=not hnsw,
-            nearest=max(settings.SEARCH_HNSW_CANDIDATES, limit) if hnsw else None,
+            # the shared index's filtered scan pays for each nearest vector with 1 / share entries visited; the
+            # owner's own index does not
+            nearest=max(settings.SEARCH_HNSW_CANDIDATES if path == "shared" else CANDIDATES, limit) if hnsw else None,
+            bounded=bounded, keyword_rows=memory_rows(owner_id, filters, owner_indexed=False) if bounded else None,
             columns=(*CANDIDATE_COLUMNS, "m.created_at") if fused else CANDIDATE_COLUMNS,
             then=with_context(rows, owner_id, vector) if fused else None,
         )

@@ -6,6 +6,8 @@ used as the row source of each raw statement, which also names `owner_id = %s` i
 second layer. Raw SQL because the shapes the planner needs (a MATERIALIZED nearest-neighbour CTE ordered by the
 indexed expression, BM25 over the stored tsvector, LATERAL neighbour lookups) are not expressible in the ORM."""
 
+import hashlib
+
 from django.core.cache import cache
 from pgvector import HalfVector
 
@@ -14,9 +16,13 @@ from memories.models import EMBEDDING_DIMENSIONS
 VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 EPOCH = "extract(epoch FROM {})::float8"
 MAX_QUERY_LEXEMES = 32
+WORD_FREQUENCIES_CACHE_SECONDS = 600
+FREQUENCY_SAMPLE = 1000  # newest memories a large owner's word frequencies are estimated from (`word_frequencies`)
+FREQUENCY_EXACT_BELOW = 20  # sample hits under which a word is counted instead
+# the bounded keyword side's tiers repeat every word's flags: queries with more words read every matching row
+MAX_BOUNDED_LEXEMES = 8
 # a query's distinct stemmed words in the order it says them, stop words left out (the indexes' configuration)
 QUERY_LEXEMES = "ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1])"
-OWNER_TOTAL_CACHE_SECONDS = 60
 
 
 def rows_source(base, fields) -> tuple[str, tuple]:
@@ -26,17 +32,20 @@ def rows_source(base, fields) -> tuple[str, tuple]:
     return f"({sql})", tuple(params)
 
 
-def search_start(cursor, query: str, *, ef_search: int | None) -> list[str]:
+def search_start(cursor, query: str, *, ef_search: int | None, serial: bool = False) -> list[str]:
     """One round trip at the start of a search transaction (memories, chunks, messages): the query's distinct
     stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
     HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
-    large owners too)."""
+    large owners too). `serial`: no parallel workers in this transaction (see below)."""
     # enable_sort off: for an owner with a few percent of a large table the planner prices reading all of the
     # owner's rows through the owner B-tree and sorting them by distance below the filtered HNSW scan (pgvector's
     # estimate), and takes it: 220-290 ms for 50k of 1M memories against 10-60 ms for the index (BENCHMARKS.md,
     # 1M). This transaction exists to use the index; sorts nothing else can replace (BM25's top k) still run.
     settings = (", set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
                 ", set_config('enable_sort', 'off', true)" if ef_search else "")
+    # serial: the bounded keyword side's tiers name the owner in a way the planner cannot estimate, and it planned
+    # parallel workers for their thousand rows: starting them cost more than the rows (5-6 ms a statement, 1M)
+    settings += ", set_config('max_parallel_workers_per_gather', '0', true)" if serial else ""
     cursor.execute(f"SELECT {QUERY_LEXEMES}{settings}", [query, str(ef_search)] if ef_search else [query])
     return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
 
@@ -59,37 +68,99 @@ def keyword_match(owner_id: int, lexemes: list[str]) -> tuple[str, list[str]]:
             [prefixed, plain])
 
 
-def owner_total(cursor, owner_id: int) -> int:
-    """How many memories the owner has: BM25's N for memories, and what picks the exact or the HNSW path. Counting
-    costs a round trip (milliseconds for a large owner) on every search while a few more or fewer barely move an
-    IDF or the choice of path, so counts are reused for a minute (BM25 never takes N below the rows that match)."""
-    key = f"memories:owner-total:{owner_id}"
-    total = cache.get(key)
-    if total is None:
-        cursor.execute("SELECT count(*) FROM memories_memory WHERE owner_id = %s", [owner_id])
-        total = cursor.fetchone()[0]
-        cache.set(key, total, OWNER_TOTAL_CACHE_SECONDS)
-    return total
+def word_frequencies(cursor, owner_id: int, lexemes: list[str], *, total: int) -> list[int]:
+    """How many of the owner's memories (`total` of them) hold each of `lexemes` (BM25's document frequencies), for
+    the bounded keyword side of large owners (`bounded_tiers`). Counting a common word costs a visit to each of its
+    rows (~8 ms for 5,000 of the 1M bench's heavy user): as much as scoring them, the cost the bound is there to
+    avoid. So a word's frequency is estimated from the owner's FREQUENCY_SAMPLE newest memories, and counted only
+    where the sample holds it fewer than FREQUENCY_EXACT_BELOW times (a rare word: a noisy estimate, a cheap count);
+    for a word in 10% of the rows the estimate is within ~10%, which moves its IDF by ~4%. Frequencies are reused for
+    WORD_FREQUENCIES_CACHE_SECONDS (a large owner's move little in that time), and BM25 never takes one below the
+    rows it reads with the word."""
+    keys = {lexeme: f"memories:df:{owner_id}:{hashlib.blake2b(lexeme.encode(), digest_size=12).hexdigest()}"
+            for lexeme in lexemes}
+    known = cache.get_many(list(keys.values()))
+    missing = [lexeme for lexeme in lexemes if keys[lexeme] not in known]
+    if missing:
+        hits = ", ".join(f"count(*) FILTER (WHERE s.search_vector @@ %s::tsquery) AS h{i}"
+                         for i in range(len(missing)))
+        # `owner_id + 0`: only the owner-prefixed GIN can serve the count; AND-ing the owner's B-tree (tens of
+        # thousands of entries for a large owner) into its bitmap cost more than the count (BENCHMARKS.md, 1M).
+        # A CASE evaluates the count's subquery only for the words that take that branch.
+        frequencies = ", ".join(
+            f"CASE WHEN h.h{i} < %s OR h.n < %s THEN (SELECT count(*) FROM memories_memory AS m "
+            f"WHERE m.owner_id + 0 = %s AND memento_owner_lexemes(m.owner_id, m.search_vector) @@ %s::tsquery) "
+            f"ELSE round(h.h{i} * %s::float8 / h.n)::bigint END" for i in range(len(missing)))
+        params = [owner_id, FREQUENCY_SAMPLE, *(tsquery_term(lexeme) for lexeme in missing)]
+        for lexeme in missing:
+            params += [FREQUENCY_EXACT_BELOW, FREQUENCY_SAMPLE, owner_id, tsquery_term(f"{owner_id}:{lexeme}"), total]
+        cursor.execute(
+            f"WITH s AS MATERIALIZED (SELECT m.search_vector FROM memories_memory AS m WHERE m.owner_id = %s "
+            f"ORDER BY m.created_at DESC LIMIT %s), h AS (SELECT count(*) AS n, {hits} FROM s) "
+            f"SELECT {frequencies} FROM h", params)
+        found = dict(zip([keys[lexeme] for lexeme in missing], cursor.fetchone(), strict=True))
+        cache.set_many(found, WORD_FREQUENCIES_CACHE_SECONDS)
+        known.update(found)
+    return [known[keys[lexeme]] for lexeme in lexemes]
 
 
-def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, subject_tf, total):
+def bounded_tiers(owner_id: int, lexemes: list[str], frequencies: list[int]) -> list[tuple[str, str]]:
+    """The rows holding any of `lexemes`, in tiers read in order until the bounded keyword side has read its rows:
+    first the rows holding every query word the owner has, then the rows holding the rarest word (and not read
+    before), then the next rarest, and so on; (owner-prefixed tsquery, plain tsquery) per tier. The rows with the
+    best BM25 hold the most and the rarest words, so they come first; what the bound leaves unread are rows whose
+    only matches are the commonest words, where BM25 tells rows apart by their length alone."""
+    present = [lexeme for _, _, lexeme in sorted(
+        (frequency, i, lexeme) for i, (lexeme, frequency) in enumerate(zip(lexemes, frequencies, strict=True))
+        if frequency > 0)]
+    tiers, before_prefixed, before_plain = [], [], []
+    if len(present) > 1:
+        tiers.append((" & ".join(tsquery_term(f"{owner_id}:{w}") for w in present),
+                      " & ".join(tsquery_term(w) for w in present)))
+        before_prefixed.append(f"({tiers[0][0]})")
+        before_plain.append(f"({tiers[0][1]})")
+    for word in present:
+        prefixed, plain = tsquery_term(f"{owner_id}:{word}"), tsquery_term(word)
+        tiers.append((" & ".join([prefixed, *(f"!{q}" for q in before_prefixed)]),
+                      " & ".join([plain, *(f"!{q}" for q in before_plain)])))
+        before_prefixed.append(prefixed)
+        before_plain.append(plain)
+    return tiers
+
+
+def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, subject_tf, total, bounded=None):
     """BM25 where a query word counts once per row, `subject_tf` times when it is in the subject (weight A):
-    memories are one or two sentences, so positions add nothing but cost."""
-    match, match_params = keyword_match(owner_id, lexemes)
+    memories are one or two sentences, so positions add nothing but cost.
+
+    `bounded` (large owners: (document frequencies, most rows)) reads at most that many of the matching rows,
+    tier by tier (`bounded_tiers`), and takes the words' document frequencies from `word_frequencies` instead of
+    counting them among the rows read."""
     ctes, params = [], []
     # each row's matches are worked out once: per query word, in the row at all (h) and in its subject (a)
     flags = ", ".join(f"m.search_vector @@ %s::tsquery AS h{i}, m.search_vector @@ %s::tsquery AS a{i}"
                       for i in range(len(lexemes)))
-    ctes.append(
-        f"kwm AS MATERIALIZED (SELECT m.id, length(m.search_vector)::float8 AS dl, {flags} "
-        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND {match})"
-    )
-    for lexeme in lexemes:
-        params += [tsquery_term(lexeme), tsquery_term(lexeme, "A")]
-    params += [*rows_params, owner_id, *match_params]
-    # document frequencies among the owner's rows (every row with any query word is in kwm), turned into IDFs
-    # once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
-    counts = ", ".join(f"count(*) FILTER (WHERE h{i})::float8 AS n{i}" for i in range(len(lexemes)))
+    flag_params = [p for lexeme in lexemes for p in (tsquery_term(lexeme), tsquery_term(lexeme, "A"))]
+    select = f"SELECT m.id, length(m.search_vector)::float8 AS dl, {flags} FROM {rows_sql} AS m"
+    if bounded is None:
+        match, match_params = keyword_match(owner_id, lexemes)
+        ctes.append(f"kwm AS MATERIALIZED ({select} WHERE m.owner_id = %s AND {match})")
+        params += [*flag_params, *rows_params, owner_id, *match_params]
+        frequencies = [f"count(*) FILTER (WHERE h{i})" for i in range(len(lexemes))]
+    else:
+        known, most = bounded
+        # the tiers' rows are disjoint; the Append stops pulling rows (and so reading them) at the limit. The
+        # owner's condition as `owner_id + 0`: see `word_frequencies`
+        tiers = bounded_tiers(owner_id, lexemes, known)
+        ctes.append("kwm AS MATERIALIZED (SELECT * FROM (" + " UNION ALL ".join(
+            f"({select} WHERE m.owner_id + 0 = %s AND memento_owner_lexemes(m.owner_id, m.search_vector) "
+            f"@@ %s::tsquery AND m.search_vector @@ %s::tsquery)" for _ in tiers) + ") AS t LIMIT %s)")
+        for prefixed, plain in tiers:
+            params += [*flag_params, *rows_params, owner_id, prefixed, plain]
+        params.append(most)
+        frequencies = [f"greatest(count(*) FILTER (WHERE h{i}), {int(n)})" for i, n in enumerate(known)]
+    # document frequencies among the owner's rows (every row with any query word is in kwm, unless bounded),
+    # turned into IDFs once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
+    counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
     ctes.append(
         f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
         f"greatest(%s, count(*))::float8 AS total FROM kwm)"
@@ -139,7 +210,8 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
 def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
                vector, lexemes: list[str], k: int, k1: float, b: float, subject_tf: float | None = None,
                total: int | None = None, columns: tuple[str, ...] = (), exact: bool = False,
-               nearest: int | None = None, then=None) -> list[tuple]:
+               nearest: int | None = None, bounded: tuple[list[int], int] | None = None,
+               keyword_rows: tuple[str, tuple] | None = None, then=None) -> list[tuple]:
     """The k nearest and the k best full-text matches among `base`'s rows of `table` (memories, document chunks,
     conversation messages: rows with `embedding` and `search_vector` columns), as (id, cosine or None, BM25
     share, *columns) rows; `columns` are more expressions over the table (alias `m`).
@@ -153,6 +225,9 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     cheaper than the index for small owners (bench/search_profile.py); otherwise the filtered HNSW index serves
     the nearest vectors (the caller sets its iterative scan). `nearest` asks for that many nearest vectors
     instead of k: a filtered HNSW scan reads about k / (the owner's share of the table) index entries and rows.
+    `bounded` (memories only: (the words' document frequencies, most rows)) bounds the rows full text reads and
+    scores (`_subject_weighted_bm25`); `keyword_rows` are the same rows for full text, differently written (see
+    memories.search.query.memory_rows).
 
     `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
     SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
@@ -175,7 +250,8 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     if lexemes:
         if subject_tf is not None:
             kw_ctes, kw_params, score, score_params = _subject_weighted_bm25(
-                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, subject_tf=subject_tf, total=total)
+                *(keyword_rows or (rows_sql, rows_params)), owner_id, lexemes, k1=k1, b=b, subject_tf=subject_tf,
+                total=total, bounded=bounded)
         else:
             kw_ctes, kw_params, score, score_params = _positions_bm25(
                 rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table)

@@ -10,6 +10,7 @@ from memories.vectors import find_duplicates
 @pytest.mark.parametrize("exact_max", [0, 2000], ids=["hnsw", "exact"])
 def test_a_duplicate_is_found_behind_other_users_copies(user, other_user, settings, exact_max):
     settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     mine = services.memory_create(owner=user, content="I am allergic to peanuts.", actor=user).memory
     text = "I am allergic to peanuts"
     for _ in range(60):
@@ -29,6 +30,7 @@ def test_small_owners_are_compared_exactly_large_ones_scan_the_index_until_found
     assert any(") + 0" in q["sql"] for q in small.captured_queries)
     assert not any("iterative_scan" in q["sql"] for q in small.captured_queries)
     settings.SEARCH_EXACT_MAX_MEMORIES = -1
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     with CaptureQueriesContext(connection) as large:
         find_duplicates(owner_id=user.pk, project_id=None, vectors=[vector])
     assert any("'hnsw.iterative_scan', 'strict_order'" in q["sql"] for q in large.captured_queries)

@@ -42,6 +42,7 @@ def test_the_hnsw_path_reads_the_nearest_vectors_from_the_index(user, other_user
     # the owner holds half of a small table: the planner prices reading all its rows by the owner's B-tree and
     # sorting them below the filtered index scan, which is the choice that cost 220+ ms for 50k of 1M memories
     settings.SEARCH_EXACT_MAX_MEMORIES = 0
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     vectors = store_vectors(user, 300, seed=1)
     store_vectors(other_user, 300, seed=2)
     with connection.cursor() as cursor:
@@ -53,6 +54,7 @@ def test_the_hnsw_path_reads_the_nearest_vectors_from_the_index(user, other_user
 
 def test_the_hnsw_path_gathers_at_least_the_limit(user, other_user, settings):
     settings.SEARCH_EXACT_MAX_MEMORIES = 0
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     settings.SEARCH_HNSW_CANDIDATES = 5
     vectors = store_vectors(user, 60, seed=3)
     store_vectors(other_user, 60, seed=4)

@@ -241,6 +241,7 @@ def exact_top(stored, vectors, query, k=10):
                          [(10_000, 50_000, "snapshot"), (10_000, 0, "exact"), (10, 50_000, "hnsw")])
 def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings, exact_max, snapshot_rows, path):
     settings.SEARCH_EXACT_MAX_MEMORIES = exact_max
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     settings.SEARCH_SNAPSHOT_ROWS = snapshot_rows
     settings.SEARCH_SNAPSHOT_AFTER = 1
     stored, vectors = store_vectors(user, 40)
@@ -270,6 +271,7 @@ def test_the_exact_path_is_an_exact_scan(user, settings):
 
 def test_the_hnsw_path_finds_what_an_exact_scan_finds(user, other_user, settings):
     settings.SEARCH_EXACT_MAX_MEMORIES = 0
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     stored, vectors = store_vectors(user, 300)
     store_vectors(other_user, 300, seed=8)  # another owner's rows in the same index
     rng = np.random.default_rng(2)

@@ -4,6 +4,7 @@ takes cannot tell what words other users have (the timing side channel: bench/ft
 import os
 
 import pytest
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from core import rls
@@ -81,3 +82,84 @@ def test_passages_are_matched_by_the_owners_index_entries_too(user, other_user, 
                                           owner_id=user.pk, vector=None, lexemes=["zanzibar"], k=10, k1=1.2, b=0.75)
     assert [row[0] for row in rows] == [mine.pk]
     assert "memento_owner_lexemes(m.owner_id, m.search_vector) @@" in statements[-1]
+
+
+def test_bounded_tiers_read_every_word_first_then_the_rarest_words_each_row_once():
+    tiers = sql.bounded_tiers(7, ["beta", "alpha", "gamma", "absent"], [35, 5, 25, 0])
+    assert tiers == [
+        ("'7:alpha' & '7:gamma' & '7:beta'", "'alpha' & 'gamma' & 'beta'"),
+        ("'7:alpha' & !('7:alpha' & '7:gamma' & '7:beta')", "'alpha' & !('alpha' & 'gamma' & 'beta')"),
+        ("'7:gamma' & !('7:alpha' & '7:gamma' & '7:beta') & !'7:alpha'",
+         "'gamma' & !('alpha' & 'gamma' & 'beta') & !'alpha'"),
+        ("'7:beta' & !('7:alpha' & '7:gamma' & '7:beta') & !'7:alpha' & !'7:gamma'",
+         "'beta' & !('alpha' & 'gamma' & 'beta') & !'alpha' & !'gamma'"),
+    ]
+    assert sql.bounded_tiers(7, ["beta", "absent"], [35, 0]) == [("'7:beta'", "'beta'")]
+
+
+@pytest.fixture
+def large_owner(user, settings):
+    """A large owner as search sees it (the exact path is for owners of up to 0 memories), with 5 memories holding
+    'alpha' and 'beta', 25 'gamma', 30 'beta' alone, and another user's rows with all three words."""
+    settings.SEARCH_EXACT_MAX_MEMORIES = 0
+    settings.SEARCH_EXACT_MAX_SHARE = 0.0
+    # as many words in each (BM25's lengths alike: the bound changes no score)
+    texts = ([f"alpha beta note {i}" for i in range(5)] + [f"gamma note extra {i}" for i in range(25)]
+             + [f"beta note extra {i}" for i in range(30)])
+    Memory.objects.bulk_create([Memory(owner=user, content=text, key=f"k{i}", indexed=False)
+                                for i, text in enumerate(texts)])
+    other = MemoryFactory().owner
+    Memory.objects.bulk_create([Memory(owner=other, content=f"alpha beta gamma {i}", key=f"o{i}", indexed=False)
+                                for i in range(40)])
+    return user
+
+
+def keyword_search(owner, query, limit=60):
+    from memories.search import memory_search
+
+    with rls.as_user(owner.pk):
+        return [(r.memory.content, round(r.score, 9))
+                for r in memory_search(owner=owner, query=query, mode="keyword", limit=limit).results]
+
+
+def test_a_large_owners_bounded_keyword_side_ranks_as_the_full_one_when_it_reads_every_match(large_owner,
+                                                                                              settings):
+    settings.SEARCH_KEYWORD_MAX_ROWS = 0  # no bound
+    full = keyword_search(large_owner, "alpha beta gamma")
+    assert len(full) == 60
+    settings.SEARCH_KEYWORD_MAX_ROWS = 60  # a bound (the words' frequencies add up to 65), which every match fits
+    captured = []
+
+    def capture(execute, statement, params, many, context):
+        captured.append(statement)
+        return execute(statement, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        assert keyword_search(large_owner, "alpha beta gamma") == full  # the same rows, the same scores
+    assert any("UNION ALL" in statement and "owner_id + 0" in statement for statement in captured)
+
+
+def test_a_large_owners_bounded_keyword_side_reads_the_rows_with_the_rarest_words_first(large_owner, settings):
+    settings.SEARCH_KEYWORD_MAX_ROWS = 12
+    found = keyword_search(large_owner, "alpha beta gamma")
+    assert len(found) == 12
+    # every 'alpha' row (the rarest word, with 'beta' too: the best), then 'gamma' rows; no row with 'beta' alone
+    assert {content for content, _ in found[:5]} == {f"alpha beta note {i}" for i in range(5)}
+    assert all(content.startswith("gamma") for content, _ in found[5:])
+    # the scores are the full ranking's (the frequencies are the owner's, not those among the rows read)
+    settings.SEARCH_KEYWORD_MAX_ROWS = 0
+    full = dict(keyword_search(large_owner, "alpha beta gamma"))
+    assert all(full[content] == score for content, score in found)
+
+
+def test_word_frequencies_are_estimated_from_the_newest_rows_and_counted_for_rare_words(large_owner, monkeypatch):
+    monkeypatch.setattr(sql, "FREQUENCY_SAMPLE", 20)  # the 20 newest: 'beta note extra' rows
+    monkeypatch.setattr(sql, "FREQUENCY_EXACT_BELOW", 3)
+    with rls.as_user(large_owner.pk), connection.cursor() as cursor:
+        # beta: 20 of 20 sampled, so 60 of 60 estimated (35 in truth); alpha and gamma are not in the sample: counted
+        assert sql.word_frequencies(cursor, large_owner.pk, ["beta", "alpha", "gamma", "absent"], total=60) == [
+            60, 5, 25, 0]
+        monkeypatch.setattr(sql, "FREQUENCY_SAMPLE", 1000)  # more than the owner has: every word counted
+        assert sql.word_frequencies(cursor, large_owner.pk, ["alpha"], total=60) == [5]  # reused for a while
+        cache.clear()
+        assert sql.word_frequencies(cursor, large_owner.pk, ["beta"], total=60) == [35]
