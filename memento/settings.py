@@ -249,9 +249,11 @@ SEARCH_EXACT_MAX_SHARE = env.float("SEARCH_EXACT_MAX_SHARE", default=0.01)
 # SEARCH_OWNER_INDEX_MAX of them (0: none)
 SEARCH_OWNER_INDEX_MIN_MEMORIES = env.int("SEARCH_OWNER_INDEX_MIN_MEMORIES", default=5000)
 SEARCH_OWNER_INDEX_MAX = env.int("SEARCH_OWNER_INDEX_MAX", default=50)
-# those owners' rows held per web process for search, at most this many rows in all (~1.6 kB each; 0: none):
-# a search then asks the database only for its words and the owner's stamp (memories.search.snapshot)
-SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=50000)
+# those owners' rows held per web process for search, at most this many rows in all (~2.1 kB each: ~200 MB per web
+# process when full; 0: none): a search then asks the database only for its words and the owner's stamp
+# (memories.search.snapshot). Fewer than the searching owners hold makes the process read owners again and again
+# (bench/load.py's 120 users of ~600 memories, 72k rows, against 50,000: BENCHMARKS.md, mixed load)
+SEARCH_SNAPSHOT_ROWS = env.int("SEARCH_SNAPSHOT_ROWS", default=100000)
 # the search that finds an owner's snapshot missing or out of date this many times in a row reads the rows; the
 # ones before go the SQL way (reading costs several searches' time)
 SEARCH_SNAPSHOT_AFTER = env.int("SEARCH_SNAPSHOT_AFTER", default=3)

@@ -74,7 +74,7 @@ class Snapshot:
     stamps: dict  # id -> stamp of every row of the owner's (filtered or not): what the count and sum check
     held: dict  # id -> Row of the filtered rows
     ids: list
-    vectors: np.ndarray  # float32 copies of the stored halfvecs (exact), zero rows where there is none
+    vectors: np.ndarray  # the stored halfvecs as float16 (exact), zero rows where there is none
     norms: np.ndarray  # float64; 0 where there is no vector
     has_vector: np.ndarray  # bool
     postings: dict  # lexeme -> row indices holding it
@@ -89,7 +89,8 @@ class Snapshot:
         """Cosine similarity of every row to `vector`, as pgvector computes halfvec's (the query rounded to half
         precision, sums in float32, the quotient in float8); NaN where a row has no vector."""
         query = np.asarray(vector, dtype=np.float16).astype(np.float32)
-        dots = (self.vectors @ query).astype(np.float64)
+        # held in half precision (half the memory), multiplied in single precision as pgvector does
+        dots = (self.vectors.astype(np.float32) @ query).astype(np.float64)
         query_norm = float(np.dot(query, query))
         with np.errstate(invalid="ignore", divide="ignore"):
             similarity = np.clip(dots / np.sqrt(self.norms * query_norm), -1.0, 1.0)
@@ -204,11 +205,17 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
     return _build(stamp, stamps, held, vectors, after)
 
 
+def _norms(vectors: np.ndarray) -> np.ndarray:
+    """Each row's squared norm as pgvector sums it for halfvec: the products in single precision."""
+    single = vectors.astype(np.float32)
+    return np.einsum("ij,ij->i", single, single).astype(np.float64)
+
+
 def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot | None) -> Snapshot:
     """The snapshot of `held`: vectors from `changed` (id -> vector or None) or else from `before`."""
     ids = sorted(held, key=lambda pk: held[pk].order)
     n = len(ids)
-    vectors = np.zeros((n, EMBEDDING_DIMENSIONS), dtype=np.float32)
+    vectors = np.zeros((n, EMBEDDING_DIMENSIONS), dtype=np.float16)
     has_vector = np.zeros(n, dtype=bool)
     kept, kept_from = [], []
     postings: dict[str, list[int]] = {}
@@ -234,7 +241,7 @@ def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot
         stamp=stamp, stamps=stamps, held=held, ids=ids,
         valid_until=min((row.deadline for row in rows if row.deadline is not None), default=float("inf")),
         position={pk: i for i, pk in enumerate(ids)}, id_order=np.argsort(np.argsort([pk.int for pk in ids])),
-        vectors=vectors, norms=np.einsum("ij,ij->i", vectors, vectors).astype(np.float64), has_vector=has_vector,
+        vectors=vectors, norms=_norms(vectors), has_vector=has_vector,
         postings={k: np.array(v) for k, v in postings.items()},
         subject_postings={k: np.array(v) for k, v in subject_postings.items()},
         lengths=np.array([len(row.words) for row in rows], dtype=np.float64),
@@ -244,7 +251,7 @@ def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot
 
 class SnapshotCache:
     """The process's snapshots by (owner, filters), least recently used out first, at most
-    SEARCH_SNAPSHOT_ROWS rows in all (a row is ~1.6 kB: its vector and words). Web threads share it.
+    SEARCH_SNAPSHOT_ROWS rows in all (a row is ~2.1 kB: its half-precision vector, words and bookkeeping). Web threads share it.
 
     Reading all of an owner's rows costs several SQL searches (a few hundred rows: 5-8 ms of this process's CPU),
     so the searches that find no snapshot go the SQL way until the SEARCH_SNAPSHOT_AFTER-th, which reads the rows:
