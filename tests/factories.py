@@ -72,3 +72,19 @@ class ChunkFactory(factory.django.DjangoModelFactory):
     content = factory.Sequence(lambda n: f"chunk number {n}")
     chunk_index = factory.Sequence(lambda n: n)
     token_count = 3
+
+
+def memories_with_random_vectors(user, count: int, seed: int = 7):
+    """`count` memories of `user` with random unit vectors (no model: for tests about the vector paths); returns
+    their ids and the vectors."""
+    import numpy as np
+
+    from memories import batch
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(count, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    writes = batch.memory_batch_create(
+        owner=user, items=[{"content": f"note number {i}", "allow_duplicate": True} for i in range(count)],
+        vectors=vectors.tolist(), actor=user)
+    return [w.memory.pk for w in writes], vectors

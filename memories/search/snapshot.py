@@ -250,8 +250,8 @@ def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot
 
 
 class SnapshotCache:
-    """The process's snapshots by (owner, filters), least recently used out first, at most
-    SEARCH_SNAPSHOT_ROWS rows in all (a row is ~2.1 kB: its half-precision vector, words and bookkeeping). Web threads share it.
+    """The process's snapshots by (owner, filters), least recently used out first, at most SEARCH_SNAPSHOT_ROWS
+    rows in all (a row is ~2.1 kB: its half-precision vector, words and bookkeeping). Web threads share it.
 
     Reading all of an owner's rows costs several SQL searches (a few hundred rows: 5-8 ms of this process's CPU),
     so the searches that find no snapshot go the SQL way until the SEARCH_SNAPSHOT_AFTER-th, which reads the rows:

@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.db import connection
 
 from core import rls
-from memories import batch, owner_indexes, tasks
+from memories import owner_indexes, tasks
 from memories.search import memory_search
 from memories.search.paths import OwnerFigures, owner_figures, owner_index_name, owner_of_index, vector_path
-from tests.factories import UserFactory
+from tests.factories import UserFactory, memories_with_random_vectors
 
 
 def test_index_names_come_from_the_owner_alone():
@@ -37,14 +37,6 @@ def test_the_path_follows_the_count_the_share_and_the_own_index(settings, total,
     assert vector_path(OwnerFigures(total=total, table=table, own_index=own)) == path
 
 
-def store_vectors(user, count, seed):
-    rng = np.random.default_rng(seed)
-    vectors = rng.normal(size=(count, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    writes = batch.memory_batch_create(
-        owner=user, items=[{"content": f"note number {i}", "allow_duplicate": True} for i in range(count)],
-        vectors=vectors.tolist(), actor=user)
-    return [w.memory.pk for w in writes], vectors
 
 
 def owner_indexes_now() -> dict[str, str]:
@@ -70,9 +62,9 @@ def large_owners(settings, monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_the_sync_makes_indexes_for_large_owners_and_drops_them_when_they_shrink_or_go(large_owners, settings):
     big, small, shrinking = UserFactory(), UserFactory(), UserFactory()
-    store_vectors(big, 40, seed=1)
-    store_vectors(small, 10, seed=2)
-    store_vectors(shrinking, 35, seed=3)
+    memories_with_random_vectors(big, 40, seed=1)
+    memories_with_random_vectors(small, 10, seed=2)
+    memories_with_random_vectors(shrinking, 35, seed=3)
     assert {e.action for e in owner_indexes.owner_indexes_sync(dry_run=True)} == {"create"}
     assert owner_indexes_now() == {}  # a dry run does nothing
 
@@ -104,8 +96,8 @@ def test_the_sync_makes_indexes_for_large_owners_and_drops_them_when_they_shrink
 def test_the_largest_owners_get_indexes_first_and_no_more_than_the_maximum(large_owners, settings):
     settings.SEARCH_OWNER_INDEX_MAX = 1
     first, second = UserFactory(), UserFactory()
-    store_vectors(first, 40, seed=4)
-    store_vectors(second, 50, seed=5)
+    memories_with_random_vectors(first, 40, seed=4)
+    memories_with_random_vectors(second, 50, seed=5)
     done = owner_indexes.owner_indexes_sync()
     assert [(e.owner_id, e.action) for e in done] == [(second.pk, "create")]
     assert first.pk not in {e.owner_id for e in owner_indexes.owner_indexes_status()}
@@ -115,8 +107,8 @@ def test_the_largest_owners_get_indexes_first_and_no_more_than_the_maximum(large
 def test_an_owner_with_most_of_the_table_gets_no_index_of_its_own(large_owners, monkeypatch):
     monkeypatch.setattr(owner_indexes, "OWN_INDEX_MAX_SHARE", 0.5)
     most, some = UserFactory(), UserFactory()
-    store_vectors(most, 40, seed=4)
-    store_vectors(some, 35, seed=5)
+    memories_with_random_vectors(most, 40, seed=4)
+    memories_with_random_vectors(some, 35, seed=5)
     assert [(e.owner_id, e.action) for e in owner_indexes.owner_indexes_sync(dry_run=True)] == [(some.pk, "create")]
 
 
@@ -124,7 +116,7 @@ def test_an_owner_with_most_of_the_table_gets_no_index_of_its_own(large_owners, 
 def test_the_periodic_task_builds_one_index_a_run_and_queues_itself_while_more_remain(large_owners, monkeypatch):
     users = [UserFactory() for _ in range(3)]
     for i, user in enumerate(users):
-        store_vectors(user, 31 + i, seed=10 + i)
+        memories_with_random_vectors(user, 31 + i, seed=10 + i)
     queued = []
     monkeypatch.setattr(tasks.sync_owner_indexes, "delay", lambda: queued.append(1))
     assert tasks.sync_owner_indexes() == [f"create {owner_index_name(users[2].pk)}"]
@@ -138,7 +130,7 @@ def test_the_periodic_task_builds_one_index_a_run_and_queues_itself_while_more_r
 @pytest.mark.django_db(transaction=True)
 def test_the_command_shows_the_status_and_syncs(large_owners, capsys):
     user = UserFactory()
-    store_vectors(user, 40, seed=7)
+    memories_with_random_vectors(user, 40, seed=7)
     call_command("owner_indexes")
     shown = capsys.readouterr().out
     assert f"{user.pk:>10}        40  missing" in shown and "create" in shown
@@ -176,8 +168,8 @@ def test_an_owner_with_an_index_of_its_own_is_searched_through_it_and_only_by_it
     settings.SEARCH_EXACT_MAX_MEMORIES = 10
     settings.SEARCH_EXACT_MAX_SHARE = 0.0
     user, other = UserFactory(), UserFactory()
-    stored, vectors = store_vectors(user, 60, seed=8)
-    store_vectors(other, 20, seed=9)
+    stored, vectors = memories_with_random_vectors(user, 60, seed=8)
+    memories_with_random_vectors(other, 20, seed=9)
     owner_indexes.owner_indexes_sync()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")

@@ -13,7 +13,7 @@ from memories import batch, search, services
 from memories.models import Memory, MemoryEvent
 from memories.search import memory_search
 from memories.selectors import MemoryFilters
-from tests.factories import ProjectFactory
+from tests.factories import ProjectFactory, memories_with_random_vectors
 
 FACTS = [
     "I'm allergic to peanuts and carry an EpiPen",
@@ -222,15 +222,6 @@ def test_every_ranking_is_documented():
 # --- exact path for small owners, filtered HNSW for large ones ------------------------------------------------
 
 
-def store_vectors(user, count: int, seed: int = 7):
-    """`count` memories with random unit vectors (no model: the test is about the vector path)."""
-    rng = np.random.default_rng(seed)
-    vectors = rng.normal(size=(count, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    writes = batch.memory_batch_create(
-        owner=user, items=[{"content": f"note number {i}", "allow_duplicate": True} for i in range(count)],
-        vectors=vectors.tolist(), actor=user)
-    return [w.memory.pk for w in writes], vectors
 
 
 def exact_top(stored, vectors, query, k=10):
@@ -244,7 +235,7 @@ def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings
     settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
     settings.SEARCH_SNAPSHOT_ROWS = snapshot_rows
     settings.SEARCH_SNAPSHOT_AFTER = 1
-    stored, vectors = store_vectors(user, 40)
+    stored, vectors = memories_with_random_vectors(user, 40)
     cache.clear()  # the owner's cached count
     with CaptureQueriesContext(connection) as queries:
         result = memory_search(owner=user, query="anything", mode="semantic", threshold=0.0, limit=10,
@@ -259,7 +250,7 @@ def test_owner_size_picks_the_snapshot_the_exact_or_the_hnsw_path(user, settings
 
 def test_the_exact_path_is_an_exact_scan(user, settings):
     settings.SEARCH_EXACT_MAX_MEMORIES = 10_000
-    stored, vectors = store_vectors(user, 300)
+    stored, vectors = memories_with_random_vectors(user, 300)
     rng = np.random.default_rng(1)
     for _ in range(5):
         query = vectors[rng.integers(300)] + rng.normal(scale=0.5, size=384).astype(np.float32)
@@ -272,8 +263,8 @@ def test_the_exact_path_is_an_exact_scan(user, settings):
 def test_the_hnsw_path_finds_what_an_exact_scan_finds(user, other_user, settings):
     settings.SEARCH_EXACT_MAX_MEMORIES = 0
     settings.SEARCH_EXACT_MAX_SHARE = 0.0  # the count alone decides here
-    stored, vectors = store_vectors(user, 300)
-    store_vectors(other_user, 300, seed=8)  # another owner's rows in the same index
+    stored, vectors = memories_with_random_vectors(user, 300)
+    memories_with_random_vectors(other_user, 300, seed=8)  # another owner's rows in the same index
     rng = np.random.default_rng(2)
     found = []
     for _ in range(10):
