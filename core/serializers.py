@@ -105,11 +105,9 @@ def represent(serializer_class: type[serializers.Serializer], instance, *, many:
     how to find its value (source attributes, callables, primary-key-only relations, SkipField), which took more
     than half of a 20-memory list page's CPU."""
     cache = _built.__dict__.setdefault("serializers", {})
-    entry = cache.get(serializer_class)
-    if entry is None:
-        serializer = serializer_class(context={})
-        entry = cache[serializer_class] = (serializer, _compile(serializer))
-    serializer, plan = entry
+    plan = cache.get(serializer_class)
+    if plan is None:
+        plan = cache[serializer_class] = _compile(serializer_class(context={}))
     if many:
         return [plan(item) for item in instance]
     return plan(instance)

@@ -50,9 +50,9 @@ def grant_app_role(using: str = "default", **kwargs) -> None:
             # Delivered messages stay in the table (memories.retention deletes them after some days), and kombu's
             # own indexes made that poll walk past all of them: 5.7 ms a poll after a 10-minute load, longer as
             # the table grows.
-            cursor.execute(f"DO $$ BEGIN IF to_regclass('kombu_message') IS NOT NULL THEN "
+            cursor.execute("DO $$ BEGIN IF to_regclass('kombu_message') IS NOT NULL THEN "
                            f"CREATE INDEX IF NOT EXISTS {BROKER_WAITING_INDEX} "
-                           f'ON kombu_message ("timestamp", id) WHERE visible; END IF; END $$')
+                           'ON kombu_message ("timestamp", id) WHERE visible; END IF; END $$')
         for statement in grant_app_role_sql(settings.DATABASE_APP_ROLE):
             cursor.execute(statement)
 
