@@ -19,7 +19,9 @@ a snapshot holds nothing the user could not read. It is current while:
 After a change, only the rows stamped since the snapshot's stamp are read (each row carries the stamp of its last
 change) and patched in; the owner's row count and the sum of their stamps, read in the same statement, must then
 equal the snapshot's. A delete, or rows it saw in a transaction that rolled back, make them differ: then every row
-is read again. Owners who write between their searches (an agent storing what it learns) keep their snapshot.
+is read again. Owners who write between their searches (an agent storing what it learns) keep their snapshot, and
+a patch touches only the changed rows' entries (new rows go at the end, edited ones stay where they are); a row
+leaving the filtered set or moving in the order has the arrays built again from what is held.
 """
 
 import threading
@@ -83,6 +85,7 @@ class Snapshot:
     columns: list  # (importance, updated epoch, happened-or-created epoch, thread) per row
     created: list  # created_at epoch per row
     position: dict  # id -> row index
+    id_keys: np.ndarray  # each id's 16 bytes (S16), which sort as the ids do
     id_order: np.ndarray  # each row's place among the ids in sorted order: ties are broken by id, as in SQL
 
     def similarities(self, vector) -> np.ndarray:
@@ -188,13 +191,14 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
     stamps = dict(after.stamps) if after is not None else {}
     held = dict(after.held) if after is not None else {}
     vectors = {}
+    left = False
     for row in fetched:
         pk = row[3]
         if pk is None:
             continue  # the stamp row alone: no row changed since
         stamps[pk] = row[4]
         if not row[5]:
-            held.pop(pk, None)  # left the filtered rows (or never was in them)
+            left |= held.pop(pk, None) is not None  # left the filtered rows (or never was in them)
             continue
         # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
         vectors[pk] = np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None else None
@@ -202,6 +206,10 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
                        order=(row[14], pk.int), deadline=row[15])
     if after is not None and (len(stamps) != count or sum(stamps.values()) != total):
         return None
+    if after is not None and not left:
+        patched = _patch(after, stamp, stamps, held, vectors)
+        if patched is not None:
+            return patched
     return _build(stamp, stamps, held, vectors, after)
 
 
@@ -237,16 +245,76 @@ def _build(stamp: int, stamps: dict, held: dict, changed: dict, before: Snapshot
         vectors[kept] = before.vectors[kept_from]
         has_vector[kept] = before.has_vector[kept_from]
     rows = [held[pk] for pk in ids]
+    keys = np.array([pk.bytes for pk in ids], dtype="S16")
     return Snapshot(
         stamp=stamp, stamps=stamps, held=held, ids=ids,
         valid_until=min((row.deadline for row in rows if row.deadline is not None), default=float("inf")),
-        position={pk: i for i, pk in enumerate(ids)}, id_order=np.argsort(np.argsort([pk.int for pk in ids])),
+        position={pk: i for i, pk in enumerate(ids)}, id_keys=keys, id_order=_id_order(keys),
         vectors=vectors, norms=_norms(vectors), has_vector=has_vector,
         postings={k: np.array(v) for k, v in postings.items()},
         subject_postings={k: np.array(v) for k, v in subject_postings.items()},
         lengths=np.array([len(row.words) for row in rows], dtype=np.float64),
         columns=[row.columns for row in rows], created=[row.created for row in rows],
     )
+
+
+def _patch(before: Snapshot, stamp: int, stamps: dict, held: dict, changed: dict) -> Snapshot | None:
+    """`before` with the rows of `changed` (id -> vector or None) replaced where they are and the new ones added at
+    the end, touching only what they hold: the common change (a memory stored or edited) costs its own words, not
+    every row's. None when that would break the order (a new row sorting before a held one, an edit that moved a
+    row): then `_build` orders them all."""
+    new = sorted((pk for pk in changed if pk not in before.position), key=lambda pk: held[pk].order)
+    if new and before.ids and held[new[0]].order < before.held[before.ids[-1]].order:
+        return None
+    if any(held[pk].order != before.held[pk].order for pk in changed if pk in before.position):
+        return None
+    ids = before.ids + new
+    start = len(before.ids)
+    position = dict(before.position)
+    position.update((pk, start + j) for j, pk in enumerate(new))
+    vectors = np.concatenate([before.vectors, np.zeros((len(new), EMBEDDING_DIMENSIONS), dtype=np.float16)])
+    has_vector = np.concatenate([before.has_vector, np.zeros(len(new), dtype=bool)])
+    norms = np.concatenate([before.norms, np.zeros(len(new))])
+    lengths = np.concatenate([before.lengths, np.zeros(len(new))])
+    columns, created = before.columns + [None] * len(new), before.created + [None] * len(new)
+    postings, subject_postings = dict(before.postings), dict(before.subject_postings)
+    for pk, vector in changed.items():
+        i, row, old = position[pk], held[pk], before.held.get(pk)
+        vectors[i] = 0 if vector is None else vector
+        has_vector[i] = vector is not None
+        _move(postings, i, old.words if old else (), row.words)
+        _move(subject_postings, i, old.subject_words if old else (), row.subject_words)
+        lengths[i], columns[i], created[i] = len(row.words), row.columns, row.created
+    at = [position[pk] for pk in changed]
+    norms[at] = _norms(vectors[at])
+    keys = np.concatenate([before.id_keys, np.array([pk.bytes for pk in new], dtype="S16")])
+    # an edit may have put a deadline later: the old one then only ends the snapshot early
+    deadlines = [held[pk].deadline for pk in changed if held[pk].deadline is not None]
+    return Snapshot(
+        stamp=stamp, stamps=stamps, held=held, ids=ids, valid_until=min([before.valid_until, *deadlines]),
+        position=position, id_keys=keys, id_order=_id_order(keys), vectors=vectors, norms=norms,
+        has_vector=has_vector, postings=postings, subject_postings=subject_postings, lengths=lengths,
+        columns=columns, created=created,
+    )
+
+
+def _move(postings: dict, i: int, old: tuple | list, new: tuple | list) -> None:
+    """Row `i`'s entries in `postings` from the lexemes `old` to `new`, replacing the arrays it changes (the ones
+    in `postings` may be shared with a snapshot other threads are reading)."""
+    old, new = set(old), set(new)
+    for lexeme in old - new:
+        kept = postings[lexeme][postings[lexeme] != i]
+        if len(kept):
+            postings[lexeme] = kept
+        else:
+            del postings[lexeme]
+    for lexeme in new - old:
+        postings[lexeme] = np.append(postings[lexeme], i) if lexeme in postings else np.array([i])
+
+
+def _id_order(keys: np.ndarray) -> np.ndarray:
+    """Each row's place among the ids in sorted order (`keys`: the ids' big-endian bytes, which sort as they do)."""
+    return np.argsort(np.argsort(keys, kind="stable"), kind="stable")
 
 
 class SnapshotCache:

@@ -4,6 +4,7 @@ a stale one (real PostgreSQL, real local model, the stamp trigger of migration m
 import time
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
@@ -236,3 +237,49 @@ def test_the_owners_count_and_sum_of_stamps_follow_every_change(user, other_user
     assert held == actual and held[0] == len(memories) - 1
     services.memory_create(owner=other_user, content="Another user's note", actor=other_user)
     assert sums(user)[0] == held  # another owner's change is not this owner's
+
+
+def held_snapshot():
+    (snapshot,) = snapshots._snapshots.values()
+    return snapshot
+
+
+def assert_same_snapshot(got, want):
+    assert (got.stamp, got.ids, got.position, got.stamps, got.held) == (want.stamp, want.ids, want.position,
+                                                                         want.stamps, want.held)
+    for name in ("vectors", "norms", "has_vector", "lengths", "id_keys", "id_order"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    for name in ("postings", "subject_postings"):
+        assert ({k: sorted(v.tolist()) for k, v in getattr(got, name).items()}
+                == {k: sorted(v.tolist()) for k, v in getattr(want, name).items()}), name
+    assert (got.columns, got.created, got.valid_until) == (want.columns, want.created, want.valid_until)
+
+
+def read_in_full(user):
+    snapshots.clear()
+    search(user, QUERIES[1])
+    return held_snapshot()
+
+
+def test_a_patched_snapshot_holds_what_reading_every_row_gives(user, memories):
+    search(user, QUERIES[0])
+    services.memory_create(owner=user, content="Melanie bought a kayak", actor=user,
+                           expires_at=timezone.now() + timedelta(days=1))  # a new row, at the end
+    services.memory_update(memory=memories[3], data={"content": "Melanie painted the harbour at dusk",
+                                                     "importance": 0.8}, actor=user)  # words and vector, in place
+    services.memory_update(memory=memories[9], data={"subject": "Melanie"}, actor=user)  # subject words
+    assert path(user) == "patched"
+    patched = held_snapshot()
+    assert patched.valid_until < float("inf")  # the new row's deadline
+    assert_same_snapshot(patched, read_in_full(user))
+
+
+def test_a_row_that_moves_in_the_order_is_patched_by_ordering_every_row(user, memories):
+    search(user, QUERIES[0])
+    moved = Memory.objects.get(pk=memories[-1].pk)
+    moved.created_at = memories[0].created_at - timedelta(minutes=1)  # now the oldest: neighbours change
+    moved.save(update_fields=["created_at"])
+    assert path(user) == "patched"
+    patched = held_snapshot()
+    assert patched.ids[0] == moved.pk
+    assert_same_snapshot(patched, read_in_full(user))
