@@ -70,6 +70,7 @@ def test_a_web_connection_cannot_turn_the_bypass_on(web_role_cursor, user, other
     "DROP POLICY owner_only ON memories_memory",
     "ALTER POLICY owner_only ON memories_memory USING (true)",
     "CREATE TABLE escape (id int)",
+    "CREATE OR REPLACE FUNCTION memento_owner_visible(owner bigint) RETURNS boolean LANGUAGE sql AS 'SELECT true'",
 ])
 def test_the_web_role_cannot_get_around_the_policies(web_role_cursor, statement):
     import psycopg
