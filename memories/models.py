@@ -167,7 +167,7 @@ class Memory(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False, help_text="Stable identifier.")
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories",
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories", db_index=False,  # (owner, stamp)
         help_text="The user this memory belongs to; nobody else can see it.",
     )
     project = models.ForeignKey(
@@ -297,6 +297,8 @@ class Memory(models.Model):
             owner_lexemes_index("memory_owner_lexemes_gin"),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
+            # what a search snapshot's patch reads: the owner's rows changed since its stamp (and owner lookups)
+            models.Index(fields=["owner", "stamp"], name="memory_owner_stamp"),
             models.Index(fields=["owner", "project"], name="memory_owner_project"),
             models.Index(fields=["owner", "agent_id"], name="memory_owner_agent"),
             models.Index(fields=["owner", "happened_at"], name="memory_owner_happened"),

@@ -39,8 +39,9 @@ from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, QUERY_LEXEMES, VECTOR
 MAX_TRACKED = 10_000  # owners whose misses are counted (then the count starts again)
 # what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires
 FIELDS = ("expires_at", "accessed_at", "ttl_minutes")
-# The owner's stamp row, joined to each of their rows stamped after %s (all of them for -1) and, where the row is in
-# the filtered source, what the snapshot holds of it: one statement, so the counts, the sums and the rows agree.
+# The owner's stamp row, joined to each of their rows changed since (all of them, or those stamped after a stamp:
+# found by the (owner, stamp) index) and, where the row is in the filtered source, what the snapshot holds of it:
+# one statement, so the counts, the sums and the rows agree.
 _ROWS = (
     "SELECT s.stamp, s.rows, s.stamps, d.id, coalesce(d.stamp, 0), m.id IS NOT NULL, "
     "CASE WHEN m.embedding IS NULL THEN NULL ELSE halfvec_send(m.embedding::{vector}) END, "
@@ -50,7 +51,7 @@ _ROWS = (
     "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
     "+ m.ttl_minutes * interval '1 minute'))::float8 "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
-    "ON d.owner_id = s.owner_id AND coalesce(d.stamp, 0) > %s "
+    "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
 )
 
@@ -183,7 +184,8 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
     cursor.execute(_ROWS.format(
         vector=VECTOR, rows=rows_sql, thread=THREAD, updated=EPOCH.format("m.updated_at"),
         when=EPOCH.format("COALESCE(m.happened_at, m.created_at)"), created=EPOCH.format("m.created_at"),
-    ), [*rows_params, after.stamp if after is not None else -1, owner_id])
+        changed="TRUE" if after is None else "d.stamp > %s",  # rows never stamped since 0014 are no change
+    ), [*rows_params, *([] if after is None else [after.stamp]), owner_id])
     fetched = cursor.fetchall()
     if not fetched:
         return None  # no stamp row (visible): nothing to hold
