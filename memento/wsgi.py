@@ -14,8 +14,12 @@ application = get_wsgi_application()
 
 from core import rls  # noqa: E402
 from memento.startup import run_startup_checks  # noqa: E402
+from memories import bookkeeping  # noqa: E402
 
 rls.enforce_by_default()
+# what reads and searches leave behind is written by a thread of its own, not before the kept-alive connection's
+# next request (memories.bookkeeping)
+bookkeeping.write_in_background()
 run_startup_checks()
 
 from django.conf import settings  # noqa: E402
