@@ -33,6 +33,6 @@ if settings.EMBEDDING_PROVIDER == "local":
 
 import gc  # noqa: E402
 
-# Everything loaded so far (Django, the model, torch: ~1M objects) lives as long as the process: out of the
+# Everything loaded so far (Django, the model, torch: ~200k objects) lives as long as the process: out of the
 # collector's full passes, which walked all of it inside whichever request they fell in (~90 ms at 1M, BENCHMARKS.md)
 gc.freeze()
