@@ -10,7 +10,7 @@ written at once.
 Web processes (`memento.wsgi`) go one step further and hand the touches to a writer thread of their own
 (`write_in_background`). A gunicorn thread closes the response before it gives the kept-alive connection back to
 its poller, so a touch written there delays the client's next request on that connection; at 1M memories one in
-five touches of a large owner's rows cost 15-140 ms (an update without room on its page adds an entry to every
+five touches of a large owner's rows cost 7-140 ms (an update without room on its page adds an entry to every
 index, two HNSW graphs among them: BENCHMARKS.md, 1M), and those were the one-client tail.
 """
 
