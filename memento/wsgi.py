@@ -14,8 +14,12 @@ application = get_wsgi_application()
 
 from core import rls  # noqa: E402
 from memento.startup import run_startup_checks  # noqa: E402
+from memories import bookkeeping  # noqa: E402
 
 rls.enforce_by_default()
+# what reads and searches leave behind is written by a thread of its own, not before the kept-alive connection's
+# next request (memories.bookkeeping)
+bookkeeping.write_in_background()
 run_startup_checks()
 
 from django.conf import settings  # noqa: E402
@@ -26,3 +30,9 @@ if settings.EMBEDDING_PROVIDER == "local":
     from integrations.embeddings import embed_text  # noqa: E402
 
     embed_text("ready")
+
+import gc  # noqa: E402
+
+# Everything loaded so far (Django, the model, torch: ~200k objects) lives as long as the process: out of the
+# collector's full passes, which walked all of it inside whichever request they fell in (~90 ms at 1M, BENCHMARKS.md)
+gc.freeze()

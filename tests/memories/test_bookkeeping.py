@@ -1,13 +1,16 @@
 """A search's bookkeeping (accessed_at, SEARCH events) is written after its response, not before it."""
 
+import threading
 from contextlib import contextmanager
 
+import pytest
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from rest_framework.test import APIRequestFactory, force_authenticate
 
+from core import rls
 from memento.search import MemorySearchView
-from memories import batch
+from memories import batch, bookkeeping, services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
 
@@ -73,3 +76,48 @@ def test_the_search_tool_records_after_the_response_too(user):
         assert not MemoryEvent.objects.filter(action="SEARCH").exists()
         request_finished.send(sender=None)
     assert MemoryEvent.objects.filter(action="SEARCH", memory=memory).count() == 1
+
+
+@pytest.fixture
+def in_background(monkeypatch):
+    """This process as a web process: touches go to the writer thread (ended after the test, its connection
+    closed)."""
+    monkeypatch.setattr(bookkeeping, "_background", True)
+    yield
+    bookkeeping.stop_writer()
+
+
+@pytest.mark.django_db(transaction=True)  # the writer thread's connection sees only committed rows
+def test_a_web_process_writes_the_touch_on_a_thread_of_its_own(user, in_background, monkeypatch):
+    memory = batch.memory_batch_create(owner=user, items=[{"content": "Allergic to peanuts"}], actor=user)[0].memory
+    writers = []
+    touch = services.memories_touch
+    monkeypatch.setattr(services, "memories_touch", lambda **kw: (writers.append(threading.current_thread()),
+                                                                   touch(**kw)))
+    with serving():
+        rls.activate(user.pk)  # as the request's authentication left it
+        touch_after_response(memory_ids=[memory.pk], owner_id=user.pk, action="SEARCH", query="peanut allergy")
+        request_finished.send(sender=None)
+        # the request's thread is done with the session: unbound (no touch waits on it)
+        assert connection.memento_rls == (None, True)
+    bookkeeping.wait_written()
+    assert writers and threading.current_thread() not in writers
+    event = MemoryEvent.objects.get(action="SEARCH")
+    assert (event.memory_id, event.query) == (memory.pk, "peanut allergy")
+    assert Memory.objects.get(pk=memory.pk).accessed_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_when_the_writer_is_behind_the_request_writes_its_touch_itself(user, in_background, monkeypatch):
+    memory = batch.memory_batch_create(owner=user, items=[{"content": "Lives in Lyon"}], actor=user)[0].memory
+    monkeypatch.setattr(bookkeeping, "BACKGROUND_QUEUE_MAX", 1)
+    write, blocked = bookkeeping._write, threading.Event()
+    monkeypatch.setattr(bookkeeping, "_write", lambda touch: blocked.wait(10) if "wait" in touch else write(touch))
+    jobs = bookkeeping._queue()
+    jobs.put({"wait": True})  # the writer takes it and waits ...
+    jobs.put({"wait": True})  # ... so this one fills its queue
+    with serving():
+        touch_after_response(memory_ids=[memory.pk], owner_id=user.pk, action="READ")
+    # written by the request's thread, before the writer got to it
+    assert MemoryEvent.objects.filter(memory=memory, action="READ").count() == 1
+    blocked.set()
