@@ -112,7 +112,8 @@ def test_when_the_writer_is_behind_the_request_writes_its_touch_itself(user, in_
     memory = batch.memory_batch_create(owner=user, items=[{"content": "Lives in Lyon"}], actor=user)[0].memory
     monkeypatch.setattr(bookkeeping, "BACKGROUND_QUEUE_MAX", 1)
     write, blocked = bookkeeping._write, threading.Event()
-    monkeypatch.setattr(bookkeeping, "_write", lambda touch: blocked.wait(10) if "wait" in touch else write(touch))
+    monkeypatch.setattr(bookkeeping, "_write",
+                        lambda touch, **kw: blocked.wait(10) if "wait" in touch else write(touch, **kw))
     jobs = bookkeeping._queue()
     jobs.put({"wait": True})  # the writer takes it and waits ...
     jobs.put({"wait": True})  # ... so this one fills its queue
@@ -121,3 +122,19 @@ def test_when_the_writer_is_behind_the_request_writes_its_touch_itself(user, in_
     # written by the request's thread, before the writer got to it
     assert MemoryEvent.objects.filter(memory=memory, action="READ").count() == 1
     blocked.set()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_writer_binds_each_owner_once_in_a_row_and_never_unbinds(user, other_user, in_background, monkeypatch):
+    mine = batch.memory_batch_create(owner=user, items=[{"content": "Plays chess"}], actor=user)[0].memory
+    theirs = batch.memory_batch_create(owner=other_user, items=[{"content": "Plays go"}], actor=other_user)[0].memory
+    unbound = []
+    reset = rls.reset
+    monkeypatch.setattr(rls, "reset", lambda: (unbound.append(threading.current_thread()), reset()))
+    for memory in (mine, mine, theirs):
+        with serving():
+            touch_after_response(memory_ids=[memory.pk], owner_id=memory.owner_id, action="READ")
+    bookkeeping.wait_written()
+    assert not [thread for thread in unbound if thread is not threading.current_thread()]
+    # each touch was written as its owner (the policy refuses an event for anyone else's memory)
+    assert sorted(MemoryEvent.objects.values_list("memory_id", flat=True)) == sorted([mine.pk, mine.pk, theirs.pk])
