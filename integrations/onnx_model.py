@@ -34,6 +34,7 @@ OPSET = 17
 # bench/onnx_check.py); the vectors are the same either way (cosine 1.000000)
 ONNX_MAX_PIECES = 16
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+SPINNING = "session.intra_op.allow_spinning"
 
 
 def onnx_available() -> bool:
@@ -126,6 +127,10 @@ class OnnxEncoder:
                     if self.threads:
                         options.intra_op_num_threads = self.threads
                     options.inter_op_num_threads = 1
+                    # Idle intra-op threads sleep instead of spinning: these cores are shared with the web
+                    # processes and PostgreSQL, and spinning after every call cost a worker 20 ms of CPU per short
+                    # text on two threads against 9.7 without it (8.8 on one thread; BENCHMARKS.md, Mixed load)
+                    options.add_session_config_entry(SPINNING, "0")
                     self._session = onnxruntime.InferenceSession(
                         str(self.path), options, providers=["CPUExecutionProvider"])
         return self._session

@@ -72,3 +72,11 @@ def test_a_failed_export_falls_back_to_torch(tmp_path, monkeypatch, caplog):
     vector = provider.embed([TEXTS[0]])[0]
     assert provider.fallback and len(vector) == 384
     assert "embedding with torch" in caplog.text
+
+
+def test_idle_runtime_threads_sleep_instead_of_spinning():
+    # two intra-op threads (a worker's default) that spin between calls burn twice the CPU of the work itself
+    encoder = onnx_model.OnnxEncoder(embeddings._model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=8, threads=2)
+    options = encoder.session.get_session_options()
+    assert options.get_session_config_entry(onnx_model.SPINNING) == "0"
+    assert options.intra_op_num_threads == 2
