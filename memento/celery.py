@@ -4,7 +4,7 @@ system checks reject."""
 import os
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready
+from celery.signals import task_postrun, task_prerun, worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
 
@@ -39,6 +39,21 @@ def _yield_the_cpu_to_requests(**kwargs) -> None:
 
     if settings.WORKER_NICENESS > 0:
         os.nice(settings.WORKER_NICENESS)
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _keep_the_database_connection(**kwargs) -> None:
+    """A task's database connection is treated as a request's: kept for CONN_MAX_AGE, dropped when it broke or
+    failed its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings.py),
+    and a task starts bound to nobody in particular (the worker's bypass), whatever the task before it bound."""
+    from django.db import close_old_connections, connection
+
+    from core import rls
+
+    close_old_connections()
+    if connection.connection is not None:
+        rls.reset()  # no round trip when the binding is already the default
 
 
 @worker_ready.connect

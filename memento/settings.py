@@ -323,6 +323,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # 5 tasks a second: under bench/load.py's appends extraction fell 6 minutes behind in 10). Work a killed worker had
 # taken is sent again from the database's state at the next start (memento/celery.py), however many it held.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 2
+# Celery's Django fixup closes every database connection before and after every task unless this is set, so each
+# task connected afresh: ~10 new PostgreSQL sessions a second under bench/load.py, each a forked backend that warms
+# its caches again. Connections now last CONN_MAX_AGE, as in the web processes (memento/celery.py), and are
+# renewed after this many tasks at the latest.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # Workers run at this lower CPU priority (nice): where they share cores with the web processes, requests go first
 # and background work (extraction, documents, embedding batches) takes the CPU they leave, catching up when the
 # load drops. With equal priority the worker keeping up with bench/load.py's appends doubled search p95.

@@ -3,8 +3,13 @@
 import os
 
 from django.conf import settings
+from django.db import connection
 
-from tests.worker import running_worker
+from core import rls
+from memento.celery import _keep_the_database_connection
+from memories.tasks import deactivate_expired
+from tests.factories import UserFactory
+from tests.worker import running_worker, wait_for
 
 
 def test_a_worker_runs_at_a_lower_cpu_priority_than_the_processes_that_serve_requests(transactional_db):
@@ -12,3 +17,36 @@ def test_a_worker_runs_at_a_lower_cpu_priority_than_the_processes_that_serve_req
     with running_worker("postgres") as process:
         expected = min(os.getpriority(os.PRIO_PROCESS, 0) + settings.WORKER_NICENESS, 19)
         assert os.getpriority(os.PRIO_PROCESS, process.pid) == expected
+
+
+def _sessions() -> int:
+    """Sessions ever opened to the test database (PostgreSQL counts each at its start)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_a_worker_keeps_its_database_connection_from_task_to_task(transactional_db):
+    # Celery's own Django fixup closes it around every task: one new PostgreSQL backend per task
+    def done(process) -> int:
+        return sum(" succeeded in " in line for line in list(process.log))
+
+    with running_worker("postgres") as process:
+        deactivate_expired.delay()
+        wait_for(lambda: done(process) >= 1, worker=process)
+        before = _sessions()
+        for _ in range(12):
+            deactivate_expired.delay()
+        wait_for(lambda: done(process) >= 13, worker=process)
+        assert _sessions() - before <= 3
+
+
+def test_each_task_starts_bound_to_the_workers_default_whatever_the_one_before_bound(transactional_db):
+    user = UserFactory()
+    rls.activate(user.pk)
+    _keep_the_database_connection()
+    assert connection.memento_rls == (None, True)  # a worker's process default: bypass, bound to nobody
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
+        assert cursor.fetchone() == ("", "on")
