@@ -42,6 +42,24 @@ def test_a_worker_keeps_its_database_connection_from_task_to_task(transactional_
         assert _sessions() - before <= 3
 
 
+def test_a_task_after_the_database_dropped_the_workers_connection_connects_again(transactional_db):
+    # what a database restart does to a kept connection: the next task's health check notices and reconnects
+    def done(process) -> int:
+        return sum(" succeeded in " in line for line in list(process.log))
+
+    with running_worker("postgres") as process:
+        deactivate_expired.delay()
+        wait_for(lambda: done(process) >= 1, worker=process)
+        with connection.cursor() as cursor:
+            # every other session: the worker's own and its broker's, as a restart of the server would
+            cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> "
+                           "pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'")
+            assert cursor.fetchone()[0] >= 2
+        deactivate_expired.delay()
+        wait_for(lambda: done(process) >= 2, worker=process)
+        assert not any(" raised " in line for line in process.log)
+
+
 def test_each_task_starts_bound_to_the_workers_default_whatever_the_one_before_bound(transactional_db):
     user = UserFactory()
     rls.activate(user.pk)
