@@ -1,5 +1,6 @@
-"""Faults survived by the app served as README's `serve` serves it (gunicorn: 2 processes x 4 threads; a Celery
-worker with beat, prefork, concurrency 1), on loopback only, bounded (about 6 minutes):
+"""Faults survived by the app served as README's `serve` serves it (gunicorn: 2 processes, here with 4 threads each
+where `serve` now starts 2, so that the 4 clients below never wait for a thread; a Celery worker with beat,
+prefork, concurrency 1), on loopback only, bounded (about 6 minutes):
 
 1. provider: the embeddings come from an OpenAI-compatible endpoint (tests/fakes/openai_server.py, a real HTTP
    server on 127.0.0.1) that is healthy, then hangs, answers 503, answers NaN vectors. 4 clients write and

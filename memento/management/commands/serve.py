@@ -136,7 +136,11 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_WORKERS", "2")))
-        parser.add_argument("--web-threads", type=int, default=int(os.environ.get("WEB_THREADS", "4")))
+        # Two request threads a process: with four, a process's threads queue for its one interpreter lock and
+        # every request costs more CPU the more run at once (bench/load.py at 100 requests/s: 12.7 ms of web CPU a
+        # request and search p95 461 ms with 2 x 4; 9.4 ms and 60 ms with 2 x 2). Requests beyond the threads
+        # wait in the listen queue, where waiting costs nothing.
+        parser.add_argument("--web-threads", type=int, default=int(os.environ.get("WEB_THREADS", "2")))
         parser.add_argument("--no-worker", action="store_true", help="Do not start the Celery worker.")
 
     def handle(self, *args, **options):
