@@ -43,14 +43,17 @@ def _yield_the_cpu_to_requests(**kwargs) -> None:
 
 @task_prerun.connect
 @task_postrun.connect
-def _keep_the_database_connection(**kwargs) -> None:
+def _keep_the_database_connection(task=None, **kwargs) -> None:
     """A task's database connection is treated as a request's: kept for CONN_MAX_AGE, dropped when it broke or
     failed its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings.py),
-    and a task starts bound to nobody in particular (the worker's bypass), whatever the task before it bound."""
+    and a task starts bound to nobody in particular (the worker's bypass), whatever the task before it bound.
+    Not for a task run inline (eager): that one shares its caller's connection and transaction."""
     from django.db import close_old_connections, connection
 
     from core import rls
 
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
     close_old_connections()
     if connection.connection is not None:
         rls.reset()  # no round trip when the binding is already the default

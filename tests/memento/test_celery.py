@@ -68,3 +68,9 @@ def test_each_task_starts_bound_to_the_workers_default_whatever_the_one_before_b
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
         assert cursor.fetchone() == ("", "on")
+
+
+def test_a_task_run_inline_keeps_its_callers_connection_and_transaction(db, eager):
+    user = UserFactory()
+    deactivate_expired.delay()
+    assert type(user).objects.filter(pk=user.pk).exists()  # still inside the test's transaction
