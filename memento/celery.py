@@ -41,22 +41,42 @@ def _yield_the_cpu_to_requests(**kwargs) -> None:
         os.nice(settings.WORKER_NICENESS)
 
 
+# A task's database connection is treated as a request's: kept for CONN_MAX_AGE and dropped when it broke or fails
+# its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings.py). What a
+# closed connection used to undo between tasks is undone by hand: a task starts with the worker's own RLS binding
+# and ends holding no session-level lock (core.claims). A task run inline (eager) shares its caller's connection
+# and transaction, and is left alone.
+
+def _inline(task) -> bool:
+    return task is not None and getattr(task.request, "is_eager", False)
+
+
 @task_prerun.connect
-@task_postrun.connect
-def _keep_the_database_connection(task=None, **kwargs) -> None:
-    """A task's database connection is treated as a request's: kept for CONN_MAX_AGE, dropped when it broke or
-    failed its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings.py),
-    and a task starts bound to nobody in particular (the worker's bypass), whatever the task before it bound.
-    Not for a task run inline (eager): that one shares its caller's connection and transaction."""
+def _before_task(task=None, **kwargs) -> None:
     from django.db import close_old_connections, connection
 
     from core import rls
 
-    if task is not None and getattr(task.request, "is_eager", False):
+    if _inline(task):
         return
     close_old_connections()
     if connection.connection is not None:
         rls.reset()  # no round trip when the binding is already the default
+
+
+@task_postrun.connect
+def _after_task(task=None, **kwargs) -> None:
+    from django.db import DatabaseError, close_old_connections, connection
+
+    if _inline(task):
+        return
+    if connection.connection is not None and not connection.in_atomic_block:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock_all()")  # a claim left behind would outlive its task
+        except DatabaseError:  # the connection is gone, and its locks with it; closed below
+            pass
+    close_old_connections()
 
 
 @worker_ready.connect

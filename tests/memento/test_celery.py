@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import connection
 
 from core import rls
-from memento.celery import _keep_the_database_connection
+from memento.celery import _after_task, _before_task
 from memories.tasks import deactivate_expired
 from tests.factories import UserFactory
 from tests.worker import running_worker, wait_for
@@ -63,11 +63,21 @@ def test_a_task_after_the_database_dropped_the_workers_connection_connects_again
 def test_each_task_starts_bound_to_the_workers_default_whatever_the_one_before_bound(transactional_db):
     user = UserFactory()
     rls.activate(user.pk)
-    _keep_the_database_connection()
+    _before_task()
     assert connection.memento_rls == (None, True)  # a worker's process default: bypass, bound to nobody
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
         assert cursor.fetchone() == ("", "on")
+
+
+def test_a_task_ends_holding_no_session_lock(transactional_db):
+    # a claim (core.claims) its task did not release would outlive it now that the connection stays open
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(7, 7)")
+    _after_task()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        assert cursor.fetchone()[0] == 0
 
 
 def test_a_task_run_inline_keeps_its_callers_connection_and_transaction(db, eager):
