@@ -27,36 +27,33 @@ def _sessions() -> int:
         return cursor.fetchone()[0]
 
 
+def _run_tasks(process, count: int) -> None:
+    """Send `count` cheap tasks to the worker and wait until its log says each succeeded."""
+    done = sum(" succeeded in " in line for line in list(process.log))
+    for _ in range(count):
+        deactivate_expired.delay()
+    wait_for(lambda: sum(" succeeded in " in line for line in list(process.log)) >= done + count, worker=process)
+
+
 def test_a_worker_keeps_its_database_connection_from_task_to_task(transactional_db):
     # Celery's own Django fixup closes it around every task: one new PostgreSQL backend per task
-    def done(process) -> int:
-        return sum(" succeeded in " in line for line in list(process.log))
-
     with running_worker("postgres") as process:
-        deactivate_expired.delay()
-        wait_for(lambda: done(process) >= 1, worker=process)
+        _run_tasks(process, 1)
         before = _sessions()
-        for _ in range(12):
-            deactivate_expired.delay()
-        wait_for(lambda: done(process) >= 13, worker=process)
+        _run_tasks(process, 12)
         assert _sessions() - before <= 3
 
 
 def test_a_task_after_the_database_dropped_the_workers_connection_connects_again(transactional_db):
     # what a database restart does to a kept connection: the next task's health check notices and reconnects
-    def done(process) -> int:
-        return sum(" succeeded in " in line for line in list(process.log))
-
     with running_worker("postgres") as process:
-        deactivate_expired.delay()
-        wait_for(lambda: done(process) >= 1, worker=process)
+        _run_tasks(process, 1)
         with connection.cursor() as cursor:
             # every other session: the worker's own and its broker's, as a restart of the server would
             cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> "
                            "pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'")
             assert cursor.fetchone()[0] >= 2
-        deactivate_expired.delay()
-        wait_for(lambda: done(process) >= 2, worker=process)
+        _run_tasks(process, 1)
         assert not any(" raised " in line for line in process.log)
 
 
