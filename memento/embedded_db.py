@@ -151,7 +151,9 @@ def prune_dead_handles(data_dir: Path) -> None:
             logger.warning("%s was not a list of process ids; starting it again", path)
             pids = []
         live = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
-        written = path.with_name(path.name + ".new")
+        # a name of this process's own: web processes and the worker start (and prune) at the same moment, and
+        # with one shared name one process's replace took the file another was about to replace
+        written = path.with_name(f"{path.name}.{os.getpid()}")
         written.write_text(json.dumps(live))
         os.replace(written, path)  # whole or not at all
 
