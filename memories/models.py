@@ -130,6 +130,10 @@ class MemoryQuerySet(models.QuerySet):
             has_embedding=ExpressionWrapper(Q(embedding__isnull=False), output_field=models.BooleanField())
         )
 
+    def valid_at(self, when) -> "MemoryQuerySet":
+        """What was true at `when` (valid time), superseded or not: became true by then and had not stopped."""
+        return self.filter(Q(valid_from__lte=when), Q(valid_to__isnull=True) | Q(valid_to__gt=when))
+
     def in_scope(self, project) -> "MemoryQuerySet":
         """Seed 004's scope rule: no project -> user-scoped memories only; a project -> those plus its own."""
         if project is None:
@@ -239,6 +243,16 @@ class Memory(models.Model):
                   "change it). Empty for rows last changed before migration 0014.",
     )
     happened_at = models.DateTimeField(null=True, blank=True, help_text="When the described event happened.")
+    valid_from = models.DateTimeField(
+        default=timezone.now,
+        help_text="When what it says became true (valid time): the event time (`happened_at`), else the message's "
+                  "`sent_at`, else when it was stored.",
+    )
+    valid_to = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When it stopped being true: the `valid_from` of the memory that superseded it. Empty while "
+                  "current.",
+    )
     expires_at = models.DateTimeField(null=True, blank=True, help_text="After this it leaves search and lists.")
     ttl_minutes = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0)],
@@ -302,6 +316,7 @@ class Memory(models.Model):
             models.Index(fields=["owner", "project"], name="memory_owner_project"),
             models.Index(fields=["owner", "agent_id"], name="memory_owner_agent"),
             models.Index(fields=["owner", "happened_at"], name="memory_owner_happened"),
+            models.Index(fields=["owner", "valid_from"], name="memory_owner_valid_from"),
             models.Index(fields=["owner", "category"], name="memory_owner_category"),
             models.Index(fields=["owner", "subject"], name="memory_owner_subject"),
         ]

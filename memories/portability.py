@@ -22,13 +22,14 @@ EXPORT_FORMAT = "memento.memory/1"
 EXPORT_FIELDS = (
     "id", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
     "importance", "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by",
-    "is_active", "created_at", "updated_at", "happened_at", "expires_at", "conversation", "message",
-    "embedding_model", "value", "ttl_minutes", "indexed",
+    "is_active", "created_at", "updated_at", "happened_at", "valid_from", "valid_to", "expires_at", "conversation",
+    "message", "embedding_model", "value", "ttl_minutes", "indexed",
 )
 VERSION_FIELDS = (
     "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject", "importance",
     "confidence", "source", "source_ref", "links", "version", "supersedes", "superseded_by", "is_active",
-    "created_at", "updated_at", "happened_at", "expires_at", "embedding_model", "value", "ttl_minutes", "indexed",
+    "created_at", "updated_at", "happened_at", "valid_from", "valid_to", "expires_at", "embedding_model", "value",
+    "ttl_minutes", "indexed",
 )
 
 
@@ -94,7 +95,7 @@ def memory_export_lines(*, owner, batch_size: int = 500):
 COPIED = ("agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
           "importance", "confidence", "source", "source_ref", "links", "version", "is_active", "value",
           "ttl_minutes", "indexed")
-TIMES = ("created_at", "updated_at", "happened_at", "expires_at")
+TIMES = ("created_at", "updated_at", "happened_at", "valid_from", "valid_to", "expires_at")
 OBJECTS = ("metadata", "entities", "source_ref", "links")  # JSON objects (value may also be null)
 TEXTS = ("agent_id", "key", "content", "category", "subject", "source")
 NUMBERS = ("importance", "confidence", "ttl_minutes")
@@ -277,6 +278,8 @@ def memory_import(*, owner, records: list[dict[str, Any]], actor=None) -> dict[s
                 message_id=record.get("message") if record.get("message") in messages else None,
                 **check["fields"], **check["times"],
             )
+            if "valid_from" not in check["times"]:  # a file from before valid time: the event time, else stored
+                memory.valid_from = memory.happened_at or memory.created_at
             _clean(memory, line, exclude=["search_vector", "embedding", "owner", *LINKS, "project"])
             memories.append(memory)
             for (snapshot, times), raw in zip(check["versions"], record.get("versions") or [], strict=True):

@@ -33,13 +33,16 @@ class MemoryFilters:
     include_superseded: bool = False
     include_inactive: bool = False
     include_expired: bool = False
+    as_of: datetime | None = None  # valid time: what was true then, superseded memories included
 
 
 def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQuerySet:
     qs = queryset
     if not filters.include_inactive:
         qs = qs.filter(is_active=True)
-    if not filters.include_superseded:
+    if filters.as_of is not None:
+        qs = qs.valid_at(filters.as_of)
+    elif not filters.include_superseded:
         qs = qs.filter(superseded_by__isnull=True)
     if not filters.include_expired:
         qs = qs.unexpired()

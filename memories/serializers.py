@@ -1,5 +1,7 @@
 """Shapes of the memory API. Serializers check shape only; rules live in services."""
 
+import datetime
+
 from rest_framework import serializers
 
 from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
@@ -36,11 +38,12 @@ class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
             "subject", "importance", "confidence", "source", "source_ref", "links", "version", "supersedes",
             "superseded_by", "is_active", "created_at", "updated_at", "accessed_at", "happened_at", "expires_at",
             "conversation", "message", "embedding_model", "embedding_pending", "value", "ttl_minutes", "indexed",
+            "valid_from", "valid_to",
         ]
         # value, ttl_minutes and indexed are set through the LangGraph store API (/api/store/)
         read_only_fields = [
             "id", "version", "supersedes", "superseded_by", "is_active", "created_at", "updated_at", "accessed_at",
-            "conversation", "message", "embedding_model", "value", "ttl_minutes", "indexed",
+            "conversation", "message", "embedding_model", "value", "ttl_minutes", "indexed", "valid_to",
         ]
         extra_kwargs = {"key": {"required": False}}
         validators = []
@@ -86,6 +89,24 @@ class WrittenMemorySerializer(MemorySerializer):
         fields = [*MemorySerializer.Meta.fields, "duplicate"]
 
 
+class AsOfField(serializers.DateTimeField):
+    """A moment in valid time: an ISO datetime, or an ISO date (meaning the end of that day, UTC)."""
+
+    def to_internal_value(self, value):
+        if isinstance(value, str) and len(value.strip()) == 10:
+            try:
+                day = datetime.date.fromisoformat(value.strip())
+            except ValueError:
+                pass
+            else:
+                return datetime.datetime.combine(day, datetime.time.max, tzinfo=datetime.UTC)
+        return super().to_internal_value(value)
+
+
+AS_OF_HELP = ("What was true then (valid time): an ISO date or datetime. Superseded memories that were current at "
+              "that moment are included; memories that became true later are not.")
+
+
 class FilterSerializer(StrictSerializer):
     """The filters shared by list (query string) and search (JSON body)."""
 
@@ -109,6 +130,7 @@ class FilterSerializer(StrictSerializer):
     include_superseded = serializers.BooleanField(required=False, default=False)
     include_inactive = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
+    as_of = AsOfField(required=False, help_text=AS_OF_HELP)
 
 
 class ListQuerySerializer(FilterSerializer):

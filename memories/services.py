@@ -28,7 +28,7 @@ Action = HistoryAction.Action
 WRITABLE_FIELDS = (
     "project", "agent_id", "namespace", "key", "content", "metadata", "tags", "entities", "category", "subject",
     "importance", "confidence", "source", "source_ref", "links", "happened_at", "expires_at", "conversation",
-    "message", "value", "ttl_minutes", "indexed",
+    "message", "value", "ttl_minutes", "indexed", "valid_from",
 )
 # What a revert copies back from a version.
 REVERTIBLE_FIELDS = tuple(f for f in WRITABLE_FIELDS if f not in ("conversation", "message")) + ("is_active",)
@@ -113,10 +113,40 @@ def _resolve_supersedes(owner, target, new_id) -> Memory:
     return old
 
 
-def _link_supersession(new: Memory, old: Memory, *, actor) -> None:
+def valid_from_of(item: dict[str, Any]):
+    """When what an item says became true: as given, else the event time, else the message's send time, else
+    now (valid time: Memory.valid_from)."""
+    message = item.get("message")
+    return (item.get("valid_from") or item.get("happened_at")
+            or (message.sent_at if message is not None and hasattr(message, "sent_at") else None) or timezone.now())
+
+
+def _link_supersession(new: Memory, old: Memory, *, actor, reason: str = "") -> None:
     old.superseded_by = new
+    old.valid_to = max(new.valid_from, old.valid_from)
     old.version += 1
-    save_version(old, action=Action.SUPERSEDE, reason=f"superseded by {new.pk}", actor=actor)
+    save_version(old, action=Action.SUPERSEDE, reason=reason or f"superseded by {new.pk}", actor=actor)
+
+
+def _link_past(memory: Memory, current: Memory, *, actor, reason: str) -> None:
+    """`memory` says what was true before `current` (its valid time is older): it enters `current`'s chain as the
+    past, at its place by valid time, already superseded."""
+    successor = current
+    predecessor = Memory.objects.select_for_update().filter(pk=successor.supersedes_id).first()
+    while predecessor is not None and predecessor.valid_from > memory.valid_from:
+        successor = predecessor
+        predecessor = Memory.objects.select_for_update().filter(pk=successor.supersedes_id).first()
+    memory.superseded_by, memory.valid_to = successor, max(successor.valid_from, memory.valid_from)
+    memory.supersedes = predecessor
+    memory.version += 1
+    save_version(memory, action=Action.SUPERSEDE, reason=f"{reason}; older than {successor.pk}, kept as the past",
+                 actor=actor)
+    successor.supersedes = memory
+    successor.version += 1
+    save_version(successor, action=Action.UPDATE, reason=f"{reason}: the older {memory.pk} entered its chain",
+                 actor=actor)
+    if predecessor is not None:
+        _link_supersession(memory, predecessor, actor=actor, reason=f"{reason}: superseded by the older {memory.pk}")
 
 
 def _apply(memory: Memory, data: dict[str, Any]) -> None:
@@ -131,6 +161,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     """Create or upsert one prepared item inside the caller's transaction."""
     item = dict(item)
     supersedes = item.pop("supersedes", None)
+    past_of = item.pop("past_of", None)
     item.pop("allow_duplicate", None)
     existing = (
         Memory.objects.owned_by(owner).select_for_update()
@@ -152,8 +183,9 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
         if supersedes is not None:
             _link_supersession(existing, old, actor=actor)
         return MemoryWrite(existing, "updated")
-    if duplicate is not None and supersedes is None:
-        return MemoryWrite(duplicate, "duplicate")
+    if duplicate is not None and supersedes is None and past_of is None:
+        return MemoryWrite(_keyed(duplicate, item, actor=actor, reason=reason), "duplicate")
+    item["valid_from"] = valid_from_of(item)
     memory = Memory(owner=owner, embedding=vector, embedding_model=model_name if vector is not None else "", **item)
     _check_ownership(memory)
     old = _resolve_supersedes(owner, supersedes, memory.pk) if supersedes is not None else None
@@ -161,10 +193,36 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     if old is not None and memory.source == Memory.Source.EXPLICIT and "source" not in item:
         memory.source = Memory.Source.UPDATED
     save_version(memory, action=Action.CREATE, reason=reason if old is None else f"{reason}; supersedes {old.pk}",
-          actor=actor)
+                 actor=actor)
     if old is not None:
-        _link_supersession(memory, old, actor=actor)
+        _link_supersession(memory, old, actor=actor, reason=f"{reason}; superseded by {memory.pk}")
+    if past_of is not None:
+        current = Memory.objects.owned_by(owner).select_for_update().get(pk=getattr(past_of, "pk", past_of))
+        _link_past(memory, current, actor=actor, reason=reason)
     return MemoryWrite(memory, "created")
+
+
+def _made_up(key: str) -> bool:
+    try:
+        uuid.UUID(key)
+    except ValueError:
+        return False
+    return True
+
+
+def _keyed(duplicate: Memory, item: dict[str, Any], *, actor, reason: str) -> Memory:
+    """A write with a key of its own choosing that meets a near-identical memory: that memory takes the key when
+    its own was made up (a UUID), so the client can address it by the key it chose; a memory whose key was chosen
+    keeps it (the answer's `key` says which)."""
+    if _made_up(item["key"]) or not _made_up(duplicate.key):
+        return duplicate
+    locked = Memory.objects.select_for_update().get(pk=duplicate.pk)
+    locked.key, locked.namespace = item["key"], item["namespace"]
+    locked.version += 1
+    save_version(locked, action=Action.UPDATE, reason=f"{reason}: near-identical memory takes key {item['key']!r}",
+                 actor=actor)
+    duplicate.key, duplicate.namespace, duplicate.version = locked.key, locked.namespace, locked.version
+    return duplicate
 
 
 def identity(item: dict[str, Any]) -> dict[str, Any]:
@@ -223,12 +281,13 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
     vectors = [vector if item.get("indexed", True) else None for item, vector in zip(prepared, vectors, strict=True)]
     for index, (item, vector, duplicate) in enumerate(zip(prepared, vectors, duplicates, strict=True)):
         identity = (tuple(item["namespace"]), item["key"])
-        if identity in live or identity in seen or item.get("supersedes") is not None:
+        if identity in live or identity in seen or item.get("supersedes") is not None or item.get("past_of"):
             slow.append(index)
         elif duplicate is not None:
-            results[index] = MemoryWrite(duplicate, "duplicate")
+            results[index] = MemoryWrite(_keyed(duplicate, item, actor=actor, reason=reason), "duplicate")
         else:
             fields = {k: v for k, v in item.items() if k != "allow_duplicate"}
+            fields["valid_from"] = valid_from_of(fields)
             memory = Memory(owner=owner, embedding=vector, embedding_model=model_name if vector is not None else "",
                             **fields)
             _check_ownership(memory)
@@ -301,7 +360,9 @@ def memory_restore(*, memory: Memory, actor=None, reason: str = "restored") -> M
 
 def memory_revert(*, memory: Memory, history_id: int | None = None, version: int | None = None, actor=None,
                   reason: str = "") -> Memory:
-    """Make a new version whose content and attributes equal an earlier version's."""
+    """Make a new version whose content and attributes equal an earlier version's. Reverting a superseded memory
+    to a version from before its supersession undoes it: the memory is current again (`valid_to` empty) and its
+    successor no longer replaces it (recorded in the successor's history too)."""
     records = memory.history.all()
     record = (records.filter(history_id=history_id) if history_id is not None else
               records.filter(version=version).order_by("-history_date")).first()
@@ -315,6 +376,8 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         for name in REVERTIBLE_FIELDS:
             setattr(locked, _attname(name), getattr(record, _attname(name)))
+        if record.superseded_by_id is None and locked.superseded_by_id is not None:
+            _undo_supersession(locked, actor=actor)
         if not locked.indexed:
             locked.embedding, locked.embedding_model = None, ""
         elif content_changed:
@@ -324,6 +387,15 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         locked.version += 1
         return save_version(locked, action=Action.REVERT, reason=reason or f"reverted to version {record.version}",
                      actor=actor)
+
+
+def _undo_supersession(memory: Memory, *, actor) -> None:
+    successor = Memory.objects.select_for_update().filter(pk=memory.superseded_by_id).first()
+    memory.superseded_by, memory.valid_to = None, None
+    if successor is not None and successor.supersedes_id == memory.pk:
+        successor.supersedes = None
+        successor.version += 1
+        save_version(successor, action=Action.UPDATE, reason=f"supersession of {memory.pk} undone", actor=actor)
 
 
 def _attname(name: str) -> str:
