@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 CATEGORIES = ("preference", "restriction", "fact", "skill", "relationship", "goal", "history", "context")
 ENTITY_KINDS = ("people", "places", "organizations", "things")
@@ -26,6 +27,7 @@ class Candidate:
     scope: str = "user"  # user | project
     explicit: bool = False  # the user asked for it to be remembered
     kind: str = ""  # what a document rule recognised: decision, deadline, date, role, requirement
+    valid_from: datetime | None = None  # when it became true, when the text says ("since May"); else the send time
 
 
 def slug(text: str, limit: int = 40) -> str:
