@@ -236,3 +236,22 @@ def test_projects_crud(api, other_api):
     memory = post(api, "/api/memories/", {"content": "Chapter 2 is due in May", "project": pid}).json()
     assert api.delete(f"/api/projects/{pid}/").status_code == 204
     assert not Memory.objects.filter(pk=memory["id"]).exists()
+
+
+def test_as_of_lists_and_searches_what_was_true_then(api, user):
+    paris = post(api, "/api/memories/", {"content": "Lives in Paris", "valid_from": "2020-01-01T00:00:00Z"}).json()
+    grenoble = post(api, "/api/memories/", {"content": "Lives in Grenoble", "valid_from": "2024-05-01T00:00:00Z",
+                                            "supersedes": paris["id"]}).json()
+    assert grenoble["valid_from"].startswith("2024-05-01") and grenoble["valid_to"] is None
+    listed = api.get("/api/memories/").json()["results"]
+    assert [m["content"] for m in listed] == ["Lives in Grenoble"]
+    then = api.get("/api/memories/?as_of=2023-06-30").json()["results"]
+    assert [(m["content"], m["valid_to"][:10]) for m in then] == [("Lives in Paris", "2024-05-01")]
+    now = api.get("/api/memories/?as_of=2024-05-02T08:00:00Z").json()["results"]
+    assert [m["content"] for m in now] == ["Lives in Grenoble"]
+    before = api.get("/api/memories/?as_of=2019-12-31").json()["results"]
+    assert before == []
+    found = post(api, "/api/memories/search/", {"query": "where does the user live?", "as_of": "2022-02-02"}).json()
+    assert [r["memory"]["content"] for r in found["results"]] == ["Lives in Paris"]
+    bad = api.get("/api/memories/?as_of=last-tuesday")
+    assert bad.status_code == 400 and "as_of" in bad.json()

@@ -192,3 +192,81 @@ def test_a_ttl_runs_from_the_last_write_or_read(user):
 
     services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk, action="READ")  # a read refreshes it
     assert Memory.objects.active().filter(pk=memory.pk).exists()
+
+
+# --- valid time ---------------------------------------------------------------------------------------------------
+
+def at(text):
+    from datetime import datetime
+    return datetime.fromisoformat(text).replace(tzinfo=__import__("datetime").UTC)
+
+
+def test_valid_from_is_the_event_time_else_the_message_time_else_now(user):
+    from tests.factories import MessageFactory
+    happened = create(user, "Ran a marathon", happened_at=at("2024-04-21T09:00")).memory
+    assert happened.valid_from == at("2024-04-21T09:00") and happened.valid_to is None
+    message = MessageFactory(conversation__owner=user, sent_at=at("2024-06-20T18:30"))
+    said = create(user, "Keeps bees", message=message, conversation=message.conversation).memory
+    assert said.valid_from == at("2024-06-20T18:30")
+    plain = create(user, "Likes jazz").memory
+    assert plain.valid_from == plain.created_at or abs((plain.valid_from - plain.created_at).total_seconds()) < 5
+
+
+def test_superseding_ends_the_old_memorys_valid_time(user):
+    old = create(user, "Lives in Paris", valid_from=at("2022-01-01T00:00")).memory
+    new = create(user, "Lives in Grenoble", valid_from=at("2024-05-01T00:00"), supersedes=old.pk).memory
+    old.refresh_from_db()
+    assert old.valid_to == new.valid_from == at("2024-05-01T00:00")
+    assert new.valid_to is None
+
+
+def test_an_older_statement_enters_the_chain_as_the_past(user):
+    first = create(user, "Lives in Paris", valid_from=at("2020-01-01T00:00")).memory
+    current = create(user, "Lives in Grenoble", valid_from=at("2024-05-01T00:00"), supersedes=first.pk).memory
+    middle = create(user, "Lives in Lyon", valid_from=at("2023-03-01T00:00"), past_of=current).memory
+    for memory in (first, current, middle):
+        memory.refresh_from_db()
+    assert [m.content for m in services_chain(current)] == ["Lives in Paris", "Lives in Lyon", "Lives in Grenoble"]
+    assert middle.superseded_by_id == current.pk and middle.valid_to == at("2024-05-01T00:00")
+    assert first.superseded_by_id == middle.pk and first.valid_to == at("2023-03-01T00:00")
+    assert current.valid_to is None
+    assert list(Memory.objects.owned_by(user).active()) == [current]
+    assert actions(middle) == ["CREATE", "SUPERSEDE"]
+
+
+def test_an_oldest_statement_goes_to_the_start_of_the_chain(user):
+    current = create(user, "Works at Doctolib", valid_from=at("2024-05-01T00:00")).memory
+    earlier = create(user, "Works at Acme", valid_from=at("2021-09-01T00:00"), past_of=current).memory
+    oldest = create(user, "Works at Initech", valid_from=at("2019-02-01T00:00"), past_of=current).memory
+    assert [m.content for m in services_chain(current)] == ["Works at Initech", "Works at Acme", "Works at Doctolib"]
+    oldest.refresh_from_db()
+    assert oldest.valid_to == at("2021-09-01T00:00")
+
+
+def services_chain(memory):
+    from memories.selectors import memory_chain
+    return memory_chain(memory=Memory.objects.get(pk=memory.pk))
+
+
+def test_reverting_a_supersession_makes_the_old_memory_current_again(user):
+    old = create(user, "Has a Toyota", valid_from=at("2022-01-01T00:00")).memory
+    new = create(user, "Has a Volvo", valid_from=at("2024-01-01T00:00"), supersedes=old.pk).memory
+    services.memory_revert(memory=old, version=1, actor=user)
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert old.superseded_by_id is None and old.valid_to is None
+    assert new.supersedes_id is None
+    assert set(Memory.objects.owned_by(user).active()) == {old, new}
+    assert actions(old) == ["CREATE", "SUPERSEDE", "REVERT"]
+    assert "supersession of" in new.history.order_by("-history_date").first().history_change_reason
+
+
+def test_a_keyed_write_that_meets_a_near_duplicate_gives_it_the_key(user):
+    plain = create(user, "Is allergic to peanuts").memory
+    keyed = create(user, "Is allergic to peanuts.", key="allergy")
+    assert keyed.outcome == "duplicate" and keyed.memory.pk == plain.pk
+    plain.refresh_from_db()
+    assert plain.key == "allergy"
+    again = create(user, "Is allergic to peanuts", key="other-key")
+    assert again.outcome == "duplicate"
+    assert Memory.objects.get(pk=plain.pk).key == "allergy"  # a chosen key stays
