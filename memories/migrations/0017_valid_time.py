@@ -4,6 +4,20 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
+# The stamp trigger (0014) watches every column but accessed_at and stamp: now valid_from and valid_to too. Written
+# out, not imported (tests/memories/search/test_snapshot.py checks the list).
+COLUMNS = (
+    "id, agent_id, namespace, key, content, embedding, embedding_model, metadata, tags, entities, category, "
+    "subject, importance, confidence, source, source_ref, links, version, is_active, created_at, updated_at, "
+    "happened_at, expires_at, conversation_id, message_id, owner_id, superseded_by_id, supersedes_id, project_id, "
+    "indexed, ttl_minutes, value"
+)
+TRIGGER = '''
+DROP TRIGGER memory_stamp ON memories_memory;
+CREATE TRIGGER memory_stamp BEFORE INSERT OR DELETE OR UPDATE OF {} ON memories_memory
+    FOR EACH ROW EXECUTE FUNCTION memento_memory_changed();
+'''
+
 # Stored memories get their valid time: from the event time, else the message's send time, else when stored; a
 # superseded memory stopped being true when its successor became true.
 BACKFILL = '''
@@ -53,5 +67,6 @@ class Migration(migrations.Migration):
             model_name='memory',
             index=models.Index(fields=['owner', 'valid_from'], name='memory_owner_valid_from'),
         ),
+        migrations.RunSQL(TRIGGER.format(COLUMNS + ", valid_from, valid_to"), TRIGGER.format(COLUMNS)),
         migrations.RunSQL(BACKFILL, migrations.RunSQL.noop),
     ]
