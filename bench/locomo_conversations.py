@@ -116,9 +116,12 @@ def load(samples, turns, *, reuse: bool):
             searchable = time.perf_counter() - started
             raw_after = raw()
             started = time.perf_counter()
-            for _, extract in queued:
-                for message_id in extract:
-                    services.message_extract(message_id=message_id)
+            # every user turn the appends made due (the owner's task takes them all, 16 at a time; only the first
+            # append of a conversation sends it, so the ids queued above are only that append's)
+            due = Message.objects.filter(owner=user, extraction_status=Message.Extraction.PENDING,
+                                         extraction_queued_at__isnull=False).order_by("created_at", "pk")
+            for message_id in due.values_list("pk", flat=True):
+                services.message_extract(message_id=message_id)
             extracted = time.perf_counter() - started
             stats.append({"messages": len(messages), "searchable": searchable, "raw": (raw_before, raw_after),
                           "extracted": extracted, "user_turns": sum(m["role"] == "user" for m in messages),
