@@ -12,6 +12,7 @@ from django.db.models import F
 from integrations import embeddings
 from memories.models import Memory
 from memories.search import snapshot
+from memories.search.intent import boost, query_intent
 from memories.search.paths import owner_figures, vector_path
 from memories.search.ranking import (
     BM25_B,
@@ -34,6 +35,7 @@ from memories.search.ranking import (
 from memories.search.sql import (
     MAX_BOUNDED_LEXEMES,
     candidates,
+    kind_similarities,
     rows_source,
     search_start,
     word_frequencies,
@@ -112,6 +114,19 @@ def memory_rows(owner_id: int, filters: MemoryFilters, fields: tuple[str, ...] =
     return compiled
 
 
+# Words that name whom an owner's memories are about carry no keyword weight against them: extracted memories say
+# "The user ..." (subject "user"), so a query saying "the user" matched every one of them by that word and ranked
+# them by it ("what pet does the user have?" put the allergies before the cat).
+SELF_WORDS = "user"
+
+
+def owner_words(owner) -> str:
+    """The words a query's full-text side leaves out for `owner` (a user or an id): SELF_WORDS and the owner's own
+    name when the account has one."""
+    names = [getattr(owner, "first_name", ""), getattr(owner, "last_name", "")]
+    return " ".join([SELF_WORDS, *(name for name in names if name)])
+
+
 @dataclass(frozen=True)
 class ScoredMemory:
     memory: Memory
@@ -157,6 +172,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     use_semantic = vector is not None
     use_keyword = mode != "semantic" or degraded
     owner_id = getattr(owner, "pk", owner)
+    unweighted = owner_words(owner)
 
     with connection.cursor() as cursor:
         figures = owner_figures(cursor, owner_id)
@@ -165,7 +181,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             mode == "semantic" and not degraded) else None
         held, lexemes = None, None  # a small owner's snapshot, when the process holds (or now reads) one
         if total <= settings.SEARCH_EXACT_MAX_MEMORIES and settings.SEARCH_SNAPSHOT_ROWS:
-            lexemes, stamp = snapshot.start(cursor, owner_id, query if use_keyword else "")
+            lexemes, stamp = snapshot.start(cursor, owner_id, query if use_keyword else "", unweighted)
             if stamp is not None:  # an owner whose memories never changed has none
                 held = snapshot.snapshots.get(cursor, (owner_id, _filters_key(filters)), owner_id, memory_rows(
                     owner_id, filters, ROW_FIELDS + snapshot.FIELDS), stamp)
@@ -178,10 +194,18 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             found_rows, context_now, side_rows = _candidate_rows(
                 cursor, owner_id, filters, query, vector if use_semantic else None, use_keyword=use_keyword,
                 total=total, path=path, limit=limit, fused=ranking_name == "fused" and semantic_floor is None,
-                lexemes=lexemes)
+                lexemes=lexemes, unweighted=unweighted)
         found = candidates_from_rows(found_rows)
         if semantic_floor is not None:
             found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
+        if ranking_name == "fused" and found and use_semantic:
+            intent = query_intent(vector)
+            if intent is not None:  # a need ("what should I not cook for them?"): its kind of memory gains
+                ids = [c.id for c in found]
+                kinds = (held.kinds(ids, intent.direction) if held is not None
+                         else kind_similarities(cursor, owner_id, ids, intent.direction))
+                for c in found:
+                    c.intent = boost(intent, *kinds.get(c.id, ("", None)))
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:
@@ -203,7 +227,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
 
 def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, vector, *, use_keyword: bool,
                     total: int, path: str, limit: int, fused: bool,
-                    lexemes: list[str] | None) -> tuple[list, bool, list]:
+                    lexemes: list[str] | None, unweighted: str = "") -> tuple[list, bool, list]:
     """(candidate rows, whether the fused ranking's neighbours came with them, neighbour rows) from the database,
     the nearest vectors as `path` says (memories.search.paths): "exact" by the true distance over the owner's rows
     (owner B-tree), with no HNSW settings and so no transaction and no round trip unless full text needs the
@@ -216,7 +240,8 @@ def _candidate_rows(cursor, owner_id: int, filters: MemoryFilters, query: str, v
     with transaction.atomic() if large else nullcontext():
         if large or (lexemes is None and use_keyword):
             ef_search = (OWN_INDEX_EF_SEARCH if path == "own" else HNSW_EF_SEARCH) if hnsw else None
-            lexemes = search_start(cursor, query if use_keyword else "", ef_search=ef_search, serial=large)
+            lexemes = search_start(cursor, query if use_keyword else "", ef_search=ef_search, serial=large,
+                                   unweighted=unweighted)
         lexemes = lexemes or []
         bounded = None
         if path != "exact" and settings.SEARCH_KEYWORD_MAX_ROWS and 0 < len(lexemes) <= MAX_BOUNDED_LEXEMES:

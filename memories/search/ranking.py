@@ -42,8 +42,10 @@ RANKINGS = {
         "Default for hybrid. Cosine similarity (calibrated: 0.2 -> 0, 0.7 -> 1) x 0.3 plus BM25 full-text "
         "relevance over the stored tsvector (as a share of the query's total IDF) x 0.7; each of the 30 best hits "
         "lends 50% / 45% of that to the memories stored 1 / 2 places before and after it in the same conversation "
-        "(context); +0.15 when the memory happened within a date the query names; + importance x 0.1 + recency "
-        "x 0.05 (half-life 30 days since the last change)."
+        "(context); +0.15 when the memory happened within a date the query names; up to +0.25 when the query "
+        "asks for a kind of memory (a restriction, a preference, a goal, a relationship: 'what should I not cook "
+        "for them?') and the memory is of that kind, by its category or its meaning (intent); + importance x 0.1 "
+        "+ recency x 0.05 (half-life 30 days since the last change)."
     ),
     "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
              "importance and recency tie-breakers.",
@@ -70,6 +72,7 @@ class Candidate:
     thread: str | None = None  # conversation (or document) it came from
     relevance: float = 0.0
     context: float = 0.0
+    intent: float = 0.0  # memories.search.intent.boost
 
 
 def candidates_from_rows(rows) -> list[Candidate]:
@@ -251,6 +254,7 @@ def fused_parts(c: Candidate, fresh: float, periods) -> dict:
         "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
         "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
         "context": c.context,
+        "intent": c.intent,
         "date": DATE_BONUS if relevant and periods and within_periods(c.when, periods) else 0.0,
         "importance": IMPORTANCE_WEIGHT * c.importance,
         "recency": RECENCY_WEIGHT * fresh,
@@ -271,7 +275,7 @@ def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Ca
     scored = []
     for c in candidates:
         fresh = recency(c, now)
-        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0
+        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0 and c.intent <= 0
                 and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
             continue  # unrelated: no floor-less padding in hybrid search
         parts = parts_of(c, fresh, periods)
