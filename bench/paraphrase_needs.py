@@ -28,6 +28,7 @@ from bench.common import setup_django, wipe_users  # noqa: E402
 DEFAULT_SET = ROOT / "bench" / "sets" / "paraphrase_needs.json"
 USERNAME = "paraphrase-needs"
 KS = (1, 5)
+THRESHOLDS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7)
 
 
 def load(owner, facts: list[dict]) -> dict:
@@ -69,6 +70,7 @@ def main() -> None:
     found = {name: {k: 0 for k in KS} for name in runs}
     timings = {name: [] for name in runs}
     needed, best_other, misses = [], [], []
+    sweep = {t: [0, 0] for t in THRESHOLDS}  # threshold -> [found at 5, results returned]
     for question, vector in zip(questions, vectors, strict=True):
         expected = set(question["expect"])
         for name, options in runs.items():
@@ -88,6 +90,11 @@ def main() -> None:
                                           limit=200, query_vector=vector)
                 cosines = {fact_of[r.memory.pk]: r.parts["semantic"] for r in every.results}
                 needed.append(max(cosines[f] for f in expected))
+                ranking = sorted(cosines.items(), key=lambda item: -item[1])
+                for t in THRESHOLDS:
+                    kept = [f for f, c in ranking if c >= t]
+                    sweep[t][0] += bool(expected & set(kept[:5]))
+                    sweep[t][1] += min(len(kept), 10)
                 best_other.append(max(c for f, c in cosines.items() if f not in expected))
 
     n = len(questions)
@@ -101,6 +108,9 @@ def main() -> None:
     for label, values in (("needed fact", needed), ("best other fact", best_other)):
         print(f"  {label:<16} min {min(values):.2f}  p10 {percentile(values, 0.1):.2f}  "
               f"p25 {percentile(values, 0.25):.2f}  median {statistics.median(values):.2f}  max {max(values):.2f}")
+    print("\nSemantic mode at other thresholds (limit 10): found at 5, and results returned per question:")
+    for t, (hits, returned) in sweep.items():
+        print(f"  {t:<5} {hits:>3}/{n} {hits / n:4.2f}   {returned / n:5.1f} results")
     if args.misses:
         print("\nMissed at 5 (hybrid):")
         for text, expected, ranked in misses:
