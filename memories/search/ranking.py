@@ -43,8 +43,8 @@ RANKINGS = {
         "relevance over the stored tsvector (as a share of the query's total IDF) x 0.7; each of the 30 best hits "
         "lends 50% / 45% of that to the memories stored 1 / 2 places before and after it in the same conversation "
         "(context); +0.15 when the memory happened within a date the query names; up to +0.25 when the query "
-        "asks for a kind of memory (a restriction, a preference, a goal, a relationship: 'what should I not cook "
-        "for them?') and the memory is of that kind, by its category or its meaning (intent); + importance x 0.1 "
+        "asks for a kind of memory (a restriction, a preference, a goal: 'what should I not cook for them?') "
+        "and the memory is of that kind, by its category or its meaning (intent); + importance x 0.1 "
         "+ recency x 0.05 (half-life 30 days since the last change)."
     ),
     "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
