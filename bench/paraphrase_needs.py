@@ -57,14 +57,13 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from core import rls
-    from integrations.embeddings import embed_texts
-    from memories.search import DEFAULT_THRESHOLD, memory_search
+    from memories.search import DEFAULT_THRESHOLD, embed_query, memory_search
 
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
     questions = data["questions"]
-    vectors = embed_texts([q["q"] for q in questions])
+    vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
             "semantic (threshold 0)": {"mode": "semantic", "threshold": 0.0}}
     found = {name: {k: 0 for k in KS} for name in runs}

@@ -2,6 +2,7 @@
 
 import functools
 import logging
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
@@ -66,6 +67,27 @@ QUERY_CACHE_SIZE = 1024
 ROWS_CACHE_SIZE = 4096  # compiled row sources (owner, filters): a few hundred bytes of SQL each
 
 
+# Words that name whom an owner's memories are about carry no keyword weight against them: extracted memories say
+# "The user ..." (subject "user"), so a query saying "the user" matched every one of them by that word and ranked
+# them by it ("what pet does the user have?" put the allergies before the cat).
+SELF_WORDS = "user"
+# ... nor meaning: "the user" in a query is embedded as "someone", or it draws the query towards every memory
+# that says "The user" and away from those written without it ("Hopes to buy a house": bench/paraphrase_needs.py)
+_SELF_PHRASE = re.compile(rf"(?i)\bthe {SELF_WORDS}\b")
+
+
+def owner_words(owner) -> str:
+    """The words a query's full-text side leaves out for `owner` (a user or an id): SELF_WORDS and the owner's own
+    name when the account has one."""
+    names = [getattr(owner, "first_name", ""), getattr(owner, "last_name", "")]
+    return " ".join([SELF_WORDS, *(name for name in names if name)])
+
+
+def embedded_text(query: str) -> str:
+    """What is embedded of a query: "the user" said as "someone"."""
+    return _SELF_PHRASE.sub("someone", query)
+
+
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
 def _query_vector(provider, query: str) -> tuple[float, ...]:
     # keyed by the provider object too, so that a provider built for other settings never answers from this
@@ -81,7 +103,7 @@ def embed_query(query: str, query_vector: list[float] | None, *, what: str) -> t
     if not query.strip():
         return None, False
     try:
-        return list(_query_vector(embeddings.get_provider(), query)), False
+        return list(_query_vector(embeddings.get_provider(), embedded_text(query))), False
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %s answered from full text", what, exc_info=True)
         return None, True
@@ -116,19 +138,6 @@ def memory_rows(owner_id: int, filters: MemoryFilters, fields: tuple[str, ...] =
         compiled = rows_source(filter_memories(owned, filters), fields)
         _rows_cache[key] = compiled
     return compiled
-
-
-# Words that name whom an owner's memories are about carry no keyword weight against them: extracted memories say
-# "The user ..." (subject "user"), so a query saying "the user" matched every one of them by that word and ranked
-# them by it ("what pet does the user have?" put the allergies before the cat).
-SELF_WORDS = "user"
-
-
-def owner_words(owner) -> str:
-    """The words a query's full-text side leaves out for `owner` (a user or an id): SELF_WORDS and the owner's own
-    name when the account has one."""
-    names = [getattr(owner, "first_name", ""), getattr(owner, "last_name", "")]
-    return " ".join([SELF_WORDS, *(name for name in names if name)])
 
 
 @dataclass(frozen=True)

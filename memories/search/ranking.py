@@ -27,7 +27,7 @@ RRF_K = 60
 # related at all, so that a search with nothing related returns nothing rather than the nearest noise
 # (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
 # nurse": 0.34)
-MIN_SIMILARITY = 0.25
+MIN_SIMILARITY = 0.2
 # the conversation (or document) a memory came from: context is lent only within one
 THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
           "m.source_ref->>'document_id')")
