@@ -26,8 +26,10 @@ RRF_K = 60
 # hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
 # related at all, so that a search with nothing related returns nothing rather than the nearest noise
 # (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
-# nurse": 0.34)
-MIN_SIMILARITY = 0.2
+# nurse": 0.34). The model's unrelated level, as semantic mode's default threshold: at 0.25 a need phrased as a
+# question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
+# "The user is allergic to penicillin": 52 of bench/paraphrase_needs.py's 60 in the top 5 against 55)
+MIN_SIMILARITY = SEMANTIC_FLOOR
 # the conversation (or document) a memory came from: context is lent only within one
 THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
           "m.source_ref->>'document_id')")
