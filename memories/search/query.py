@@ -2,7 +2,6 @@
 
 import functools
 import logging
-import re
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
@@ -34,6 +33,7 @@ from memories.search.ranking import (
     split_context_rows,
     with_context,
 )
+from memories.search.selfwords import embedded_text, owner_words
 from memories.search.sql import (
     MAX_BOUNDED_LEXEMES,
     candidates,
@@ -65,27 +65,6 @@ OWN_INDEX_EF_SEARCH = 200
 # model takes per query (1024 vectors of 384 floats are ~12 MB)
 QUERY_CACHE_SIZE = 1024
 ROWS_CACHE_SIZE = 4096  # compiled row sources (owner, filters): a few hundred bytes of SQL each
-
-
-# Words that name whom an owner's memories are about carry no keyword weight against them: extracted memories say
-# "The user ..." (subject "user"), so a query saying "the user" matched every one of them by that word and ranked
-# them by it ("what pet does the user have?" put the allergies before the cat).
-SELF_WORDS = "user"
-# ... nor meaning: "the user" in a query is embedded as "someone", or it draws the query towards every memory
-# that says "The user" and away from those written without it ("Hopes to buy a house": bench/paraphrase_needs.py)
-_SELF_PHRASE = re.compile(rf"(?i)\bthe {SELF_WORDS}\b")
-
-
-def owner_words(owner) -> str:
-    """The words a query's full-text side leaves out for `owner` (a user or an id): SELF_WORDS and the owner's own
-    name when the account has one."""
-    names = [getattr(owner, "first_name", ""), getattr(owner, "last_name", "")]
-    return " ".join([SELF_WORDS, *(name for name in names if name)])
-
-
-def embedded_text(query: str) -> str:
-    """What is embedded of a query: "the user" said as "someone"."""
-    return _SELF_PHRASE.sub("someone", query)
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
@@ -185,9 +164,9 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     use_semantic = vector is not None
     use_keyword = mode != "semantic" or degraded
     owner_id = getattr(owner, "pk", owner)
-    unweighted = owner_words(owner)
 
     with connection.cursor() as cursor:
+        unweighted = owner_words(cursor, owner) if use_keyword else ""
         figures = owner_figures(cursor, owner_id)
         total, path = figures.total, vector_path(figures)
         semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (

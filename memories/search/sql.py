@@ -289,7 +289,8 @@ def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
         return {}
     cursor.execute(
         f"SELECT m.id, m.category, 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) FROM memories_memory AS m "
-        f"WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])", [HalfVector(list(direction)).to_text(), owner_id, list(ids)])
+        f"WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
+        [HalfVector(list(direction)).to_text(), owner_id, list(ids)])
     return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 

@@ -72,35 +72,3 @@ def test_other_rankings_and_modes_have_no_intent_part(user):
     for options in ({"ranking": "blend"}, {"mode": "semantic"}, {"mode": "keyword"}):
         result = memory_search(owner=user, query="what should I not cook for them?", **options)
         assert all("intent" not in r.parts for r in result.results)
-
-
-EXTRACTED = [
-    "The user is allergic to shellfish.",
-    "The user has a cat named Miso.",
-    "The user works as a nurse at the hospital.",
-    "The user lives in Lyon.",
-]
-
-
-def test_the_word_user_carries_no_keyword_weight(user):
-    store(user, [(c, "") for c in EXTRACTED], subject="user")
-    result = memory_search(owner=user, query="what pet does the user have?", limit=5)
-    assert contents(result)[0] == "The user has a cat named Miso."
-    assert all(r.parts["keyword"] == 0 for r in result.results)  # no memory says "pet": none matched by "user"
-    assert not memory_search(owner=user, query="user", mode="keyword").results
-    # the memory texts keep the word: a memory about "users" written by hand is still found by it
-    store(user, [("Manages the user accounts of the clinic's booking system", "")])
-    assert contents(memory_search(owner=user, query="accounts of users", mode="keyword")) == [
-        "Manages the user accounts of the clinic's booking system"]
-
-
-def test_the_owners_own_name_carries_no_keyword_weight(user):
-    user.first_name, user.last_name = "Dana", "Whitfield"
-    user.save()
-    store(user, [(c.replace("The user", "Dana"), "") for c in EXTRACTED])
-    query = "what pet does Dana Whitfield have?"
-    result = memory_search(owner=user, query=query, limit=5)
-    assert len(result.results) == len(EXTRACTED) and all(r.parts["keyword"] == 0 for r in result.results)
-    # searched by id (no name known), the name is an ordinary word, and every memory matched it
-    by_id = memory_search(owner=user.pk, query=query, limit=5)
-    assert len(by_id.results) == len(EXTRACTED) and all(r.parts["keyword"] > 0 for r in by_id.results)
