@@ -66,16 +66,19 @@ def _unit(vectors) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _anchors(provider) -> tuple[dict[str, np.ndarray], dict[str, tuple[float, ...]]]:
-    """(need questions' unit vectors per kind, each kind's description direction), embedded once per provider."""
+def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, tuple[float, ...]]]:
+    """(every need question's unit vector as one float32 matrix, the index where each kind's rows start, the kinds
+    in that order, each kind's description direction), embedded once per provider."""
     texts = [t for kind in NEEDS for t in NEEDS[kind]] + [t for kind in KINDS for t in KINDS[kind]]
-    vectors = iter(_unit(provider.embed(texts)))
-    needs = {kind: np.array([next(vectors) for _ in NEEDS[kind]]) for kind in NEEDS}
-    directions = {}
+    vectors = _unit(provider.embed(texts))
+    count = sum(len(questions) for questions in NEEDS.values())
+    starts = np.cumsum([0, *(len(NEEDS[kind]) for kind in NEEDS)])[:-1]
+    directions, at = {}, count
     for kind in KINDS:
-        mean = np.mean([next(vectors) for _ in KINDS[kind]], axis=0)
+        mean = vectors[at:at + len(KINDS[kind])].mean(axis=0)
         directions[kind] = tuple((mean / np.linalg.norm(mean)).tolist())
-    return needs, directions
+        at += len(KINDS[kind])
+    return vectors[:count].astype(np.float32), starts, list(NEEDS), directions
 
 
 def ramp(value: float | None, floor: float, full: float) -> float:
@@ -91,12 +94,13 @@ def query_intent(vector) -> Intent | None:
     if vector is None:
         return None
     try:
-        needs, directions = _anchors(embeddings.get_provider())
+        needs, starts, kinds, directions = _anchors(embeddings.get_provider())
     except embeddings.EmbeddingError:
         return None
-    query = _unit(vector)
-    (best, kind), (second, _) = sorted(((float(np.max(vectors @ query)), kind) for kind, vectors in needs.items()),
-                                       reverse=True)[:2]
+    query = np.asarray(vector, dtype=np.float32)
+    per_kind = np.maximum.reduceat(needs @ query, starts) / max(float(np.linalg.norm(query)), 1e-12)
+    order = np.argsort(-per_kind)
+    best, second, kind = float(per_kind[order[0]]), float(per_kind[order[1]]), kinds[order[0]]
     strength = ramp(best, INTENT_FLOOR, INTENT_FULL) * ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
     return Intent(kind, strength, directions[kind]) if strength > 0 else None
 
