@@ -50,6 +50,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="the set's JSON file")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5 and what came first")
+    parser.add_argument("--heldout", action="store_true",
+                        help="ask the set's held-out questions (written after the weights were chosen) instead")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
     setup_django()
@@ -62,7 +64,7 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    questions = data["questions"]
+    questions = data["heldout" if args.heldout else "questions"]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
             "semantic (threshold 0)": {"mode": "semantic", "threshold": 0.0}}
@@ -97,8 +99,8 @@ def main() -> None:
                 best_other.append(max(c for f, c in cosines.items() if f not in expected))
 
     n = len(questions)
-    print(f"Needs phrased as questions: {n} questions against {len(data['facts'])} stored facts of one owner "
-          f"({args.set.name}).\n")
+    print(f"Needs phrased as questions: {n} {'held-out ' if args.heldout else ''}questions against "
+          f"{len(data['facts'])} stored facts of one owner ({args.set.name}).\n")
     print(f"{'mode':<28}" + "".join(f"{'R@' + str(k):>12}" for k in KS) + f"{'p50 ms':>10}")
     for name in runs:
         print(f"{name:<28}" + "".join(f"{found[name][k]:>6}/{n} {found[name][k] / n:4.2f}" for k in KS)

@@ -11,7 +11,8 @@ same need, and the fact to other facts of its kind. So:
 - a memory's membership of that kind: 1 when its `category` names the kind, else its vector's cosine with the kind's
   description (KINDS; for memories written by hand without a category, or filed under another one), 0 below
   MEMBER_FLOOR, 1 from MEMBER_FULL;
-- the boost: INTENT_WEIGHT x strength x membership (the `intent` part of the fused ranking).
+- the boost: INTENT_WEIGHT x strength x membership (the `intent` part of the fused ranking), less the share the
+  query's best match by meaning already has (`boost`).
 
 The anchors are embedded once per process and provider (a few dozen short texts); a search then costs one small
 matrix product for the query and one cosine per candidate (memories.search.query computes those the way its path
@@ -29,8 +30,8 @@ from integrations import embeddings
 NEEDS = {
     "restriction": ("what should I avoid serving them?", "what can't they eat or drink?",
                     "is there anything they must not have?", "what are they allergic to?"),
-    "preference": ("what would they enjoy?", "what do they like?", "what could I give them as a present?",
-                   "what are their hobbies?"),
+    "preference": ("what would they enjoy?", "what do they like?", "what don't they like?",
+                   "what could I give them as a present?", "what are their hobbies?"),
     "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?"),
 }
 # What memories of each kind say, for memories whose category does not name it (averaged into one direction).
@@ -112,8 +113,11 @@ def membership(intent: Intent, category: str | None, similarity: float | None) -
     return ramp(similarity, MEMBER_FLOOR, MEMBER_FULL)
 
 
-def boost(intent: Intent | None, category: str | None, similarity: float | None) -> float:
-    """The `intent` part of a memory's fused score."""
+def boost(intent: Intent | None, category: str | None, similarity: float | None, *, best: float = 0.0) -> float:
+    """The `intent` part of a memory's fused score. `best` (0..1: the calibrated cosine of the query's nearest
+    candidate) takes back as much of it: a query with a clear match by meaning ("what hobby does she do with clay?"
+    -> "takes pottery classes", 0.43) needs no kind to find it, and a flat boost of every preference would bury it;
+    a need that matches nothing by meaning ("what should I not cook for them?": 0.15) gets it whole."""
     if intent is None:
         return 0.0
-    return INTENT_WEIGHT * intent.strength * membership(intent, category, similarity)
+    return INTENT_WEIGHT * intent.strength * membership(intent, category, similarity) * (1.0 - best)

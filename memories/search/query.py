@@ -25,6 +25,7 @@ from memories.search.ranking import (
     SEMANTIC_FLOOR,
     SUBJECT_TF,
     add_context,
+    calibrated_similarity,
     candidates_from_rows,
     context_hits,
     lend_context,
@@ -196,8 +197,10 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 ids = [c.id for c in found]
                 kinds = (held.kinds(ids, intent.direction) if held is not None
                          else kind_similarities(cursor, owner_id, ids, intent.direction))
+                best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
+                                                 default=None))
                 for c in found:
-                    c.intent = boost(intent, *kinds.get(c.id, ("", None)))
+                    c.intent = boost(intent, *kinds.get(c.id, ("", None)), best=min(best, 1.0))
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:
