@@ -289,3 +289,21 @@ def test_a_row_that_moves_in_the_order_is_patched_by_ordering_every_row(user, me
     patched = held_snapshot()
     assert patched.ids[0] == moved.pk
     assert_same_snapshot(patched, read_in_full(user))
+
+
+def test_the_snapshot_gives_each_memorys_kind_as_sql_does(user, memories):
+    from integrations.embeddings import get_provider
+    from memories.search.intent import _anchors
+    from memories.search.sql import kind_similarities
+
+    search(user, QUERIES[0])  # reads the rows
+    direction = _anchors(get_provider())[3]["restriction"]
+    ids = [m.pk for m in memories]
+    with rls.as_user(user.pk), connection.cursor() as cursor:
+        want = kind_similarities(cursor, user.pk, ids, direction)
+    got = held_snapshot().kinds(ids, direction)
+    assert got.keys() == want.keys() == set(ids)
+    for pk, (category, cosine) in want.items():
+        assert got[pk][0] == category
+        assert got[pk][1] == pytest.approx(cosine, abs=1e-6)  # as the ranking parity test: halfvec sums
+    assert {category for category, _ in want.values()} == {"", "restriction"}
