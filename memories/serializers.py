@@ -147,7 +147,7 @@ class SearchSerializer(FilterSerializer):
     query = CharField(max_length=4000, help_text="What to look for, in natural language.")
     mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1,
-                                       help_text="Minimum cosine similarity (semantic: default 0.7).")
+                                       help_text="Minimum cosine similarity (semantic: default 0.2).")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
     ranking = CharField(required=False, allow_null=True, max_length=50)
     include_chunks = serializers.BooleanField(required=False, default=False, help_text=(

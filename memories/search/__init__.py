@@ -1,6 +1,7 @@
 """Search over memories, and the pieces document chunk and conversation message search share with it:
 `sql` (the one candidate builder), `ranking` (rankings and scores), `dates` (dates named in a query),
-`query` (memory search itself)."""
+`query` (memory search itself), `intent` (the kind of memory a need asks for), `selfwords` (the words that name
+whom an owner's memories are about)."""
 
 from memories.search.dates import query_periods, within_periods
 from memories.search.query import (

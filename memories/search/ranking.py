@@ -26,8 +26,10 @@ RRF_K = 60
 # hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
 # related at all, so that a search with nothing related returns nothing rather than the nearest noise
 # (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
-# nurse": 0.34)
-MIN_SIMILARITY = 0.25
+# nurse": 0.34). The model's unrelated level, as semantic mode's default threshold: at 0.25 a need phrased as a
+# question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
+# "The user is allergic to penicillin": 52 of bench/paraphrase_needs.py's 60 in the top 5 against 55)
+MIN_SIMILARITY = SEMANTIC_FLOOR
 # the conversation (or document) a memory came from: context is lent only within one
 THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
           "m.source_ref->>'document_id')")
@@ -42,8 +44,10 @@ RANKINGS = {
         "Default for hybrid. Cosine similarity (calibrated: 0.2 -> 0, 0.7 -> 1) x 0.3 plus BM25 full-text "
         "relevance over the stored tsvector (as a share of the query's total IDF) x 0.7; each of the 30 best hits "
         "lends 50% / 45% of that to the memories stored 1 / 2 places before and after it in the same conversation "
-        "(context); +0.15 when the memory happened within a date the query names; + importance x 0.1 + recency "
-        "x 0.05 (half-life 30 days since the last change)."
+        "(context); +0.15 when the memory happened within a date the query names; up to +0.25 when the query "
+        "asks for a kind of memory (a restriction, a preference, a goal: 'what should I not cook for them?') "
+        "and the memory is of that kind, by its category or its meaning (intent); + importance x 0.1 "
+        "+ recency x 0.05 (half-life 30 days since the last change)."
     ),
     "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
              "importance and recency tie-breakers.",
@@ -70,6 +74,7 @@ class Candidate:
     thread: str | None = None  # conversation (or document) it came from
     relevance: float = 0.0
     context: float = 0.0
+    intent: float = 0.0  # memories.search.intent.boost
 
 
 def candidates_from_rows(rows) -> list[Candidate]:
@@ -251,6 +256,7 @@ def fused_parts(c: Candidate, fresh: float, periods) -> dict:
         "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
         "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
         "context": c.context,
+        "intent": c.intent,
         "date": DATE_BONUS if relevant and periods and within_periods(c.when, periods) else 0.0,
         "importance": IMPORTANCE_WEIGHT * c.importance,
         "recency": RECENCY_WEIGHT * fresh,
@@ -271,7 +277,7 @@ def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Ca
     scored = []
     for c in candidates:
         fresh = recency(c, now)
-        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0
+        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0 and c.intent <= 0
                 and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
             continue  # unrelated: no floor-less padding in hybrid search
         parts = parts_of(c, fresh, periods)

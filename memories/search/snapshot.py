@@ -37,8 +37,9 @@ from memories.search.ranking import CONTEXT_SHARES, THREAD
 from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, QUERY_LEXEMES, VECTOR
 
 MAX_TRACKED = 10_000  # owners whose misses are counted (then the count starts again)
-# what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires
-FIELDS = ("expires_at", "accessed_at", "ttl_minutes")
+# what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires, its category (the
+# intent boost: memories.search.intent)
+FIELDS = ("expires_at", "accessed_at", "ttl_minutes", "category")
 # The owner's stamp row, joined to each of their rows changed since (all of them, or those stamped after a stamp:
 # found by the (owner, stamp) index) and, where the row is in the filtered source, what the snapshot holds of it:
 # one statement, so the counts, the sums and the rows agree.
@@ -49,7 +50,7 @@ _ROWS = (
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
     "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
     "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
-    "+ m.ttl_minutes * interval '1 minute'))::float8 "
+    "+ m.ttl_minutes * interval '1 minute'))::float8, m.category "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
     "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
@@ -66,6 +67,7 @@ class Row:
     created: float  # created_at epoch
     order: tuple  # (created_at, id as an integer): SQL's ORDER BY created_at, id
     deadline: float | None  # when it expires (expires_at or its TTL), None: never
+    category: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,16 +91,28 @@ class Snapshot:
     id_keys: np.ndarray  # each id's 16 bytes (S16), which sort as the ids do
     id_order: np.ndarray  # each row's place among the ids in sorted order: ties are broken by id, as in SQL
 
-    def similarities(self, vector) -> np.ndarray:
-        """Cosine similarity of every row to `vector`, as pgvector computes halfvec's (the query rounded to half
-        precision, sums in float32, the quotient in float8); NaN where a row has no vector."""
+    def similarities(self, vector, at=None) -> np.ndarray:
+        """Cosine similarity of every row (or of the rows at the indices `at`) to `vector`, as pgvector computes
+        halfvec's (the query rounded to half precision, sums in float32, the quotient in float8); NaN where a row
+        has no vector."""
+        rows = slice(None) if at is None else at
         query = np.asarray(vector, dtype=np.float16).astype(np.float32)
         # held in half precision (half the memory), multiplied in single precision as pgvector does
-        dots = (self.vectors.astype(np.float32) @ query).astype(np.float64)
+        dots = (self.vectors[rows].astype(np.float32) @ query).astype(np.float64)
         query_norm = float(np.dot(query, query))
         with np.errstate(invalid="ignore", divide="ignore"):
-            similarity = np.clip(dots / np.sqrt(self.norms * query_norm), -1.0, 1.0)
-        return np.where(self.has_vector, 1.0 - (1.0 - similarity), np.nan)
+            similarity = np.clip(dots / np.sqrt(self.norms[rows] * query_norm), -1.0, 1.0)
+        return np.where(self.has_vector[rows], 1.0 - (1.0 - similarity), np.nan)
+
+    def kinds(self, ids, direction) -> dict:
+        """id -> (category, cosine with `direction` or None) of the held rows among `ids`: what
+        `sql.kind_similarities` gives for them."""
+        ids = [pk for pk in ids if pk in self.position]
+        if not ids:
+            return {}
+        cosines = self.similarities(direction, np.array([self.position[pk] for pk in ids])).tolist()
+        return {pk: (self.held[pk].category, None if value != value else value)
+                for pk, value in zip(ids, cosines, strict=True)}
 
     def _similarity_list(self, vector, similarity: np.ndarray | None) -> list:
         """`similarity` as Python floats, None where a row has no vector (or there is no query vector)."""
@@ -168,10 +182,11 @@ class Snapshot:
         return rows
 
 
-def start(cursor, owner_id: int, query: str) -> tuple[list[str], int | None]:
-    """One round trip: the query's distinct stemmed words (as `sql.search_start`) and the owner's memory stamp."""
+def start(cursor, owner_id: int, query: str, unweighted: str = "") -> tuple[list[str], int | None]:
+    """One round trip: the query's distinct stemmed words but those of `unweighted` (as `sql.search_start`) and the
+    owner's memory stamp."""
     cursor.execute(f"SELECT {QUERY_LEXEMES}, (SELECT stamp FROM memories_memorystamp WHERE owner_id = %s)",
-                   [query, owner_id])
+                   [query, unweighted, owner_id])
     lexemes, stamp = cursor.fetchone()
     return lexemes[:MAX_QUERY_LEXEMES], stamp
 
@@ -205,7 +220,7 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
         # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
         vectors[pk] = np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None else None
         held[pk] = Row(words=row[7], subject_words=row[8], columns=row[9:13], created=row[13],
-                       order=(row[14], pk.int), deadline=row[15])
+                       order=(row[14], pk.int), deadline=row[15], category=row[16])
     if after is not None and (len(stamps) != count or sum(stamps.values()) != total):
         return None
     if after is not None and not left:

@@ -21,8 +21,11 @@ FREQUENCY_SAMPLE = 1000  # newest memories a large owner's word frequencies are 
 FREQUENCY_EXACT_BELOW = 20  # sample hits under which a word is counted instead
 # the bounded keyword side's tiers repeat every word's flags: queries with more words read every matching row
 MAX_BOUNDED_LEXEMES = 8
-# a query's distinct stemmed words in the order it says them, stop words left out (the indexes' configuration)
-QUERY_LEXEMES = "ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY positions[1])"
+# a query's distinct stemmed words in the order it says them, stop words left out (the indexes' configuration),
+# and the words of the second parameter left out too: the words that name whom the searched rows are about ("the
+# user", the owner's name: memories.search.query.owner_words), which every one of them may say
+QUERY_LEXEMES = ("ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %s)) "
+                 "WHERE lexeme <> ALL(tsvector_to_array(to_tsvector('english', %s))) ORDER BY positions[1])")
 
 
 def rows_source(base, fields) -> tuple[str, tuple]:
@@ -32,9 +35,10 @@ def rows_source(base, fields) -> tuple[str, tuple]:
     return f"({sql})", tuple(params)
 
 
-def search_start(cursor, query: str, *, ef_search: int | None, serial: bool = False) -> list[str]:
+def search_start(cursor, query: str, *, ef_search: int | None, serial: bool = False, unweighted: str = "") -> list[str]:
     """One round trip at the start of a search transaction (memories, chunks, messages): the query's distinct
-    stemmed words, stop words left out (same 'english' configuration as the indexes), and with `ef_search` the
+    stemmed words, stop words and the words of `unweighted` left out (same 'english' configuration as the
+    indexes), and with `ef_search` the
     HNSW settings of this transaction (filtered nearest neighbours: iterative index scans return enough rows for
     large owners too). `serial`: no parallel workers in this transaction (see below)."""
     # enable_sort off: for an owner with a few percent of a large table the planner prices reading all of the
@@ -46,7 +50,8 @@ def search_start(cursor, query: str, *, ef_search: int | None, serial: bool = Fa
     # serial: the bounded keyword side's tiers name the owner in a way the planner cannot estimate, and it planned
     # parallel workers for their thousand rows: starting them cost more than the rows (5-6 ms a statement, 1M)
     settings += ", set_config('max_parallel_workers_per_gather', '0', true)" if serial else ""
-    cursor.execute(f"SELECT {QUERY_LEXEMES}{settings}", [query, str(ef_search)] if ef_search else [query])
+    cursor.execute(f"SELECT {QUERY_LEXEMES}{settings}",
+                   [query, unweighted, str(ef_search)] if ef_search else [query, unweighted])
     return cursor.fetchone()[0][:MAX_QUERY_LEXEMES]
 
 
@@ -275,6 +280,18 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
         ctes, select, params = then(ctes, select, params)
     cursor.execute(f"WITH {', '.join(ctes)} {select}", params)
     return cursor.fetchall()
+
+
+def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
+    """id -> (category, cosine with `direction` or None) of the owner's memories `ids`: what a candidate needs for
+    the intent boost (memories.search.intent), the cosine as every other one here (halfvec)."""
+    if not ids:
+        return {}
+    cursor.execute(
+        f"SELECT m.id, m.category, 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) FROM memories_memory AS m "
+        f"WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
+        [HalfVector(list(direction)).to_text(), owner_id, list(ids)])
+    return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 
 def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,

@@ -33,6 +33,7 @@ FACTS = [
     ("", "The user prefers short answers in the morning", 0.5),
     ("Caroline", "Caroline moved from Sweden four years ago", 0.6),
 ]
+CATEGORIES = {"Caroline is allergic to peanuts and carries an EpiPen": "restriction"}  # the others have none
 QUERIES = [
     "When did Caroline go to the LGBTQ support group?",
     "What did Melanie paint?",
@@ -41,6 +42,8 @@ QUERIES = [
     "mental health",
     "Which instrument does Melanie play?",
     "completely unrelated quantum chromodynamics",
+    "what should I not cook for them?",  # a need: the intent part (by category and by meaning)
+    "what would the user enjoy as a present?",  # and "user" left out of the words
 ]
 CASES = [("hybrid", None), ("hybrid", "blend"), ("hybrid", "weighted"), ("hybrid", "rrf"), ("semantic", None),
          ("keyword", None), ("semantic", "fused")]
@@ -59,8 +62,8 @@ def memories(user):
     turns = [services.memory_create(owner=user, content=f"{name}: {text}", subject=name, actor=user,
                                     source_ref={"conversation_id": "c-1"}, allow_duplicate=True).memory
              for name, text in DIALOGUE]
-    items = [{"content": text, "subject": name, "importance": importance, "allow_duplicate": True}
-             for name, text, importance in FACTS]
+    items = [{"content": text, "subject": name, "importance": importance, "allow_duplicate": True,
+              "category": CATEGORIES.get(text, "")} for name, text, importance in FACTS]
     return turns + [w.memory for w in batch.memory_batch_create(owner=user, items=items, actor=user)]
 
 
@@ -89,6 +92,8 @@ def test_the_snapshot_ranks_as_the_sql_path_does(user, memories, settings, mode,
             assert got.score == pytest.approx(want.score, abs=1e-6)
             assert got.parts == pytest.approx(want.parts, abs=1e-6)
     assert any(outcome(search(user, q)) for q in QUERIES)  # the comparison compared something
+    needs = [search(user, q) for q in QUERIES[-2:]]
+    assert all(any(r.parts.get("intent", 0) > 0 for r in result.results) for result in needs)
 
 
 def test_a_search_asks_only_for_its_words_the_stamp_and_the_rows_shown(user, memories):
@@ -284,3 +289,21 @@ def test_a_row_that_moves_in_the_order_is_patched_by_ordering_every_row(user, me
     patched = held_snapshot()
     assert patched.ids[0] == moved.pk
     assert_same_snapshot(patched, read_in_full(user))
+
+
+def test_the_snapshot_gives_each_memorys_kind_as_sql_does(user, memories):
+    from integrations.embeddings import get_provider
+    from memories.search.intent import _anchors
+    from memories.search.sql import kind_similarities
+
+    search(user, QUERIES[0])  # reads the rows
+    direction = _anchors(get_provider())[3]["restriction"]
+    ids = [m.pk for m in memories]
+    with rls.as_user(user.pk), connection.cursor() as cursor:
+        want = kind_similarities(cursor, user.pk, ids, direction)
+    got = held_snapshot().kinds(ids, direction)
+    assert got.keys() == want.keys() == set(ids)
+    for pk, (category, cosine) in want.items():
+        assert got[pk][0] == category
+        assert got[pk][1] == pytest.approx(cosine, abs=1e-6)  # as the ranking parity test: halfvec sums
+    assert {category for category, _ in want.values()} == {"", "restriction"}

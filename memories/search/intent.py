@@ -1,0 +1,124 @@
+"""What a query needs, by meaning, and which memories answer that kind of need.
+
+An agent asks on the user's behalf: "what should I not cook for them?" needs the restrictions ("Is allergic to
+peanuts"), "what can I get her for her birthday?" the preferences. The question and the fact share no word and
+little meaning for a small embedding model (cosine ~0.1-0.2), but the question is close to other questions of the
+same need, and the fact to other facts of its kind. So:
+
+- the query's need: its vector's best cosine with a few generic need questions per kind (NEEDS), turned into a
+  strength (0 below INTENT_FLOOR, 1 from INTENT_FULL, scaled down when the next kind is nearly as close); only
+  the best kind counts, and only when it is clear;
+- a memory's membership of that kind: 1 when its `category` names the kind, else its vector's cosine with the kind's
+  description (KINDS; for memories written by hand without a category, or filed under another one), 0 below
+  MEMBER_FLOOR, 1 from MEMBER_FULL;
+- the boost: INTENT_WEIGHT x strength x membership (the `intent` part of the fused ranking), less the share the
+  query's best match by meaning already has (`boost`).
+
+The anchors are embedded once per process and provider (a few dozen short texts); a search then costs one small
+matrix product for the query and one cosine per candidate (memories.search.query computes those the way its path
+computes cosines: pgvector's halfvec in SQL, the same arithmetic in the snapshot).
+"""
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from integrations import embeddings
+
+# Questions an agent asks when it needs a kind of memory, phrased generically (no fact's own words).
+NEEDS = {
+    "restriction": ("what should I avoid serving them?", "what can't they eat or drink?",
+                    "is there anything they must not have?", "what are they allergic to?"),
+    "preference": ("what would they enjoy?", "what do they like?", "what don't they like?",
+                   "what could I give them as a present?", "what are their hobbies?"),
+    "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?"),
+}
+# What memories of each kind say, for memories whose category does not name it (averaged into one direction).
+KINDS = {
+    "restriction": ("allergic to, intolerant of, cannot eat, must avoid",
+                    "allergies, intolerances, diets and medical conditions"),
+    "preference": ("likes, loves, enjoys, prefers; favourite things and hobbies", "dislikes and hates"),
+    "goal": ("plans to, wants to, hopes to, is saving for; goals and wishes",),
+}
+# Not relationships: questions about family and pets name them ("what pets does she have?") and find them by their
+# words; as a kind, "family" is in so many dialogue turns that boosting it cost LoCoMo (R@10 0.7445 against 0.745;
+# with the `best` discount below still one question at R@5) for one held-out question of bench/paraphrase_needs.py.
+# all-MiniLM-L6-v2: need questions of one kind reach ~0.45-0.65 with each other; a question of another kind
+# ~0.1-0.35 (LoCoMo's questions: 90% below 0.33)
+INTENT_FLOOR, INTENT_FULL = 0.35, 0.55
+# and the best kind must stand out from the next: a question near two kinds ("would a steak dinner be a good idea
+# for them?": a preference 0.47, a restriction 0.41) asks for neither clearly
+MARGIN_FLOOR, MARGIN_FULL = 0.05, 0.15
+# a memory and its kind's description: ~0.25-0.6 (allergies ~0.45-0.6), unrelated memories ~0.0-0.2
+MEMBER_FLOOR, MEMBER_FULL = 0.2, 0.4
+INTENT_WEIGHT = 0.25  # the fused score's share for a memory of exactly the kind a clear need asks for
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str  # a key of NEEDS: also the `category` value that makes a memory a member outright
+    strength: float  # 0..1
+    direction: tuple[float, ...]  # the kind's description as a unit vector
+
+
+def _unit(vectors) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float64)
+    return array / np.linalg.norm(array, axis=-1, keepdims=True)
+
+
+@functools.lru_cache(maxsize=4)
+def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, tuple[float, ...]]]:
+    """(every need question's unit vector as one float32 matrix, the index where each kind's rows start, the kinds
+    in that order, each kind's description direction), embedded once per provider."""
+    texts = [t for kind in NEEDS for t in NEEDS[kind]] + [t for kind in KINDS for t in KINDS[kind]]
+    vectors = _unit(provider.embed(texts))
+    count = sum(len(questions) for questions in NEEDS.values())
+    starts = np.cumsum([0, *(len(NEEDS[kind]) for kind in NEEDS)])[:-1]
+    directions, at = {}, count
+    for kind in KINDS:
+        mean = vectors[at:at + len(KINDS[kind])].mean(axis=0)
+        directions[kind] = tuple((mean / np.linalg.norm(mean)).tolist())
+        at += len(KINDS[kind])
+    return vectors[:count].astype(np.float32), starts, list(NEEDS), directions
+
+
+def ramp(value: float | None, floor: float, full: float) -> float:
+    """0 at or below `floor`, 1 at or above `full`, linear between."""
+    if value is None:
+        return 0.0
+    return min(1.0, max(0.0, (value - floor) / (full - floor)))
+
+
+def query_intent(vector) -> Intent | None:
+    """The kind of memory the query (its vector) needs, when one is clearly asked for; None otherwise (and when
+    the embedding provider cannot embed the anchors)."""
+    if vector is None:
+        return None
+    try:
+        needs, starts, kinds, directions = _anchors(embeddings.get_provider())
+    except embeddings.EmbeddingError:
+        return None
+    query = np.asarray(vector, dtype=np.float32)
+    per_kind = np.maximum.reduceat(needs @ query, starts) / max(float(np.linalg.norm(query)), 1e-12)
+    order = np.argsort(-per_kind)
+    best, second, kind = float(per_kind[order[0]]), float(per_kind[order[1]]), kinds[order[0]]
+    strength = ramp(best, INTENT_FLOOR, INTENT_FULL) * ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
+    return Intent(kind, strength, directions[kind]) if strength > 0 else None
+
+
+def membership(intent: Intent, category: str | None, similarity: float | None) -> float:
+    """How much a memory (its `category`, its cosine with the intent's direction) is of the kind asked for."""
+    if (category or "").strip().lower() == intent.kind:
+        return 1.0
+    return ramp(similarity, MEMBER_FLOOR, MEMBER_FULL)
+
+
+def boost(intent: Intent | None, category: str | None, similarity: float | None, *, best: float = 0.0) -> float:
+    """The `intent` part of a memory's fused score. `best` (0..1: the calibrated cosine of the query's nearest
+    candidate) takes back as much of it: a query with a clear match by meaning ("what hobby does she do with clay?"
+    -> "takes pottery classes", 0.43) needs no kind to find it, and a flat boost of every preference would bury it;
+    a need that matches nothing by meaning ("what should I not cook for them?": 0.15) gets it whole."""
+    if intent is None:
+        return 0.0
+    return INTENT_WEIGHT * intent.strength * membership(intent, category, similarity) * (1.0 - best)

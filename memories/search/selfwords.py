@@ -1,0 +1,57 @@
+"""The words that name whom an owner's memories are about: "the user", the owner's own name, the name the owner
+speaks under in conversations. Every memory about the owner may say them, so in a query they tell memories apart by
+nothing but length; worse, they ranked every memory that says them above the one that answers ("what pet does the
+user have?" put the allergies before the cat). They carry no keyword weight against the owner's memories (the
+query's words leave them out: sql.QUERY_LEXEMES), and "the user" is embedded as "someone". The memories' texts
+keep them.
+"""
+
+import re
+
+from django.core.cache import cache
+
+# extracted memories say "The user ..." (subject "user") when the speaker has no name
+SELF_WORDS = "user"
+# "the user" in a query drew it towards every memory that says "The user" and away from those written without it
+# ("Hopes to buy a house": bench/paraphrase_needs.py)
+_SELF_PHRASE = re.compile(rf"(?i)\bthe {SELF_WORDS}\b")
+# a speaker's name opens the memories extracted from what they said ("Ana is allergic to peanuts.", subject
+# "user"); the name that opens at least SPEAKER_SHARE of the owner's SPEAKER_SAMPLE newest such memories is theirs
+# (an account that imports two people's chats has no one such name, and keeps both as words)
+SPEAKER_SAMPLE = 200
+SPEAKER_SHARE = 0.5
+SPEAKER_CACHE_SECONDS = 600
+
+
+def embedded_text(query: str) -> str:
+    """What is embedded of a query: "the user" said as "someone"."""
+    return _SELF_PHRASE.sub("someone", query)
+
+
+def speaker_name(cursor, owner_id: int) -> str:
+    """The name the owner's own extracted memories open with, or "" (kept SPEAKER_CACHE_SECONDS per owner: one
+    statement over at most SPEAKER_SAMPLE rows, found by the (owner, subject) index)."""
+    key = f"memories:speaker:{owner_id}"
+    name = cache.get(key)
+    if name is None:
+        cursor.execute(
+            "SELECT substring(m.content FROM '^([[:upper:]][[:alpha:]''-]+)[ '']') AS name, count(*) OVER () "
+            "FROM (SELECT content FROM memories_memory WHERE owner_id = %s AND subject = %s "
+            "ORDER BY created_at DESC LIMIT %s) AS m", [owner_id, SELF_WORDS, SPEAKER_SAMPLE])
+        rows = cursor.fetchall()
+        counts: dict[str, int] = {}
+        for found, _ in rows:
+            if found and found.lower() != "the":
+                counts[found] = counts.get(found, 0) + 1
+        best = max(counts.items(), key=lambda item: item[1], default=("", 0))
+        name = best[0] if rows and best[1] >= SPEAKER_SHARE * rows[0][1] else ""
+        cache.set(key, name, SPEAKER_CACHE_SECONDS)
+    return name
+
+
+def owner_words(cursor, owner) -> str:
+    """The words a query's full-text side leaves out for `owner` (a user or an id): SELF_WORDS, the account's own
+    name when it has one, and the name its extracted memories open with."""
+    names = [getattr(owner, "first_name", ""), getattr(owner, "last_name", ""),
+             speaker_name(cursor, getattr(owner, "pk", owner))]
+    return " ".join([SELF_WORDS, *(name for name in names if name)])

@@ -1,0 +1,106 @@
+"""README's own examples do what README says: the curl commands of its "Using the API" section (up to its first
+subsection) run in order as API calls with the same methods, paths and bodies, against the real database and model."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import UserFactory
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+PASSWORD = "readme-example-password-1"
+
+
+def section_commands() -> list[list[str]]:
+    """The curl commands (as shell words, comments dropped) of README's "Using the API" section before its first
+    subsection, in order."""
+    text = README.read_text()
+    section = text.split("\n## Using the API\n", 1)[1].split("\n### ", 1)[0]
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", section, re.S):
+        pending = ""
+        for line in block.replace("\\\n", " ").splitlines():
+            pending += line + "\n"
+            try:
+                words = shlex.split(pending, comments=True)
+            except ValueError:  # a quote still open: the command goes on on the next line
+                continue
+            pending = ""
+            if words and words[0] == "curl":
+                commands.append(words)
+    return commands
+
+
+def request_of(words: list[str], password: str) -> dict:
+    """Method, path, body, content type and output file of one curl command (`password` for the placeholder)."""
+    method, url, data, headers, output = None, None, [], {}, None
+    words = iter(words[1:])
+    for word in words:
+        if word == "-s":
+            continue
+        if word == "-X":
+            method = next(words)
+        elif word == "-H":
+            name, _, value = next(words).partition(":")
+            headers[name.strip().lower()] = value.strip()
+        elif word in ("-d", "--data-binary"):
+            data.append(next(words))
+        elif word == ">":
+            output = next(words)
+        elif word.startswith("http"):
+            url = word
+        else:
+            raise AssertionError(f"README's curl uses an option this test does not know: {word}")
+    content_type = headers.get("content-type", "application/x-www-form-urlencoded" if data else None)
+    if content_type == "application/x-www-form-urlencoded":
+        body = urlencode([tuple(pair.replace("<the password serve printed>", password).split("=", 1))
+                          for pair in data])
+    else:
+        body = "".join(data)
+    return {"method": method or ("POST" if data else "GET"), "path": urlsplit(url).path, "body": body,
+            "content_type": content_type, "output": output}
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_using_the_api_examples_answer_as_readme_says(db):
+    demo = UserFactory(username="demo")
+    demo.set_password(PASSWORD)
+    demo.save()
+    client = APIClient()
+    files, last_id, answers = {}, None, []
+    paris = None
+    for words in section_commands():
+        request = request_of(words, PASSWORD)
+        body = request["body"]
+        if body.startswith("@"):
+            body = files[body[1:]]
+        if '<id of \\"Lives in Paris\\">' in body:
+            # the example replaces a memory stored before it: store it as README's reader would have
+            paris = client.post("/api/memories/", {"content": "Lives in Paris"}, format="json").json()["id"]
+            body = body.replace('<id of \\"Lives in Paris\\">', paris)
+        path = request["path"].replace("<id>", str(last_id))
+        response = client.generic(request["method"], path, body, content_type=request["content_type"])
+        assert response.status_code < 400, (words, response.status_code, response.getvalue()[:300])
+        answers.append((path, request["method"], response))
+        if path == "/api/auth/token/":
+            client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
+        elif request["output"]:
+            files[request["output"]] = response.getvalue().decode()
+        elif path == "/api/memories/" and request["method"] == "POST":
+            assert response.status_code == 201
+            last_id = response.json()["id"]
+        elif path == "/api/memories/search/":
+            # "the query below returns the peanut allergy stored above"
+            results = response.json()["results"]
+            assert results and results[0]["memory"]["content"] == "Is allergic to peanuts"
+            assert results[0]["parts"]["intent"] > 0
+    ran = {(path, method) for path, method, _ in answers}
+    assert {("/api/auth/token/", "POST"), ("/api/memories/", "POST"), ("/api/memories/search/", "POST"),
+            ("/api/memories/import/", "POST")} <= ran
+    chain = next(r for path, _, r in answers if path.endswith("/chain/"))
+    assert paris in json.dumps(chain.json())  # the new memory replaced the old one, kept in the chain

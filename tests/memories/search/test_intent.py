@@ -1,0 +1,74 @@
+"""What a query needs and which memories answer it (memories.search.intent), and the words that name the owner,
+through memory search with the real local model and real PostgreSQL."""
+
+import pytest
+
+from memories import batch
+from memories.search import memory_search
+from memories.search.intent import query_intent
+
+FACTS = [
+    ("Is allergic to peanuts", "restriction"),
+    ("Likes long hikes along the coast", "preference"),
+    ("Works night shifts as a paramedic", "fact"),
+    ("Has a grey rabbit called Pixel", "relationship"),
+    ("Wants to visit Iceland next winter", "goal"),
+    ("Collects vintage vinyl records", ""),
+    ("Moved to Bordeaux two years ago", "fact"),
+    ("Takes the tram to work", ""),
+]
+
+
+def store(user, facts, **extra):
+    items = [{"content": content, "category": category, "allow_duplicate": True, **extra}
+             for content, category in facts]
+    return [w.memory for w in batch.memory_batch_create(owner=user, items=items, actor=user)]
+
+
+def contents(result, k=5):
+    return [r.memory.content for r in result.results[:k]]
+
+
+@pytest.mark.parametrize("query", [
+    "what should I not cook for them?",
+    "is there any food I must keep away from him?",
+    "what can't she eat?",
+])
+def test_a_need_phrased_as_a_question_finds_the_restriction_it_depends_on(user, query):
+    store(user, FACTS)
+    result = memory_search(owner=user, query=query, limit=5)
+    assert contents(result)[0] == "Is allergic to peanuts"
+    assert result.results[0].parts["intent"] > 0
+
+
+def test_a_memory_without_the_category_is_of_its_kind_by_its_meaning(user):
+    store(user, [*FACTS[1:], ("Cannot have anything with dairy in it", "")])
+    result = memory_search(owner=user, query="what should I not cook for them?", limit=5)
+    assert contents(result)[0] == "Cannot have anything with dairy in it"
+    top = result.results[0].parts
+    assert 0 < top["intent"] and top["keyword"] == 0
+
+
+def test_a_gift_question_finds_what_they_enjoy(user):
+    store(user, FACTS)
+    result = memory_search(owner=user, query="what could I buy her as a present?", limit=3)
+    assert {"Likes long hikes along the coast", "Collects vintage vinyl records"} & set(contents(result, 3))
+
+
+def test_only_a_clear_need_has_an_intent(user):
+    from integrations.embeddings import embed_text
+
+    assert query_intent(embed_text("what should I not cook for them?")).kind == "restriction"
+    assert query_intent(embed_text("what does she enjoy doing at the weekend?")).kind == "preference"
+    for plain in ("When did Caroline move to Sweden?", "quarterly revenue of the Lyon office"):
+        assert query_intent(embed_text(plain)) is None, plain
+    # near two kinds (a preference 0.47, a restriction 0.41): neither clearly
+    ambiguous = query_intent(embed_text("would a steak dinner be a good idea for them?"))
+    assert ambiguous is None or ambiguous.strength < 0.25
+
+
+def test_other_rankings_and_modes_have_no_intent_part(user):
+    store(user, FACTS)
+    for options in ({"ranking": "blend"}, {"mode": "semantic"}, {"mode": "keyword"}):
+        result = memory_search(owner=user, query="what should I not cook for them?", **options)
+        assert all("intent" not in r.parts for r in result.results)
