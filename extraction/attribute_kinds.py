@@ -63,7 +63,8 @@ KINDS = (
         "my email is something", "email me at something", "my email address changed",
         "write to my new email address", "my new email address is something")),
     Kind("car", True, "thing", (
-        "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car", "I sold my car and got a Tesla",
+        "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
+        "I sold my car and got a Tesla",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback")),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
