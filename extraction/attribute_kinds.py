@@ -18,6 +18,10 @@ from dataclasses import dataclass
 NAME_MASK = "Xyz"
 MASKS = {"name": NAME_MASK, "place": NAME_MASK, "org": NAME_MASK, "person": NAME_MASK, "number": "42",
          "thing": "something"}
+# the same frames with example values, compared with the statement as said (names kept): a brand or a language
+# says more than its mask ("switched to a Samsung", "speaks Italian")
+EXAMPLES = {"place": "Lisbon", "org": "Siemens", "person": "Sarah", "number": "42", "thing": "something"}
+NAMED = ("place", "org", "person", "number", "email", "phone")  # kinds also compared masked
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Kind:
     single: bool
     value: str
     frames: tuple[str, ...]
+    brands: bool = False  # its values are often names (a car, a phone): also compared masked
 
 
 KINDS = (
@@ -64,12 +69,12 @@ KINDS = (
         "write to my new email address", "my new email address is something")),
     Kind("car", True, "thing", (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
-        "I sold my car and got a Tesla",
-        "I traded in my car for an SUV", "my daily driver is an electric hatchback")),
+        "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
+        "I traded in my car for an SUV", "my daily driver is an electric hatchback"), brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
         "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",
-        "I got a new phone")),
+        "I got a new phone"), brands=True),
     Kind("diet", True, "thing", (
         "I'm vegetarian", "I follow a keto diet", "I went vegan", "I stopped eating meat", "I eat low carb now",
         "I'm pescatarian these days", "I gave up dairy and meat", "my diet is plant-based")),

