@@ -42,7 +42,8 @@ KINDS = (
     Kind("home", True, "place", (
         "I live in {place}", "I moved to {place}", "we relocated to {place}", "I'm based in {place} now",
         "we settled in {place}", "our new home is in {place}", "I moved out of my old place to {place}",
-        "we now live in {place}", "my address is in {place}", "I'm living in {place} these days")),
+        "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
+        "my apartment is in {place}", "our house is in {place}")),
     Kind("employer", True, "org", (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
@@ -117,6 +118,8 @@ KINDS = (
                                     "I broke my leg")),
     Kind("event", False, "thing", (
         "I attended a conference", "I ran a marathon", "I met {person}", "I had dinner with {person}",
-        "I went to a concert", "I finished my project", "I started a course", "I watched a movie")),
+        "I went to a concert", "I finished my project", "I started a course", "I watched a movie",
+        "I had a job interview at {org}", "I rented a car for the trip", "I borrowed a friend's car",
+        "I visited the {org} office", "I applied for a job at {org}"), brands=True),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}

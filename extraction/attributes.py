@@ -43,6 +43,7 @@ _FAVOURITE = re.compile(r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)\s+(?
 _NUMBER = {"CARDINAL", "QUANTITY"}
 _TIME = {"DATE", "TIME"}
 _NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
+_NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalised word there is a name the tagger missed
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
@@ -106,7 +107,8 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
         # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
-        if head.head.lemma_ == "be" and any(c.dep_ == "attr" and c.pos_ == "PROPN" for c in head.head.children):
+        if head.head.lemma_ == "be" and any(c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title)
+                                             for c in head.head.children):
             return "", None
         return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
     if word == "they" and any(t.lower_ == "user" and t.dep_ != "poss" for t in doc):
@@ -137,8 +139,8 @@ def _names(doc) -> list:
     taken = {t.i for span in spans for t in span}
     run: list = []
     for token in [*doc, None]:
-        if (token is not None and token.pos_ == "PROPN" and token.i not in taken
-                and token.ent_type_ not in _NOT_NAMES):
+        if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES and (
+                token.pos_ == "PROPN" or (token.is_title and token.i > 0 and token.dep_ in _NAME_ROLES))):
             run.append(token)
             continue
         if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
@@ -152,12 +154,12 @@ def _is_age(ent) -> bool:
 
 
 def _values(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
-    """Values by kind ("name", "number", "email", "phone"), each with whether its verb ends it; a name after
-    "from" is the old value ("moved from Paris to Lyon"), so it counts as ended."""
+    """Values by kind ("name", "number", "email", "phone"), each with whether it ended (2: its verb ends it, 1:
+    it follows "from", the old value when a new one is said: "moved from Paris to Lyon")."""
     found: dict[str, list[tuple[str, bool]]] = {}
     for span in _names(doc):
         verb = _governing_verb(span.root)
-        ended = _ends(verb) or (span.root.head.lower_ == "from" and span.root.dep_ == "pobj")
+        ended = 2 if _ends(verb) else 1 if (span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
         found.setdefault("name", []).append((span.text.strip().lower(), ended))
     for match in _EMAIL.finditer(text):
         found.setdefault("email", []).append((match.group(0).lower(), False))
@@ -303,7 +305,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         ended = bool(verbs) and all(_ends(v) for v in verbs)
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])
-        live = [v for v, e in found if not e]
+        # 0: holds; 1: after "from" (the old value beside a new one, else the value: "an offer from Otto");
+        # 2: under a verb that ends it
+        live = [v for v, e in found if not e] or [v for v, e in found if e == 1]
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))
