@@ -140,7 +140,8 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
             near = _live(near, decisions)
             plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_valid_time(
                 candidate, happened_at))
-            decision = _apply(owner, candidate, vector, plan, found, scope=scope, **context)
+            decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
+                              **context)
             if decision.action in ("ADD", "KEEP", "UPDATE"):
                 known.frames[decision.memory.pk] = found
             decisions.append(decision)
@@ -254,8 +255,10 @@ def _evidence(candidate_message, targets) -> str:
     return f"; evidence messages {', '.join(dict.fromkeys(ids))}" if ids else ""
 
 
-def _apply(owner, candidate, vector, plan: Plan, found, *, scope, reason, conversation, message, source_ref, source,
-           happened_at, model_name) -> Decision:
+def _apply(owner, candidate, vector, plan: Plan, found, *, scope, own_slot, reason, conversation, message,
+           source_ref, source, happened_at, model_name) -> Decision:
+    """Write what the plan says. `own_slot`: the extractor's attribute names the memory (the LLM's slot), the
+    frames are kept beside it; else the frame's name does."""
     note = f"{reason}: {plan.action} ({plan.why}{_evidence(message, plan.targets)})"
     if plan.action == "NOOP":
         memory = Memory.objects.select_for_update().get(pk=plan.targets[0].pk)
@@ -264,11 +267,11 @@ def _apply(owner, candidate, vector, plan: Plan, found, *, scope, reason, conver
         memory.version += 1
         save_version(memory, action=Action.UPDATE, reason=note)
         return Decision("NOOP", memory, note, tuple(plan.targets))
-    metadata = {}
+    slot = getattr(candidate, "attribute", "")
+    metadata = {"attribute": slot} if slot else {}
     if found:
-        metadata = {"attribute": found[0]["attribute"], "value": found[0]["value"], "frames": found}
-    elif getattr(candidate, "attribute", ""):
-        metadata = {"attribute": candidate.attribute}
+        metadata = {"attribute": slot if own_slot and slot else found[0]["attribute"], "value": found[0]["value"],
+                    "frames": found}
     update = plan.action == "UPDATE"
     item = prepare_item({
         "content": candidate.content, "category": candidate.category, "subject": candidate.subject,
