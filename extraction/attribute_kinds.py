@@ -55,7 +55,8 @@ KINDS = (
         "I'm a product designer at {org}", "I'm now a senior analyst at {org}")),
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
-        "I now report to {person}", "{person} became my manager")),
+        "I now report to {person}", "{person} became my manager", "my team lead is {person}",
+        "my line manager is {person}")),
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}")),

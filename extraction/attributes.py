@@ -101,9 +101,14 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if word == "user":
         owner = [c for c in head.children if c.dep_ == "poss"]
         return ("", head) if not owner else ("user's", head)
+    if head.head.lemma_ == "be" and any(c.dep_ == "attr" and any(p.dep_ == "poss" for p in c.children)
+                                        and (c.lemma_.lower() in RELATIONS or c.lower_ in RELATIONS)
+                                        for c in head.head.children):
+        return "", None  # "Oluwaseun is my boss": the speaker's manager, named
     if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
             c.dep_ == "poss" for c in head.children):
         return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
+    owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
         # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
@@ -115,8 +120,8 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
-    if any(c.dep_ == "poss" for c in head.children):
-        return "", None  # "my phone number is ...", "our new place is in Grenoble": the speaker's thing
+    if owned:
+        return "", None  # "my phone number is ...", "mail for the user goes to ...": the speaker's thing
     return head.lemma_.lower(), head
 
 
@@ -150,7 +155,9 @@ def _names(doc) -> list:
 
 
 def _is_age(ent) -> bool:
-    return ent.label_ in _TIME and bool(_AGE.match(ent.text.strip()))
+    """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
+    text = ent.text.strip()
+    return ent.label_ in _TIME and (bool(_AGE.match(text)) or (text.isdigit() and len(text) <= 3))
 
 
 def _values(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
