@@ -9,7 +9,8 @@ worker's unit of work, run in this process in send order), then read back throug
 current) and the supersession chain. Figures:
 - updates resolved: a current memory holds the new value, no current memory holds only the old one, and the old
   one is superseded with valid_to set;
-- wrong retirements: a coexisting pair in which anything was superseded.
+- wrong retirements: a coexisting pair in which anything was superseded;
+- beside them, the cases in which the extractor never stored the old statement (nothing to supersede).
 """
 
 import argparse
@@ -73,7 +74,7 @@ def main() -> None:
         return client
 
     started = time.perf_counter()
-    resolved, not_extracted, stale_left, failures = 0, 0, 0, []
+    resolved, not_extracted, stale_left, old_missing, failures = 0, 0, 0, 0, []
     for i, case in enumerate(progress(cases["updates"], desc="updates")):
         live, everything = run_case(api_for, i, [case["old"], case["new"]])
         texts = [m["content"] for m in live]
@@ -84,6 +85,7 @@ def main() -> None:
         resolved += ok
         stale_left += bool(old_only)
         not_extracted += not new_current
+        old_missing += not any(has(m.content, case["old_value"]) for m in everything)
         if not ok:
             failures.append(("update", case["attribute"], case["old"], case["new"], texts))
     wrong = 0
@@ -97,7 +99,9 @@ def main() -> None:
     updates, pairs = len(cases["updates"]), len(cases["coexist"])
     print(f"set: {args.set.name} ({updates} updates, {pairs} coexisting pairs), {time.perf_counter() - started:.0f} s")
     print(f"updates resolved: {resolved}/{updates} ({resolved / updates:.1%}); old value still current: "
-          f"{stale_left}; new value not stored: {not_extracted}")
+          f"{stale_left}; new value not stored: {not_extracted}; old value never stored: {old_missing}")
+    stored = updates - old_missing
+    print(f"resolved where the extractor stored the old value: {resolved}/{stored} ({resolved / max(stored, 1):.1%})")
     print(f"wrong retirements: {wrong}/{pairs} ({wrong / pairs:.1%})")
     if args.verbose:
         for failure in failures:

