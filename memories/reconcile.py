@@ -196,8 +196,13 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
         label = _label(frame)
         if frame["ended"]:
             ended = [m for m, f in matches if f["value"] and f["value"] == frame["value"]]
+            newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
+            elif newer and plan is None:  # "I left Acme" once Doctolib is current: the past of that chain
+                plan = Plan("UPDATE", f"{label}: {frame['value'] or '?'} ended, {newer[0][1]['value']} is current;"
+                                      f" kept as the past; frame cosine {frame['score']:.2f}", [newer[0][0]],
+                            past=True)
             continue
         same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
         other = [(m, f) for m, f in matches if m not in same]
@@ -241,7 +246,7 @@ def _pool(owner, near, known, scope) -> list[tuple[Memory, list[dict]]]:
 def _timed(plan: Plan, when) -> Plan:
     """Valid time, not arrival, orders an update: a statement about an older time than the current memory's
     enters its chain as the past."""
-    if plan.action == "UPDATE" and plan.targets:
+    if plan.action == "UPDATE" and plan.targets and not plan.past:
         newest = max(plan.targets, key=lambda m: m.valid_from)
         if when < newest.valid_from:
             plan.past, plan.targets = True, [newest]

@@ -114,3 +114,13 @@ def test_another_holder_never_supersedes_the_speaker(user):
         candidates=[Candidate(content="The user's brother works at Siemens.", category="fact", subject="user")])
     assert decision.action == "ADD" and decision.memory.metadata["frames"][0]["holder"] == "brother"
     assert Memory.objects.filter(owner=user, superseded_by__isnull=True).count() == 2
+
+
+def test_a_statement_that_ends_the_old_value_joins_the_past(api, user):
+    converse(api, [("2024-01-15T10:00:00Z", "I'm a pharmacist at Boots."),
+                   ("2024-08-20T10:00:00Z", "I joined Walgreens as a store manager. I quit Boots in June.")])
+    live = current(api)
+    assert any("Walgreens" in text for text in live), live
+    assert not any("Boots" in text and "Walgreens" not in text for text in live), live
+    quit_ = Memory.objects.get(owner=user, content__contains="quit")
+    assert quit_.superseded_by_id is not None and quit_.valid_to is not None
