@@ -254,17 +254,33 @@ def statement_frames(statements: Sequence[tuple[str, str]], *,
     if not statements:
         return []
     names = {n.strip().lower() for n in self_names if n and n.strip()}
+    keys = [(content, subject, frozenset(names)) for content, subject in statements]
+    todo = list(dict.fromkeys(key for key in keys if key not in _cache))
+    if todo:
+        try:
+            classified = _classify([(c, s) for c, s, _ in todo], names)
+        except embeddings.EmbeddingError:  # the provider is down: no frames (and none cached), the reconciler adds
+            return [[] for _ in statements]
+        for key, frames in zip(todo, classified, strict=True):
+            _cache[key] = frames
+            if len(_cache) > CACHE_SIZE:
+                _cache.pop(next(iter(_cache)))
+    return [list(_cache[key]) for key in keys]
+
+
+CACHE_SIZE = 4096  # statements whose frames a process keeps (stored memories are classified again and again)
+_cache: dict[tuple, list[Frame]] = {}
+
+
+def _classify(statements: list[tuple[str, str]], names: set[str]) -> list[list[Frame]]:
     with _lock:  # spaCy's pipeline is not shared across threads
         docs = [_nlp()(content) for content, _ in statements]
     parsed = [(doc, *_holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
     # masked ("I live in Xyz") and with its names kept ("I switched to a Samsung": the brand says phone)
     texts = [_masked(doc, token) for doc, _, token in parsed] + [
         _masked(doc, token, keep_names=True) for doc, _, token in parsed]
-    try:
-        vectors = np.asarray(embeddings.embed_texts(texts), dtype=np.float32)
-        masked, examples, owners = _prototypes()
-    except embeddings.EmbeddingError:
-        return [[] for _ in statements]  # no model: no frames, the reconciler adds
+    vectors = np.asarray(embeddings.embed_texts(texts), dtype=np.float32)
+    masked, examples, owners = _prototypes()
     said = vectors[len(statements):] @ examples.T
     named = np.asarray([BY_NAME[name].value in NAMED or BY_NAME[name].brands for name in owners])
     scores = np.where(named, np.maximum(vectors[:len(statements)] @ masked.T - MASK_PENALTY, said), said)
