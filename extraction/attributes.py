@@ -39,7 +39,8 @@ roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
-_FAVOURITE = re.compile(r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)\s+(?:is|are|was|has|these|now|lately)\b")
+_FAVOURITE = re.compile(
+    r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _NUMBER = {"CARDINAL", "QUANTITY"}
 _TIME = {"DATE", "TIME"}
 _NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
@@ -47,7 +48,7 @@ _NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalise
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
-           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer"}
+           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately"}
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
                                              for c in head.head.children):
             return "", None
         return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
-    if word == "they" and any(t.lower_ == "user" and t.dep_ != "poss" for t in doc):
+    if word == "they" and any(t.lower_ == "user" for t in doc):
         return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
@@ -295,6 +296,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     for score, name in zip(row.tolist(), owners, strict=True):
         best[name] = max(best.get(name, -1.0), score)
     values = _values(doc, content)
+    if _FAVOURITE.search(content):  # "favourite X" names its attribute outright, whatever the rest says
+        return [_with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content,
+                            values)]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     found: list[Frame] = []
@@ -323,7 +327,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         value = _words(doc, token, _frame_words(name))
         if name == "favourite" and (m := _FAVOURITE.search(content)):
             attribute = f"favourite {m['what'].strip().lower()}"
-            value = " ".join(w for w in value.split() if w not in m["what"].lower().split())
+            # "Padel is my favourite sport": the value may be the subject
+            value = " ".join(w for w in _words(doc, None, _frame_words(name)).split()
+                             if w not in m["what"].lower().split() and w not in ("user", "my"))
         verbs = [t for t in doc if t.dep_ in ("ROOT", "conj") and t.pos_ in ("VERB", "AUX")]
         ended = bool(verbs) and all(_ends(v) for v in verbs)
     else:
