@@ -79,12 +79,14 @@ def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callab
         return known
     known.candidate_frames = [_as_dicts(f) for f in frames(
         [(c.content, c.subject) for c in candidates], self_names=self_names)]
-    attributes = {f["attribute"] for fs in known.candidate_frames for f in fs}
+    # memories recording a single-valued attribute of a candidate, however far their words are from it
+    attributes = {f["attribute"] for fs in known.candidate_frames for f in fs if f["single"]}
     unknown: dict = {}
     for candidate, vector in zip(candidates, vectors, strict=True):
         scope = project if candidate.scope == "project" else None
         near = _similar(owner, scope, vector) if vector is not None else []
-        same = list(_scope_queryset(owner, scope).filter(_attribute_q(attributes))[:20]) if attributes else []
+        same = list(_scope_queryset(owner, scope).filter(_attribute_q(attributes))
+                    .order_by("-valid_from")[:20]) if attributes else []
         known.neighbours.append(near)
         for memory in [m for m, _ in near] + same:
             stored = _stored_frames(memory)
@@ -231,16 +233,11 @@ def _label(frame: dict) -> str:
 
 
 def _pool(owner, near, known, scope) -> list[tuple[Memory, list[dict]]]:
-    """The live memories to compare with: the nearest, and those recording one of the candidate's attributes."""
-    seen, pool = set(), []
-    ids = [pk for pk in known.frames if pk not in {m.pk for m, _ in near}]
-    extra = list(_scope_queryset(owner, scope).filter(pk__in=ids)) if ids else []
-    for memory in [m for m, _ in near] + extra:
-        if memory.pk in seen or memory.pk not in known.frames:
-            continue
-        seen.add(memory.pk)
-        pool.append((memory, known.frames[memory.pk]))
-    return pool
+    """The live memories to compare with, read again inside the transaction (one may have been superseded or
+    deleted since the frames were read): the nearest first, then those recording one of the attributes."""
+    order = [m.pk for m, _ in near] + [pk for pk in known.frames if pk not in {m.pk for m, _ in near}]
+    live = {m.pk: m for m in _scope_queryset(owner, scope).filter(pk__in=order)} if order else {}
+    return [(live[pk], known.frames[pk]) for pk in order if pk in live and pk in known.frames]
 
 
 def _timed(plan: Plan, when) -> Plan:
