@@ -36,6 +36,8 @@ stepson stepdaughter mother father mom mum dad brother sister sibling twin grand
 grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colleague coworker mentor friend
 roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet parent parents kids children
 """.split())
+STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
+INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
@@ -121,6 +123,9 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
+    owner = next((c for c in head.children if c.dep_ == "poss"), None)
+    if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS):
+        return owner.lemma_.lower(), head  # "the user's wife's number": the wife's
     if owned:
         return "", None  # "my phone number is ...", "mail for the user goes to ...": the speaker's thing
     return head.lemma_.lower(), head
@@ -133,9 +138,23 @@ def _governing_verb(token):
 
 
 def _ends(verb) -> bool:
-    words = {c.lower_ for c in verb.children}
-    return (verb.lemma_.lower() in ENDING or any(c.dep_ == "neg" for c in verb.children)
-            or "anymore" in words or "longer" in words or verb.lower_ in ("left", "sold", "quit"))
+    """The value under this verb no longer holds: an ending verb ("left", "sold"), a negation, or a past state
+    ("worked at", "used to live in", "was a waitress": a state verb in the past tense, not a change)."""
+    # "before" alone or "before that", not "in the week before 3 July" (a date the extractor wrote)
+    words = {c.lower_ for c in verb.children if c.dep_ in ("advmod", "neg") or (
+        c.dep_ == "prep" and {g.lower_ for g in c.children} & {"that", "then", "this"})}
+    past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES
+                  and not any(c.dep_ == "auxpass" for c in verb.children))
+    used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
+    return (verb.lemma_.lower() in ENDING or any(c.dep_ == "neg" for c in verb.children) or past_state or used_to
+            or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
+            or verb.lower_ in ("left", "sold", "quit"))
+
+
+def _intended(doc) -> bool:
+    """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck")."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and root.lemma_.lower() in INTENTS and any(c.dep_ == "xcomp" for c in root.children)
 
 
 def _names(doc) -> list:
@@ -301,12 +320,13 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                             values)]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
+    intended = _intended(doc)
     found: list[Frame] = []
     for name, score in ranked[:4]:
         kind = BY_NAME[name]
         if found and (not found[0].single or not kind.single or score < found[0].score - COMPANION):
             break
-        if kind.single and score < top_many + MARGIN:
+        if kind.single and (score < top_many + MARGIN or intended):
             continue
         if kind.value in ("email", "phone") and kind.value not in values and found:
             continue

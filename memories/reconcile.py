@@ -201,7 +201,8 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
-            elif newer and plan is None:  # "I left Acme" once Doctolib is current: the past of that chain
+            elif newer and plan is None and _was_value(owner, frame):
+                # "I left Acme" once Doctolib superseded Acme: the past of that chain
                 plan = Plan("UPDATE", f"{label}: {frame['value'] or '?'} ended, {newer[0][1]['value']} is current;"
                                       f" kept as the past; frame cosine {frame['score']:.2f}", [newer[0][0]],
                             past=True)
@@ -226,6 +227,13 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
         frame = found[0]
         plan = Plan("ADD", f"new information ({_label(frame)}: {frame['value'] or '?'})")
     return _timed(plan, when)
+
+
+def _was_value(owner, frame: dict) -> bool:
+    """A superseded memory held the ended value: the statement is about that past ("I used to live in Hamburg"
+    about a place never stored stays a memory of its own)."""
+    return Memory.objects.owned_by(owner).filter(superseded_by__isnull=False, metadata__frames__contains=[
+        {"attribute": frame["attribute"], "value": frame["value"], "holder": frame["holder"]}]).exists()
 
 
 def _label(frame: dict) -> str:

@@ -54,6 +54,12 @@ def test_a_statement_that_ends_a_value_says_so():
     assert moved.value == "linz" and not moved.ended
 
 
+def test_a_past_state_is_ended_and_a_change_is_not():
+    assert frame("The user lived in Porto until 2019.").ended
+    assert frame("The user used to work at Fiat.").ended
+    assert not frame("The user was promoted to lead engineer.").ended
+
+
 def test_small_talk_fills_no_attribute():
     assert statement_frames([("The user thinks the weather is lovely today.", "user")]) == [[]]
 

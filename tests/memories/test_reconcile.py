@@ -42,6 +42,9 @@ COEXIST = [  # both statements stay current
     ("I speak Italian.", "I speak some Korean too."),
     ("We have a dog called Pixel.", "We adopted a kitten named Miso."),
     ("I bought a new tent.", "I bought a kayak last weekend."),
+    ("I work at Valeo.", "I worked at Renault before that."),  # a past state, not a change
+    ("My number is 0655 443 322.", "My husband's number is 0611 002 233."),  # someone else's
+    ("I drive a Yaris.", "I'm learning to drive a lorry."),  # an intention, not a state
 ]
 
 
