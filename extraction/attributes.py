@@ -126,8 +126,10 @@ def _holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     owner = next((c for c in head.children if c.dep_ == "poss"), None)
     if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS):
         return owner.lemma_.lower(), head  # "the user's wife's number": the wife's
-    if owned:
-        return "", None  # "my phone number is ...", "mail for the user goes to ...": the speaker's thing
+    if owned or (given == "user" and head.pos_ == "NOUN"):
+        # "my phone number is ...", "mail for the user goes to ...", and in the speaker's own statement a thing
+        # with no owner ("home is Bergen these days"): the speaker's thing
+        return "", None
     return head.lemma_.lower(), head
 
 
