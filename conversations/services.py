@@ -1,5 +1,6 @@
 """Writes to conversations and messages, and the extraction step that turns a message into memories."""
 
+import inspect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -16,10 +17,11 @@ from conversations import tasks
 from conversations.models import Conversation, Message
 from core.claims import claim, serialize, unclaimed
 from core.tasks import TRANSIENT
+from extraction.attributes import statement_frames
 from integrations import embeddings, llm
 from memories import services as memory_services
 from memories.models import Memory
-from memories.reconcile import memories_reconcile
+from memories.reconcile import memories_reconcile, reconcile_frames
 from memories.vectors import embed_or_pending
 
 logger = logging.getLogger(__name__)
@@ -294,22 +296,25 @@ def _extract(message_id) -> Message | None:
     if message.extraction_status != Message.Extraction.PENDING:
         return message
     use_llm = llm.llm_configured()
+    # the turns before it (context for the extractor: "we" named earlier, "there", a pronoun's person)
+    earlier = list(
+        message.conversation.messages.filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
+        .order_by("-sent_at", "-sequence").values_list("content", flat=True)[:CONTEXT_TURNS]
+    )[::-1]
     try:
         if use_llm:
-            context = list(
-                message.conversation.messages.filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
-                .order_by("-sent_at", "-sequence").values_list("content", flat=True)[:4]
-            )[::-1]
-            candidates = extraction.extract_llm(message.content, role=message.role, context=context)
+            candidates = extraction.extract_llm(message.content, role=message.role, context=earlier[-4:])
         else:
-            candidates = extraction.extract_local(message.content, role=message.role, speaker=message.name or None,
-                                                  when=message.sent_at)
+            candidates = _extract_local(message, earlier)
     except llm.LLMUnavailable:
         raise  # transient: the task retries with backoff
     except llm.LLMError as exc:
         return message_mark_failed(message_id=message.pk, error=str(exc))
     conversation = message.conversation
     vectors, _ = embed_or_pending([c.content for c in candidates])  # the model, before any lock
+    self_names = [message.name] if message.name else []
+    known = reconcile_frames(owner=conversation.owner, candidates=candidates, vectors=vectors,
+                             project=conversation.project, frames=statement_frames, self_names=self_names)
     try:
         with transaction.atomic():
             locked = Message.objects.select_for_update().get(pk=message.pk)
@@ -321,7 +326,7 @@ def _extract(message_id) -> Message | None:
                 conversation=conversation, message=locked,
                 source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
                 llm_decide=extraction.reconcile_llm if use_llm else None, vectors=vectors,
-                happened_at=locked.sent_at,
+                happened_at=locked.sent_at, frames=statement_frames, self_names=self_names, known=known,
             )
             locked.extraction_status = Message.Extraction.DONE
             locked.extraction_error = ""
@@ -332,6 +337,17 @@ def _extract(message_id) -> Message | None:
     except llm.LLMError as exc:  # the whole reconciliation rolled back: nothing half-written
         return message_mark_failed(message_id=message.pk, error=str(exc))
     return locked
+
+
+CONTEXT_TURNS = 6  # earlier turns of the conversation given to the extractor as context
+
+
+def _extract_local(message: Message, earlier: list[str]):
+    """The local extractor, with the earlier turns as context where its signature takes them."""
+    kwargs = {"role": message.role, "speaker": message.name or None, "when": message.sent_at}
+    if "context" in inspect.signature(extraction.extract_local).parameters:
+        kwargs["context"] = earlier
+    return extraction.extract_local(message.content, **kwargs)
 
 
 def message_mark_failed(*, message_id, error: str) -> Message | None:

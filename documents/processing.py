@@ -38,6 +38,7 @@ from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
 from extraction import extract_document, slug
+from extraction.attributes import statement_frames
 from integrations import embeddings, llm
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
@@ -218,7 +219,7 @@ def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, c
                 reason=f"document {locked.pk} chunk {chunk.chunk_index}",
                 source_ref={"document_id": str(locked.pk), "chunk_id": str(chunk.pk),
                             "chunk_index": chunk.chunk_index},
-                source=Memory.Source.DOCUMENT, vectors=[v for _, v in found],
+                source=Memory.Source.DOCUMENT, vectors=[v for _, v in found], frames=statement_frames,
             )
         locked.chunks_done = Chunk.objects.filter(document=locked, embedding__isnull=False).count()
         locked.save(update_fields=["chunks_done", "updated_at"])

@@ -63,12 +63,18 @@ Return JSON:
 RECONCILE_PROMPT = """You maintain a user's long-term memory. A new memory was just extracted from a conversation.
 Decide how it relates to the most similar memories already stored (each with its id):
 
-- ADD: it is new information, even if it is related to a stored memory. target_id: null.
-- UPDATE: it replaces, corrects or changes one stored memory about the same thing (the user moved, changed
-  jobs, changed their mind, a date moved). The stored memory will be superseded. target_id: its id.
+- ADD: it is new information, unrelated to every stored memory. target_id: null.
+- UPDATE: it replaces, corrects or changes one stored memory about the same person and the same thing that
+  holds one value at a time (home, employer, job title, manager, partner, phone, e-mail, car, diet, age, a
+  favourite, name): the user moved, changed jobs, changed their mind. The stored memory will be superseded.
+  target_id: its id.
 - NOOP: a stored memory already says the same thing. target_id: its id.
+- KEEP: it is about the same kind of thing as a stored memory but both stay true: things that accumulate
+  (allergies, languages, pets, children, places visited, purchases, hobbies, skills), another person ("my
+  brother works at X" beside "I work at Y"), or an event ("went to Kyoto" beside "went to Osaka").
+  target_id: that memory's id, or null.
 
-Return JSON: {"action": "ADD" | "UPDATE" | "NOOP", "target_id": "<an id from the list>" | null,
+Return JSON: {"action": "ADD" | "UPDATE" | "NOOP" | "KEEP", "target_id": "<an id from the list>" | null,
 "reason": "<one short sentence>"}
 """
 
@@ -140,8 +146,10 @@ def extract_llm(text: str, *, role: str = "user", context: Sequence[str] = ()) -
 
 
 def reconcile_llm(candidate: Candidate, similar: list[tuple[str, str]]) -> tuple[str, str | None, str]:
-    """Let the LLM decide ADD / UPDATE / NOOP for `candidate` against the stored `similar` (id, content) pairs.
-    Returns (action, target_id, reason); target_id is one of the given ids for UPDATE and NOOP, None for ADD."""
+    """Let the LLM decide ADD / UPDATE / NOOP / KEEP for `candidate` against the stored `similar` (id, content)
+    pairs, the same decisions as the local reconciler. Returns (action, target_id, reason); target_id is one of
+    the given ids for UPDATE and NOOP (and KEEP when it names one), None for ADD. The valid-time rule (an older
+    statement never supersedes) is applied by memories_reconcile afterwards."""
     if not similar:
         return "ADD", None, "no similar memory stored"
     ids = [str(memory_id) for memory_id, _ in similar]
@@ -150,8 +158,8 @@ def reconcile_llm(candidate: Candidate, similar: list[tuple[str, str]]) -> tuple
         if not isinstance(data, dict):
             raise ValueError("the reply must be a JSON object")
         action = data.get("action")
-        if not isinstance(action, str) or action.strip().upper() not in ("ADD", "UPDATE", "NOOP"):
-            raise ValueError(f'action must be "ADD", "UPDATE" or "NOOP", not {action!r}')
+        if not isinstance(action, str) or action.strip().upper() not in ("ADD", "UPDATE", "NOOP", "KEEP"):
+            raise ValueError(f'action must be "ADD", "UPDATE", "NOOP" or "KEEP", not {action!r}')
         action = action.strip().upper()
         reason = data.get("reason") or ""
         if not isinstance(reason, str):
@@ -160,6 +168,8 @@ def reconcile_llm(candidate: Candidate, similar: list[tuple[str, str]]) -> tuple
             return action, None, reason.strip()
         target = data.get("target_id")
         target = str(target) if isinstance(target, str | int) and not isinstance(target, bool) else None
+        if action == "KEEP":
+            return action, target if target in ids else None, reason.strip()
         if target not in ids:
             raise ValueError(f"target_id must be one of the listed ids ({', '.join(ids)}) for {action}, "
                              f"not {data.get('target_id')!r}")

@@ -1,9 +1,11 @@
 """What a kept dialogue sentence is about: its update slot (`attribute`), category, importance, tags and entities.
 
-Slots are few and only where they are obvious, so that memories_reconcile treats a new value as an update of
-the old one ("I moved to Berlin" after "I live in Paris": both `location`): location, employer, occupation,
-name, preferred name, diet, allergy:<x>, age, marital status, favourite:<x>, language:<x>, relation:<x>.
-Everything else is a plain statement with category and tags from a few word patterns.
+Slots are few and only where they are obvious (location, employer, occupation, name, preferred name, diet,
+allergy:<x>, age, marital status, favourite:<x>, language:<x>, relation:<x>): the dialogue extractor uses them to
+say some statements better ("{name}'s preferred name is Bob.", one memory per allergy) and they name the memory
+when no attribute frame does. Whether a statement updates another is decided by its attribute frame
+(extraction.attributes), not by these patterns. Everything else is a plain statement with category and tags from
+a few word patterns.
 """
 
 from __future__ import annotations

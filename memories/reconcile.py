@@ -1,97 +1,302 @@
-"""Reconciliation: extracted candidate memories folded into the owner's memories (add, update by supersession,
-or nothing when already known), each decision in the history reason."""
+"""Reconciliation: extracted candidate memories folded into the owner's memories, each decision (ADD, UPDATE,
+NOOP, KEEP) with its reason and evidence in the history reason.
 
-from dataclasses import dataclass
+What a statement is about comes from its attribute frames (`frames`: extraction.attributes.statement_frames,
+passed in by the callers, which sit above both apps): holder, attribute, value, whether it ends something. A
+candidate is compared with the owner's live memories of the same holder and attribute, stored ones by their
+metadata, the others (hand-written, imported, older extractions) classified on the fly among its nearest:
+- same single-valued attribute, different value -> UPDATE: the new memory supersedes them (valid_to set), unless
+  what it says became true before the current one did: then it enters that memory's chain as the past;
+- same value (or a near-identical memory) -> NOOP: the existing memory is refreshed;
+- an accumulating attribute with a new value, another holder, an event, no attribute -> ADD (KEEP when a memory
+  of the same attribute stays beside it).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryAction, Memory
-from memories.services import prepare_item, save_version, write_one
+from memories.services import _link_supersession, prepare_item, save_version, write_one
 from memories.vectors import embed_or_pending, numbers_in
 
 Action = HistoryAction.Action
+NEIGHBOURS = 8  # nearest live memories classified on the fly, per candidate
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What reconciliation did with one extracted candidate: ADD, UPDATE (superseding `memory`'s predecessor) or
-    NOOP (`memory` is the existing one that already says it)."""
+    """What reconciliation did with one extracted candidate: ADD or KEEP (a new memory), UPDATE (`memory`
+    supersedes `targets`, or entered their chain as the past), NOOP (`memory` is the existing one that says it)."""
 
     action: str
     memory: Memory
     reason: str
+    targets: tuple = ()
 
 
-def _similar(owner, project, vector, limit: int = 5) -> list[tuple[Memory, float]]:
-    queryset = Memory.objects.owned_by(owner).active().in_scope(project) if project else (
-        Memory.objects.owned_by(owner).active().filter(project__isnull=True)
-    )
-    return [(m, 1.0 - m.distance) for m in queryset.nearest(vector)[:limit]]
+@dataclass
+class Known:
+    """The frames of stored memories, read before the reconciling transaction: memory id -> frames."""
+
+    frames: dict = field(default_factory=dict)
+    neighbours: list = field(default_factory=list)  # per candidate: [(memory, cosine)]
+    candidate_frames: list = field(default_factory=list)
+
+
+def _scope_queryset(owner, project):
+    queryset = Memory.objects.owned_by(owner).active()
+    return queryset.in_scope(project) if project else queryset.filter(project__isnull=True)
+
+
+def _similar(owner, project, vector, limit: int = NEIGHBOURS) -> list[tuple[Memory, float]]:
+    return [(m, 1.0 - m.distance) for m in _scope_queryset(owner, project).nearest(vector)[:limit]]
+
+
+def _stored_frames(memory: Memory) -> list[dict] | None:
+    """The frames a memory's metadata records (written by this module), or None to classify it."""
+    meta = memory.metadata if isinstance(memory.metadata, dict) else {}
+    if "frames" in meta and isinstance(meta["frames"], list):
+        return meta["frames"]
+    return None
+
+
+def _as_dicts(frames) -> list[dict]:
+    return [{"attribute": f.attribute, "value": f.value, "holder": f.holder, "single": f.single,
+             "ended": f.ended, "score": f.score} for f in frames]
+
+
+def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callable | None = None,
+                     self_names=()) -> Known:
+    """Everything slow a reconciliation needs, before its transaction: the candidates' frames, their nearest live
+    memories and the frames of those that do not record theirs (one batch through `frames`)."""
+    known = Known()
+    if frames is None:
+        return known
+    known.candidate_frames = [_as_dicts(f) for f in frames(
+        [(c.content, c.subject) for c in candidates], self_names=self_names)]
+    # memories recording a single-valued attribute of a candidate, however far their words are from it
+    attributes = {f["attribute"] for fs in known.candidate_frames for f in fs if f["single"]}
+    unknown: dict = {}
+    for candidate, vector in zip(candidates, vectors, strict=True):
+        scope = project if candidate.scope == "project" else None
+        near = _similar(owner, scope, vector) if vector is not None else []
+        same = list(_scope_queryset(owner, scope).filter(_attribute_q(attributes))
+                    .order_by("-valid_from")[:20]) if attributes else []
+        known.neighbours.append(near)
+        for memory in [m for m, _ in near] + same:
+            stored = _stored_frames(memory)
+            if stored is not None:
+                known.frames[memory.pk] = stored
+            else:
+                unknown[memory.pk] = memory
+    if unknown:
+        memories = list(unknown.values())
+        for memory, found in zip(memories, frames([(m.content, m.subject) for m in memories],
+                                                  self_names=self_names), strict=True):
+            known.frames[memory.pk] = _as_dicts(found)
+    return known
+
+
+def _attribute_q(attributes) -> Q:
+    q = Q()
+    for attribute in attributes:
+        q |= Q(metadata__frames__contains=[{"attribute": attribute}])
+    return q
 
 
 def memories_reconcile(*, owner, candidates, project=None, reason: str, conversation=None, message=None,
                        source_ref: dict | None = None, source: str = Memory.Source.EXTRACTED,
                        llm_decide=None, vectors: list[list[float] | None] | None = None,
-                       happened_at=None) -> list[Decision]:
-    """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one):
-    near-identical to a live memory (cosine >= MEMORY_DUPLICATE_THRESHOLD) -> NOOP, the existing memory's
-    confidence and accessed_at refreshed; same subject and attribute with new content -> UPDATE, a new memory
-    superseding the old; otherwise ADD. `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
-    chooses instead of the rules (after the near-identical check). Each decision is in the history reason.
-    `vectors`: the candidates' embeddings from the configured model, when the caller already has them (callers
-    inside a transaction embed first: `embed_or_pending`). `happened_at`: when what they say was said."""
+                       happened_at=None, frames: Callable | None = None, self_names=(),
+                       known: Known | None = None) -> list[Decision]:
+    """Fold extracted candidates into the owner's memories, one by one (a later candidate sees an earlier one).
+    `frames(statements, self_names=...)`: the attribute frames of (content, subject) pairs (without it only
+    near-identical memories are recognised); `known`: reconcile_frames' answer, computed before the caller's
+    transaction (else computed here). `llm_decide(candidate, similar)` -> (action, target_id, why), when given,
+    chooses instead of the frames (after the near-identical check); the valid-time rule applies to its UPDATEs
+    too. `vectors`: the candidates' embeddings, when the caller already has them. `happened_at`: when what they
+    say was said (a candidate's own `valid_from`, when it has one, comes first)."""
     if not candidates:
         return []
     if vectors is None:
         vectors, model_name = embed_or_pending([c.content for c in candidates])
     else:
         model_name = settings.EMBEDDING_MODEL
-    decisions = []
+    if known is None:
+        known = reconcile_frames(owner=owner, candidates=candidates, vectors=vectors, project=project,
+                                 frames=frames, self_names=self_names)
+    context = dict(reason=reason, conversation=conversation, message=message, source_ref=source_ref or {},
+                   source=source, happened_at=happened_at, model_name=model_name)
+    decisions: list[Decision] = []
     with transaction.atomic():
-        for candidate, vector in zip(candidates, vectors, strict=True):
+        for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True)):
             scope = project if candidate.scope == "project" else None
-            similar = _similar(owner, scope, vector) if vector is not None else []
-            action, target, why = "ADD", None, "new information"
-            if (similar and similar[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD
-                    and numbers_in(similar[0][0].content) == numbers_in(candidate.content)):
-                action, target, why = "NOOP", similar[0][0], f"already known (cosine {similar[0][1]:.2f})"
-            elif llm_decide is not None:
-                action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in similar])
-                target = next((m for m, _ in similar if str(m.pk) == target_id), None)
-                if action != "ADD" and target is None:
-                    action = "ADD"
-            elif getattr(candidate, "attribute", ""):
-                target = (Memory.objects.owned_by(owner).active().in_scope(scope)
-                          .filter(subject__iexact=candidate.subject, metadata__attribute=candidate.attribute)
-                          .order_by("-created_at").first())
-                if target is not None:
-                    action, why = "UPDATE", f"same subject and attribute ({candidate.attribute}) with new content"
-            decisions.append(_decide(owner, candidate, vector, model_name, action, target, why, scope=scope,
-                                     reason=reason, conversation=conversation, message=message,
-                                     source_ref=source_ref or {}, source=source, happened_at=happened_at))
+            found = known.candidate_frames[index] if known.candidate_frames else []
+            near = known.neighbours[index] if known.neighbours else (
+                _similar(owner, scope, vector) if vector is not None else [])
+            near = _live(near, decisions)
+            plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_valid_time(
+                candidate, happened_at))
+            decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
+                              **context)
+            if decision.action in ("ADD", "KEEP", "UPDATE"):
+                known.frames[decision.memory.pk] = found
+            decisions.append(decision)
     return decisions
 
 
-def _decide(owner, candidate, vector, model_name, action, target, why, *, scope, reason, conversation, message,
-            source_ref, source, happened_at) -> Decision:
-    note = f"{reason}: {action} ({why})"
-    if action == "NOOP":
-        memory = Memory.objects.select_for_update().get(pk=target.pk)
+def _valid_time(candidate, happened_at):
+    return getattr(candidate, "valid_from", None) or happened_at or timezone.now()
+
+
+def _live(near, decisions) -> list[tuple[Memory, float]]:
+    """The nearest memories read before the transaction, less those an earlier candidate superseded."""
+    gone = {t.pk for d in decisions for t in d.targets if d.action == "UPDATE"}
+    return [(m, s) for m, s in near if m.pk not in gone]
+
+
+@dataclass
+class Plan:
+    action: str  # ADD | KEEP | UPDATE | NOOP
+    why: str
+    targets: list = field(default_factory=list)
+    past: bool = False  # an UPDATE whose statement is older than the current memory: written as its past
+
+
+def _same(frames_a: list[dict], holder: str, attribute: str) -> dict | None:
+    return next((f for f in frames_a if f["holder"] == holder and f["attribute"] == attribute), None)
+
+
+def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> Plan:
+    if near and near[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD and numbers_in(near[0][0].content) == numbers_in(
+            candidate.content):
+        return Plan("NOOP", f"already known (cosine {near[0][1]:.2f})", [near[0][0]])
+    if llm_decide is not None:
+        action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in near])
+        target = next((m for m, _ in near if str(m.pk) == target_id), None)
+        if action in ("UPDATE", "NOOP") and target is not None:
+            return _timed(Plan(action, why, [target]), when)
+        return Plan("KEEP" if action == "KEEP" else "ADD", why or "new information")
+    if not found:
+        attribute = getattr(candidate, "attribute", "")
+        target = attribute and (_scope_queryset(owner, scope).filter(
+            subject__iexact=candidate.subject, metadata__attribute=attribute).order_by("-valid_from").first())
+        if target:  # an extractor's own slot (the LLM's "attribute"), when no frame was read
+            return _timed(Plan("UPDATE", f"same subject and attribute ({attribute}) with new content", [target]),
+                          when)
+        return Plan("ADD", "new information (no attribute recognised)")
+    candidates_pool = _pool(owner, near, known, scope)
+    plan: Plan | None = None
+    for frame in found:
+        matches = [(m, f) for m, fs in candidates_pool if (f := _same(fs, frame["holder"], frame["attribute"]))
+                   and not f.get("ended")]
+        label = _label(frame)
+        if frame["ended"]:
+            ended = [m for m, f in matches if f["value"] and f["value"] == frame["value"]]
+            newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
+            if ended and plan is None:
+                plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
+            elif newer and plan is None and _was_value(owner, frame):
+                # "I left Acme" once Doctolib superseded Acme: the past of that chain
+                plan = Plan("UPDATE", f"{label}: {frame['value'] or '?'} ended, {newer[0][1]['value']} is current;"
+                                      f" kept as the past; frame cosine {frame['score']:.2f}", [newer[0][0]],
+                            past=True)
+            continue
+        same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
+        other = [(m, f) for m, f in matches if m not in same]
+        if same and plan is None:
+            return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
+                        [same[0]])
+        if frame["single"] and other:
+            olds = ", ".join(dict.fromkeys(f["value"] or "?" for _, f in other))
+            why = f"{label}: {olds} -> {frame['value'] or '?'}; frame cosine {frame['score']:.2f}"
+            if plan is None:
+                plan = Plan("UPDATE", why, [m for m, _ in other])
+            elif plan.action == "UPDATE":
+                plan.why += f"; {why}"
+                plan.targets += [m for m, _ in other if m not in plan.targets]
+        elif plan is None and matches:
+            plan = Plan("KEEP", f"{label}: another value beside {len(matches)} stored "
+                                f"({'accumulates' if not frame['single'] else 'kept'})")
+    if plan is None:
+        frame = found[0]
+        plan = Plan("ADD", f"new information ({_label(frame)}: {frame['value'] or '?'})")
+    return _timed(plan, when)
+
+
+def _was_value(owner, frame: dict) -> bool:
+    """A superseded memory held the ended value: the statement is about that past ("I used to live in Hamburg"
+    about a place never stored stays a memory of its own)."""
+    return Memory.objects.owned_by(owner).filter(superseded_by__isnull=False, metadata__frames__contains=[
+        {"attribute": frame["attribute"], "value": frame["value"], "holder": frame["holder"]}]).exists()
+
+
+def _label(frame: dict) -> str:
+    return f"{frame['holder'] + ' ' if frame['holder'] else ''}{frame['attribute']}"
+
+
+def _pool(owner, near, known, scope) -> list[tuple[Memory, list[dict]]]:
+    """The live memories to compare with, read again inside the transaction (one may have been superseded or
+    deleted since the frames were read): the nearest first, then those recording one of the attributes."""
+    order = [m.pk for m, _ in near] + [pk for pk in known.frames if pk not in {m.pk for m, _ in near}]
+    live = {m.pk: m for m in _scope_queryset(owner, scope).filter(pk__in=order)} if order else {}
+    return [(live[pk], known.frames[pk]) for pk in order if pk in live and pk in known.frames]
+
+
+def _timed(plan: Plan, when) -> Plan:
+    """Valid time, not arrival, orders an update: a statement about an older time than the current memory's
+    enters its chain as the past."""
+    if plan.action == "UPDATE" and plan.targets and not plan.past:
+        newest = max(plan.targets, key=lambda m: m.valid_from)
+        if when < newest.valid_from:
+            plan.past, plan.targets = True, [newest]
+            plan.why += f"; said of {when:%Y-%m-%d}, before the current memory's {newest.valid_from:%Y-%m-%d}"
+    return plan
+
+
+def _evidence(candidate_message, targets) -> str:
+    ids = [str(m.message_id) for m in targets if m.message_id] + (
+        [str(candidate_message.pk)] if candidate_message is not None else [])
+    return f"; evidence messages {', '.join(dict.fromkeys(ids))}" if ids else ""
+
+
+def _apply(owner, candidate, vector, plan: Plan, found, *, scope, own_slot, reason, conversation, message,
+           source_ref, source, happened_at, model_name) -> Decision:
+    """Write what the plan says. `own_slot`: the extractor's attribute names the memory (the LLM's slot), the
+    frames are kept beside it; else the frame's name does."""
+    note = f"{reason}: {plan.action} ({plan.why}{_evidence(message, plan.targets)})"
+    if plan.action == "NOOP":
+        memory = Memory.objects.select_for_update().get(pk=plan.targets[0].pk)
         memory.confidence = min(1.0, max(memory.confidence, 0.5) + 0.1)
         memory.accessed_at = timezone.now()
         memory.version += 1
         save_version(memory, action=Action.UPDATE, reason=note)
-        return Decision("NOOP", memory, note)
+        return Decision("NOOP", memory, note, tuple(plan.targets))
+    slot = getattr(candidate, "attribute", "")
+    metadata = {"attribute": slot} if slot else {}
+    if found:
+        metadata = {"attribute": slot if own_slot and slot else found[0]["attribute"], "value": found[0]["value"],
+                    "frames": found}
+    update = plan.action == "UPDATE"
     item = prepare_item({
         "content": candidate.content, "category": candidate.category, "subject": candidate.subject,
         "tags": list(candidate.tags), "entities": dict(candidate.entities), "importance": candidate.importance,
-        "metadata": {"attribute": candidate.attribute} if getattr(candidate, "attribute", "") else {},
-        "project": scope, "conversation": conversation, "message": message, "source_ref": source_ref,
-        "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
-        "supersedes": target.pk if action == "UPDATE" else None, "happened_at": happened_at,
+        "metadata": metadata, "project": scope, "conversation": conversation, "message": message,
+        "source_ref": source_ref, "source": Memory.Source.EXPLICIT if getattr(candidate, "explicit", False) else source,
+        "supersedes": plan.targets[0].pk if update and not plan.past else None,
+        "past_of": plan.targets[0] if update and plan.past else None,
+        "happened_at": happened_at, "valid_from": getattr(candidate, "valid_from", None),
     })
     write = write_one(owner=owner, item=item, vector=vector, model_name=model_name, duplicate=None, actor=None,
-                       reason=note)
-    return Decision(action, write.memory, note)
+                      reason=note)
+    if update and not plan.past:
+        for other in plan.targets[1:]:  # a second current value of the attribute, or a companion attribute's
+            old = Memory.objects.select_for_update().get(pk=other.pk)
+            if old.superseded_by_id is None and old.is_active:
+                _link_supersession(write.memory, old, actor=None, reason=f"{note}; superseded by {write.memory.pk}")
+    return Decision(plan.action, write.memory, note, tuple(plan.targets))

@@ -163,7 +163,7 @@ def test_the_llm_decides_update(user, llm):
     paris.refresh_from_db()
     assert paris.superseded_by_id == berlin.pk
     reason = berlin.history.earliest("history_date").history_change_reason
-    assert "UPDATE (the user moved)" in reason and str(message.pk) in reason
+    assert "UPDATE (the user moved; evidence messages" in reason and str(message.pk) in reason
     reconcile = chats(llm)[1]
     assert reconcile["messages"][0]["content"] == extraction.RECONCILE_PROMPT
     assert json.loads(reconcile["messages"][1]["content"])["new_memory"]["content"] == "Lives in Berlin now"
@@ -175,7 +175,7 @@ def test_the_llm_decides_noop(user, llm):
     message = said(user, "Every morning I have green tea.")
     services.message_extract(message_id=message.pk)
     assert list(Memory.objects.filter(owner=user)) == [tea]
-    assert "NOOP (same)" in tea.history.latest("history_date").history_change_reason
+    assert "NOOP (same; evidence messages" in tea.history.latest("history_date").history_change_reason
 
 
 def test_the_llm_decides_add(user, llm):
@@ -194,3 +194,34 @@ def test_an_unusable_reconciliation_fails_the_message_and_writes_nothing(user, l
     result = services.message_extract(message_id=message.pk)
     assert result.extraction_status == "failed" and "target_id must be one of" in result.extraction_error
     assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_the_llm_decides_keep(user, llm):
+    """KEEP: the same kind of thing, both true (an accumulating attribute): a new memory beside the stored one."""
+    kiwi = memory_services.memory_create(owner=user, content="Is allergic to kiwi").memory
+    llm.reply(json.dumps({"memories": [{"content": "Is allergic to penicillin", "attribute": "allergy:penicillin"}]}),
+              _decide("KEEP", "allergies accumulate"))
+    message = said(user, "I'm also allergic to penicillin.")
+    services.message_extract(message_id=message.pk)
+    kiwi.refresh_from_db()
+    assert kiwi.superseded_by_id is None
+    added = Memory.objects.get(owner=user, content="Is allergic to penicillin")
+    assert added.metadata["attribute"] == "allergy:penicillin"
+    assert "KEEP (allergies accumulate" in added.history.earliest("history_date").history_change_reason
+
+
+def test_an_llm_update_about_an_older_time_enters_the_chain_as_the_past(user, llm):
+    """The valid-time rule is the code's, after the LLM answers: a statement dated before the current memory
+    never supersedes it."""
+    current = memory_services.memory_create(owner=user, content="Lives in Grenoble").memory
+    llm.reply(json.dumps({"memories": [{"content": "Lives in Paris", "attribute": "location"}]}),
+              _decide("UPDATE", "the user moved"))
+    conversation = ConversationFactory(owner=user)
+    [(message, _)] = services.messages_append(conversation=conversation, messages=[
+        {"role": "user", "content": "I live in Paris.", "sent_at": "2021-01-05T10:00:00Z"}])
+    services.message_extract(message_id=message.pk)
+    current.refresh_from_db()
+    assert current.superseded_by_id is None and current.valid_to is None
+    paris = Memory.objects.get(owner=user, content="Lives in Paris")
+    assert paris.superseded_by_id == current.pk and paris.valid_to is not None
+    assert "before the current memory's" in paris.history.earliest("history_date").history_change_reason

@@ -1,0 +1,127 @@
+"""Which attributes a statement can fill, declared once: whether each holds one value at a time (a new value
+replaces the old: home, employer ...) or accumulates (allergies, pets, places visited ...), what kind of value
+it takes, and a few prototype frames that say it. extraction.attributes compares a statement, its value masked,
+with these frames by meaning; the frames only have to cover the sense, not every phrasing.
+
+Prototype slots: {place} {org} {person} {number}; the statement's own names and numbers are masked with the same
+words (MASKS), so that "we just settled in Lisbon" and "I live in {place}" differ only in their frame words.
+Kinds whose values are common words (a job, a diet, a car) are written with example values, which statements
+keep too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# what a masked value is replaced with, in statements and prototypes alike: every proper name is one word (the
+# small model's entity labels are unreliable: a city is often an organisation), so the frame words decide
+NAME_MASK = "Xyz"
+MASKS = {"name": NAME_MASK, "place": NAME_MASK, "org": NAME_MASK, "person": NAME_MASK, "number": "42",
+         "thing": "something"}
+# the same frames with example values, compared with the statement as said (names kept): a brand or a language
+# says more than its mask ("switched to a Samsung", "speaks Italian")
+EXAMPLES = {"place": "Lisbon", "org": "Siemens", "person": "Sarah", "number": "42", "thing": "something"}
+NAMED = ("place", "org", "person", "number", "email", "phone")  # kinds also compared masked
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One attribute: `single` holds one value at a time (a different value supersedes), else values accumulate
+    (a different value is kept beside the old). `value` is the kind of value it takes (a MASKS key, or "email",
+    "phone" for values recognised by their shape)."""
+
+    name: str
+    single: bool
+    value: str
+    frames: tuple[str, ...]
+    brands: bool = False  # its values are often names (a car, a phone): also compared masked
+
+
+KINDS = (
+    # --- one value at a time ---
+    Kind("home", True, "place", (
+        "I live in {place}", "I moved to {place}", "we relocated to {place}", "I'm based in {place} now",
+        "we settled in {place}", "our new home is in {place}", "I moved out of my old place to {place}",
+        "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
+        "my apartment is in {place}", "our house is in {place}")),
+    Kind("employer", True, "org", (
+        "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
+        "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
+        "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
+        "I'm a nurse at {org}", "I joined {org} as a designer")),
+    Kind("job title", True, "thing", (
+        "I work as a software engineer", "I got promoted to senior manager", "my job title is data analyst",
+        "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
+        "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
+        "I'm a product designer at {org}", "I'm now a senior analyst at {org}")),
+    Kind("manager", True, "person", (
+        "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
+        "I now report to {person}", "{person} became my manager", "my team lead is {person}",
+        "my line manager is {person}")),
+    Kind("partner", True, "person", (
+        "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my boyfriend is {person}",
+        "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}")),
+    Kind("relationship status", True, "thing", (
+        "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
+        "I broke up with my partner", "I'm a widower")),
+    Kind("phone", True, "phone", (
+        "my phone number is {number}", "call me at {number}", "you can reach me at {number}",
+        "my new number is {number}", "text me on my new number", "my mobile is {number}")),
+    Kind("email", True, "email", (
+        "my email is something", "email me at something", "my email address changed",
+        "write to my new email address", "my new email address is something")),
+    Kind("car", True, "thing", (
+        "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
+        "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
+        "I traded in my car for an SUV", "my daily driver is an electric hatchback"), brands=True),
+    Kind("phone model", True, "thing", (
+        "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
+        "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",
+        "I got a new phone"), brands=True),
+    Kind("diet", True, "thing", (
+        "I'm vegetarian", "I follow a keto diet", "I went vegan", "I stopped eating meat", "I eat low carb now",
+        "I'm pescatarian these days", "I gave up dairy and meat", "my diet is plant-based")),
+    Kind("age", True, "number", (
+        "I am {number} years old", "I turned {number}", "I'm {number} now", "my age is {number}",
+        "I just had my {number}th birthday")),
+    Kind("favourite", True, "thing", (
+        "my favourite colour is blue", "my favorite food these days is sushi", "jazz is my favourite music",
+        "my new favourite movie is Dune", "my favorite book is a novel")),
+    Kind("name", True, "person", ("my name is {person}", "I'm called {person}", "I changed my name to {person}")),
+    Kind("preferred name", True, "person", (
+        "call me {person}", "I go by {person}", "please call me {person}", "I prefer to be called {person}")),
+    Kind("school", True, "org", (
+        "I study at {org}", "I'm a student at {org}", "I transferred to {org}", "I enrolled at {org}",
+        "I go to {org} university")),
+    # --- values accumulate ---
+    Kind("allergy", False, "thing", (
+        "I'm allergic to peanuts", "I have a gluten allergy", "shellfish gives me an allergic reaction",
+        "I'm allergic to cats")),
+    Kind("language", False, "thing", (
+        "I speak French", "I'm learning Japanese", "I'm fluent in Spanish", "I can speak some German")),
+    Kind("pet", False, "thing", (
+        "I have a dog named {person}", "we adopted a cat", "my dog {person}", "we got a puppy", "our cat {person}")),
+    Kind("child", False, "person", (
+        "my daughter {person}", "I have a son", "we had a baby", "my kid {person} started school")),
+    Kind("sibling", False, "person", ("my brother {person}", "I have a sister", "my sister {person}")),
+    Kind("friend", False, "person", ("my friend {person}", "I met up with my friend {person}")),
+    Kind("visit", False, "place", (
+        "I went to {place}", "I visited {place}", "I traveled to {place}", "we took a trip to {place}",
+        "I spent a week in {place}", "I flew to {place} for vacation", "I'm going to {place} next month")),
+    Kind("purchase", False, "thing", (
+        "I bought a laptop", "I ordered a new bike", "I purchased concert tickets", "I picked up a new camera",
+        "I bought a pair of running shoes")),
+    Kind("hobby", False, "thing", (
+        "I enjoy hiking", "I play the guitar", "I love painting", "my hobby is photography", "I took up pottery",
+        "I like cycling on weekends", "I play tennis")),
+    Kind("skill", False, "thing", ("I can code in Python", "I know how to sew", "I learned to swim",
+                                   "I'm good at chess")),
+    Kind("health", False, "thing", ("I have asthma", "I was diagnosed with diabetes", "I take medication daily",
+                                    "I broke my leg")),
+    Kind("event", False, "thing", (
+        "I attended a conference", "I ran a marathon", "I met {person}", "I had dinner with {person}",
+        "I went to a concert", "I finished my project", "I started a course", "I watched a movie",
+        "I had a job interview at {org}", "I rented a car for the trip", "I borrowed a friend's car",
+        "I visited the {org} office", "I applied for a job at {org}"), brands=True),
+)
+BY_NAME = {kind.name: kind for kind in KINDS}

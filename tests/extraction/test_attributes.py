@@ -1,0 +1,68 @@
+"""Attribute frames: holder, attribute, value and ending of statements the frames were never written for (the
+real spaCy model and the real local embedding model)."""
+
+import pytest
+
+from extraction.attribute_kinds import BY_NAME, KINDS
+from extraction.attributes import same_value, statement_frames
+
+
+def frame(text: str, subject: str = "user", **kwargs):
+    found = statement_frames([(text, subject)], **kwargs)[0]
+    return found[0] if found else None
+
+
+def test_every_kind_says_whether_it_holds_one_value():
+    assert {k.name for k in KINDS if k.single} >= {"home", "employer", "job title", "manager", "partner", "phone",
+                                                   "email", "car", "diet", "age", "favourite", "name"}
+    assert {k.name for k in KINDS if not k.single} >= {"allergy", "language", "pet", "child", "visit", "purchase",
+                                                       "hobby"}
+    assert len(BY_NAME) == len(KINDS)
+
+
+@pytest.mark.parametrize(("text", "attribute", "value"), [
+    ("The user and their wife have settled down in Valencia.", "home", "valencia"),
+    ("Lives in Nijmegen", "home", "nijmegen"),
+    ("The user signed a contract with Heineken and works there now.", "employer", "heineken"),
+    ("Oluwaseun is the user's boss since the reorganisation.", "manager", "oluwaseun"),
+    ("The user is 46 now.", "age", "46"),
+    ("Mail for the user goes to pat.q@fastmail.com now.", "email", "pat.q@fastmail.com"),
+    ("The user gave up meat and eats plant-based.", "diet", None),
+    ("The user went to Tallinn for a long weekend.", "visit", "tallinn"),
+    ("The user is allergic to mustard.", "allergy", None),
+])
+def test_unseen_phrasings_find_their_attribute(text, attribute, value):
+    found = frame(text)
+    assert found is not None and found.attribute == attribute, found
+    if value is not None:
+        assert found.value == value
+
+
+def test_the_holder_is_the_speaker_or_someone_else():
+    assert frame("The user's cousin works at Novartis.").holder == "cousin"
+    assert frame("The user works at Roche.").holder == ""
+    assert frame("Mara works at Roche.", subject="user").holder == ""  # the extractor wrote the speaker's name
+    assert frame("Mara works at Roche.", subject="").holder == "mara"
+    assert frame("Mara works at Roche.", subject="", self_names=["Mara"]).holder == ""
+    assert frame("The user's boss is Kenji.").holder == ""  # the speaker's manager, not the boss's
+
+
+def test_a_statement_that_ends_a_value_says_so():
+    ended = frame("The user quit their job at Oracle.")
+    assert ended.attribute == "employer" and ended.ended and ended.value == "oracle"
+    moved = frame("The user moved from Graz to Linz.")
+    assert moved.value == "linz" and not moved.ended
+
+
+def test_a_past_state_is_ended_and_a_change_is_not():
+    assert frame("The user lived in Porto until 2019.").ended
+    assert frame("The user used to work at Fiat.").ended
+    assert not frame("The user was promoted to lead engineer.").ended
+
+
+def test_small_talk_fills_no_attribute():
+    assert statement_frames([("The user thinks the weather is lovely today.", "user")]) == [[]]
+
+
+def test_values_compare_by_their_words():
+    assert same_value("kia niro", "niro kia") and not same_value("vegan", "strict vegan") and not same_value("", "")

@@ -1,0 +1,129 @@
+"""Reconciliation end to end: conversations posted through the API, the real local extractor and attribute frames,
+the real local embedding model and database; what is current is read back through GET /api/memories/."""
+
+import pytest
+
+from conversations import services
+from conversations.models import Message
+from memories import services as memory_services
+from memories.models import Memory
+
+
+def converse(api, turns: list[tuple[str, str]], conversation_id: str | None = None) -> str:
+    """Post (sent_at, text) user turns to a conversation and extract them in send order, as the worker does."""
+    if conversation_id is None:
+        conversation_id = api.post("/api/conversations/", {"title": "chat"}, format="json").json()["id"]
+    response = api.post(f"/api/conversations/{conversation_id}/messages/", {"messages": [
+        {"role": "user", "content": text, "sent_at": sent_at} for sent_at, text in turns]}, format="json")
+    assert response.status_code == 201, response.content
+    for message in Message.objects.filter(conversation_id=conversation_id).order_by("sent_at", "sequence"):
+        services.message_extract(message_id=message.pk)
+    return conversation_id
+
+
+def current(api) -> list[str]:
+    return [m["content"] for m in api.get("/api/memories/", {"page_size": 200}).json()["results"]]
+
+
+UPDATES = [  # (old, new, old word, new word)
+    ("I live in Marseille with my two cats.", "We finally moved up to Rennes, loving the new flat.", "Marseille",
+     "Rennes"),
+    ("I work for Ubisoft in the tools team.", "Quit Ubisoft last month and I'm with Spotify now.", "Ubisoft",
+     "Spotify"),
+    ("My cell number is 0611 223 344.", "I changed numbers, my phone number is now 0699 887 766.", "223", "887"),
+    ("I drive an old Renault Clio.", "I sold the Clio and now I drive a Kia Niro.", "Renault", "Niro"),
+    ("I'm vegetarian.", "I went fully vegan in May.", "vegetarian", "vegan"),
+    ("My favourite band is Radiohead.", "My favorite band these days is Phoenix.", "Radiohead", "Phoenix"),
+]
+COEXIST = [  # both statements stay current
+    ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
+    ("My sister works at Airbus.", "I work at Thales."),
+    ("Last spring I went to Porto.", "In June I went to Seville."),
+    ("I speak Italian.", "I speak some Korean too."),
+    ("We have a dog called Pixel.", "We adopted a kitten named Miso."),
+    ("I bought a new tent.", "I bought a kayak last weekend."),
+    ("I work at Valeo.", "I worked at Renault before that."),  # a past state, not a change
+    ("My number is 0655 443 322.", "My husband's number is 0611 002 233."),  # someone else's
+    ("I drive a Yaris.", "I'm learning to drive a lorry."),  # an intention, not a state
+]
+
+
+@pytest.mark.parametrize(("old", "new", "old_word", "new_word"), UPDATES)
+def test_a_change_supersedes_the_old_value(api, user, old, new, old_word, new_word):
+    converse(api, [("2024-03-01T10:00:00Z", old), ("2024-06-01T10:00:00Z", new)])
+    live = current(api)
+    assert any(new_word in text for text in live), live
+    assert not any(old_word in text and new_word not in text for text in live), live
+    retired = Memory.objects.get(owner=user, superseded_by__isnull=False)
+    assert old_word in retired.content and retired.valid_to is not None
+    successor = Memory.objects.get(pk=retired.superseded_by_id)
+    assert successor.metadata["attribute"] and successor.metadata["value"]
+    reason = successor.history.earliest("history_date").history_change_reason
+    assert "UPDATE (" in reason and "frame cosine" in reason and str(retired.message_id) in reason
+
+
+@pytest.mark.parametrize(("first", "second"), COEXIST)
+def test_things_that_coexist_both_stay_current(api, user, first, second):
+    converse(api, [("2024-03-01T10:00:00Z", first), ("2024-06-01T10:00:00Z", second)])
+    assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
+    assert len(current(api)) == 2
+
+
+def test_a_hand_written_memory_is_superseded_by_a_later_statement(api, user):
+    written = api.post("/api/memories/", {"content": "Lives in Bordeaux"}, format="json").json()
+    converse(api, [("2030-01-01T10:00:00Z", "We've relocated to Strasbourg for good.")])
+    assert "Lives in Bordeaux" not in current(api)
+    old = Memory.objects.get(pk=written["id"])
+    assert old.superseded_by.content.startswith("The user") and "Strasbourg" in old.superseded_by.content
+
+
+def test_an_older_statement_enters_the_chain_as_the_past(api, user):
+    conversation = converse(api, [("2024-05-01T10:00:00Z", "I live in Nantes.")])
+    converse(api, [("2023-01-10T10:00:00Z", "I live in Toulouse.")], conversation)  # an import, dated earlier
+    live = current(api)
+    assert any("Nantes" in text for text in live) and not any("Toulouse" in text for text in live)
+    past = Memory.objects.get(owner=user, content__contains="Toulouse")
+    assert past.valid_to is not None and "Nantes" in past.superseded_by.content
+
+
+def test_the_same_restriction_said_twice_is_one_memory(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm allergic to sesame."),
+                   ("2024-04-01T10:00:00Z", "Just so you know, I am allergic to sesame.")])
+    assert len([text for text in current(api) if "sesame" in text]) == 1
+
+
+def test_reverting_an_automatic_supersession_restores_the_old_memory(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I work at Decathlon."),
+                   ("2024-06-01T10:00:00Z", "I joined Michelin this week.")])
+    old = Memory.objects.get(owner=user, content__contains="Decathlon")
+    assert old.superseded_by_id is not None
+    versions = api.get(f"/api/memories/{old.pk}/history/").json()
+    before = next(v for v in versions if v["action"] != "SUPERSEDE")
+    response = api.post(f"/api/memories/{old.pk}/revert/", {"version": before["version"]}, format="json")
+    assert response.status_code == 200, response.content
+    old.refresh_from_db()
+    assert old.superseded_by_id is None and old.valid_to is None
+    assert any("Decathlon" in text for text in current(api))
+
+
+def test_another_holder_never_supersedes_the_speaker(user):
+    memory_services.memory_create(owner=user, content="The user works at Bosch.", subject="user")
+    from extraction import Candidate
+    from extraction.attributes import statement_frames
+    from memories.reconcile import memories_reconcile
+
+    [decision] = memories_reconcile(
+        owner=user, reason="test", frames=statement_frames,
+        candidates=[Candidate(content="The user's brother works at Siemens.", category="fact", subject="user")])
+    assert decision.action == "ADD" and decision.memory.metadata["frames"][0]["holder"] == "brother"
+    assert Memory.objects.filter(owner=user, superseded_by__isnull=True).count() == 2
+
+
+def test_a_statement_that_ends_the_old_value_joins_the_past(api, user):
+    converse(api, [("2024-01-15T10:00:00Z", "I'm a pharmacist at Boots."),
+                   ("2024-08-20T10:00:00Z", "I joined Walgreens as a store manager. I quit Boots in June.")])
+    live = current(api)
+    assert any("Walgreens" in text for text in live), live
+    assert not any("Boots" in text and "Walgreens" not in text for text in live), live
+    quit_ = Memory.objects.get(owner=user, content__contains="quit")
+    assert quit_.superseded_by_id is not None and quit_.valid_to is not None
