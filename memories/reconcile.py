@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryAction, Memory
-from memories.services import _link_supersession, prepare_item, save_version, write_one
+from memories.services import link_supersession, prepare_item, save_version, write_one
 from memories.vectors import embed_or_pending, numbers_in
 
 Action = HistoryAction.Action
@@ -298,5 +298,5 @@ def _apply(owner, candidate, vector, plan: Plan, found, *, scope, own_slot, reas
         for other in plan.targets[1:]:  # a second current value of the attribute, or a companion attribute's
             old = Memory.objects.select_for_update().get(pk=other.pk)
             if old.superseded_by_id is None and old.is_active:
-                _link_supersession(write.memory, old, actor=None, reason=f"{note}; superseded by {write.memory.pk}")
+                link_supersession(write.memory, old, actor=None, reason=f"{note}; superseded by {write.memory.pk}")
     return Decision(plan.action, write.memory, note, tuple(plan.targets))

@@ -121,7 +121,9 @@ def valid_from_of(item: dict[str, Any]):
             or (message.sent_at if message is not None and hasattr(message, "sent_at") else None) or timezone.now())
 
 
-def _link_supersession(new: Memory, old: Memory, *, actor, reason: str = "") -> None:
+def link_supersession(new: Memory, old: Memory, *, actor, reason: str = "") -> None:
+    """`new` replaces `old` (locked, inside the caller's transaction): `old` stops being current when `new` became
+    true, a SUPERSEDE version with `reason`."""
     old.superseded_by = new
     old.valid_to = max(new.valid_from, old.valid_from)
     old.version += 1
@@ -146,7 +148,7 @@ def _link_past(memory: Memory, current: Memory, *, actor, reason: str) -> None:
     save_version(successor, action=Action.UPDATE, reason=f"{reason}: the older {memory.pk} entered its chain",
                  actor=actor)
     if predecessor is not None:
-        _link_supersession(memory, predecessor, actor=actor, reason=f"{reason}: superseded by the older {memory.pk}")
+        link_supersession(memory, predecessor, actor=actor, reason=f"{reason}: superseded by the older {memory.pk}")
 
 
 def _apply(memory: Memory, data: dict[str, Any]) -> None:
@@ -181,7 +183,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
             existing.supersedes = old
         save_version(existing, action=Action.UPDATE, reason=f"{reason}: upsert of key {existing.key!r}", actor=actor)
         if supersedes is not None:
-            _link_supersession(existing, old, actor=actor)
+            link_supersession(existing, old, actor=actor)
         return MemoryWrite(existing, "updated")
     if duplicate is not None and supersedes is None and past_of is None:
         return MemoryWrite(_keyed(duplicate, item, actor=actor, reason=reason), "duplicate")
@@ -195,7 +197,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     save_version(memory, action=Action.CREATE, reason=reason if old is None else f"{reason}; supersedes {old.pk}",
                  actor=actor)
     if old is not None:
-        _link_supersession(memory, old, actor=actor, reason=f"{reason}; superseded by {memory.pk}")
+        link_supersession(memory, old, actor=actor, reason=f"{reason}; superseded by {memory.pk}")
     if past_of is not None:
         current = Memory.objects.owned_by(owner).select_for_update().get(pk=getattr(past_of, "pk", past_of))
         _link_past(memory, current, actor=actor, reason=reason)
