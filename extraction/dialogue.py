@@ -18,6 +18,7 @@ Design (a filter and a rewrite, not a rule per kind of fact):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 
 from extraction.candidates import Candidate, clean_tags, merge_entities
@@ -335,12 +336,13 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
 
 
 def extract_local(text: str, *, role: str = "user", speaker: str | None = None, when: datetime | None = None,
-                  strict: bool = False) -> list[Candidate]:
+                  strict: bool = False, context: Sequence[str] = ()) -> list[Candidate]:
     """The memories in one message: the salient statements the user made about themselves, in the third person
     with `speaker` (else "The user") as subject, relative dates resolved against `when` (the send time). Other
     roles, questions and small talk give none. `strict` (for document text): only sentences in which the writer
     says "I", "me" or "my" - in a document "we" is an organisation, and a sentence opening with a participle
-    ("Founded in 1999, ...") has no implied "I"."""
+    ("Founded in 1999, ...") has no implied "I". `context`: earlier turns of the same conversation, oldest first
+    ("Speaker: text" or plain text), read for the place "here"/"there" means and who "we" are."""
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     name = (speaker or "").strip() or "The user"
