@@ -21,11 +21,14 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
+from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
+from extraction.cleanup import strip_chatter, strip_discourse
+from extraction.context import Setting
 from extraction.english import PAST, has_verb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
-from extraction.timewords import resolve
+from extraction.timewords import resolve_dated
 
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 _MARKER = re.compile(
@@ -117,6 +120,7 @@ _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|thi
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
+_WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
 _SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
 _MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
@@ -278,28 +282,42 @@ def _subject_of(sentence: str) -> str:
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
 
 
-def _clauses(sentence: str) -> list[str]:
+def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     """A sentence cut at dashes and semicolons into the statements it joins: "I finished my project - want to see
-    it?" is a statement and a question. A piece without a subject of its own ("- come see!", "- it was great")
-    is dropped: it is nearly always a remark."""
+    it?" is a statement and a question. A piece led by "he"/"she" is about the person just named (`person`, or
+    one named in the piece before): "...; she turns 7" -> "my daughter Mia turns 7". Any other piece without a
+    subject of its own ("- come see!", "- it was great") is dropped: it is nearly always a remark."""
     pieces = [piece.strip() for piece in _CLAUSE_BREAK.split(sentence) if piece.strip()]
-    return pieces[:1] + [piece for piece in pieces[1:] if _anchor(_strip_front(piece)) is not None
-                         or _EXPLICIT.match(_strip_front(piece))]
+    kept: list[str] = []
+    for index, piece in enumerate(pieces):
+        front = _strip_front(piece)
+        if not _VERDICT.search(front):
+            attached = clauses.attach_pronoun(front, person)
+            piece = attached if attached != front else piece
+        person = clauses.antecedent(piece) or person
+        if not index or _anchor(_strip_front(piece)) is not None or _EXPLICIT.match(_strip_front(piece)):
+            kept.append(piece)
+    return kept
 
 
-def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool) -> list[Candidate]:
-    sentence = _strip_front(sentence)
+def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool, setting: Setting,
+                         said: str, explicit: bool = False) -> list[Candidate]:
+    sentence = _strip_front(strip_discourse(sentence))
     if not sentence:
         return []
     if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & _SINGULAR:
         return []
-    explicit = False
     if match := _EXPLICIT.match(sentence):
         sentence, explicit = _strip_front(match["rest"]), True
     if sentence.endswith("?") or _QUESTION.match(sentence):
         return []
     for pattern in _YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
+    sentence = setting.resolve_places(strip_chatter(sentence), said)
+    pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
+    if len(pieces) > 1:
+        return [candidate for piece in pieces
+                for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
     if not any(slot.content for slot in slots):
         if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
@@ -315,7 +333,9 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
             return []
     sentence = _TAIL.sub("", sentence).strip()
-    rewritten = _finish(third_person(resolve(sentence, when), name))
+    dated, valid_from = resolve_dated(sentence, when)
+    companion = setting.companion(f"{said} {sentence}") if _WE.search(sentence) else None
+    rewritten = _finish(third_person(dated, name, companion=companion))
     category, importance = category_of(sentence)
     tags = [category] if category != "fact" else []
     entities = entities_in(sentence)
@@ -325,13 +345,15 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if not slots:
         return [Candidate(content=rewritten, category=category, subject=subject, attribute="",
                           tags=clean_tags([*tags, *topic_tags(sentence)]), entities=merge_entities(entities),
-                          importance=max(importance, 0.8) if explicit else importance, explicit=explicit)]
+                          importance=max(importance, 0.8) if explicit else importance, explicit=explicit,
+                          valid_from=valid_from)]
     return [Candidate(
         content=_finish(slot.content.format(name=name)) if slot.content else rewritten,
         category=slot.category, subject=slot.subject if slot.subject != "user" else subject,
         attribute=slot.attribute, tags=clean_tags([*slot.tags, *topic_tags(sentence)]),
         entities=merge_entities(entities, slot.entities),
         importance=max(slot.importance, 0.8) if explicit else slot.importance, explicit=explicit,
+        valid_from=valid_from,
     ) for slot in slots]
 
 
@@ -346,10 +368,15 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     name = (speaker or "").strip() or "The user"
+    setting = Setting(context)
     found: list[Candidate] = []
+    person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
+    said = ""  # the message so far: where "here" is
     for sentence in split_sentences(_normalise(text), dialogue=True):
-        for clause in _clauses(sentence):
-            found += _sentence_candidates(clause, name, when, strict)
+        for clause in _clauses(strip_discourse(sentence), person):
+            found += _sentence_candidates(clause, name, when, strict, setting, said)
+            person = clauses.antecedent(clause) or person
+        said = f"{said} {sentence}"
     return _dedupe(found)
 
 

@@ -26,5 +26,12 @@ def parse(text: str):
 
 
 def places(text: str) -> list[str]:
-    """Places named in `text`, in order: cities, countries, regions (GPE) and other locations (LOC)."""
-    return [ent.text for ent in parse(text).ents if ent.label_ in ("GPE", "LOC")]
+    """Places named in `text`, in order: cities, countries and regions (GPE), other locations (LOC), and any other
+    name right after "in"/"to"/"from"/"near" (the small model calls some cities people: "moved to Porto")."""
+    found = []
+    for ent in parse(text).ents:
+        before = ent.doc[ent.start - 1].lower_ if ent.start else ""
+        if ent.label_ in ("GPE", "LOC") or (ent.label_ in ("PERSON", "ORG", "NORP", "FAC")
+                                           and before in ("in", "to", "from", "near", "around")):
+            found.append(ent.text)
+    return found

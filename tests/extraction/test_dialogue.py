@@ -28,7 +28,7 @@ def only(text: str, **kwargs):
     ("My daughter Lily just turned seven and she loves horses",
      "The user's daughter Lily just turned seven and she loves horses."),
     ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
-    ("We're vegan at home", "The user and their family are vegan at home."),
+    ("We're vegan at home", "The user is vegan at home."),  # the conversation named nobody "we" could add
     ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
     ("Please call me Bob", "The user's preferred name is Bob."),
     ("I'm planning a trip to Peru in December", "The user is planning a trip to Peru in December."),
@@ -221,4 +221,4 @@ def test_strict_reading_for_document_text_keeps_only_what_the_writer_says_of_the
     text = ("We decided to use PostgreSQL. Founded in 1999, Acme builds rockets. I'm allergic to peanuts. "
             "Our office moved to Berlin.")
     assert contents(text, strict=True) == ["The user is allergic to peanuts."]
-    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker and their family
+    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker (and whom they named)
