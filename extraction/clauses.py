@@ -3,10 +3,10 @@
 - coordinated verb phrases that share the subject but say different things are cut apart, each with the
   subject: "I'm allergic to nuts and have to carry an EpiPen" -> "I'm allergic to nuts" + "I have to carry an
   EpiPen" (not "allergic to ... carry an EpiPen"); "I live in Lyon and work at Doctolib" -> two statements.
-  Cut only when one side fills an update slot or the first is a "be" statement: "I love horses and ride them"
-  stays whole, its second half needs the first;
-- a participle clause after a comma is a statement of its own: "we moved again, now living in Porto" -> "we
-  moved again" + "we are now living in Porto";
+  Cut only when one side fills an update slot: "I love horses and ride them" stays whole, its second half
+  needs the first (and the small model's parse of a long chat sentence is not worth the risk);
+- a participle clause after a comma that fills an update slot is a statement of its own: "we moved again, now
+  living in Porto" -> "we moved again" + "we are now living in Porto";
 - a clause led by "he"/"she" takes the person just named: "My daughter Mia starts school; she turns 7 on June 14"
   -> "... ; my daughter Mia turns 7 on June 14" (`attach_pronoun`).
 """
@@ -60,6 +60,9 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
     """`sentence` as the statements it joins (itself alone when it joins none worth cutting)."""
     if " and " not in sentence and "," not in sentence:
         return [sentence]
+    rest = re.split(r",\s+|\s+and\s+", sentence)[1:]  # parsing is slow: only when a slot is in sight
+    if not fills_slot(sentence) and not any(fills_slot(f"{lead} {piece}") for piece in rest for lead in ("I", "I'm")):
+        return [sentence]
     doc = nlp.parse(sentence)
     roots = [token for token in doc if token.dep_ == "ROOT"]
     if len(roots) != 1:
@@ -78,13 +81,14 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
                 continue
             first = doc[:cc[-1].i].text.rstrip(" ,")
             second = f"{subject} {doc[child.left_edge.i:].text}"
-            if root.lemma_ == "be" or fills_slot(first) or fills_slot(second):
+            if fills_slot(first) or fills_slot(second):
                 return [first, *split(second, fills_slot)]
         if child.dep_ == "advcl" and child.tag_ == "VBG" and child.left_edge.i > 0 \
                 and doc[child.left_edge.i - 1].text == ",":
-            first = doc[:child.left_edge.i - 1].text
             be = _BE.get(subject, "is")
-            return [first, f"{subject} {be} {doc[child.left_edge.i:].text}"]
+            second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
+            if fills_slot(second):
+                return [doc[:child.left_edge.i - 1].text, second]
     return [sentence]
 
 

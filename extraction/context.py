@@ -22,10 +22,15 @@ _COMPANION = re.compile(rf"\b(?i:my|our) (?:(?:new|dear|lovely|amazing) )?(?:(?P
                         rf"(?:,? (?P<name>{NAME}))?|(?P<family>(?i:{_FAMILY})))\b")
 _CALENDAR = {*MONTHS, *DAYS, "May"}
 _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
+# "here"/"there" as a place: not "there is", "here's", "hang in there", "there for me", "take me there" or "I'm
+# here to help" (idioms that name no place)
 _LOCATIVE = re.compile(
-    r"(?i)(?P<lead>\b(?:over|out|back|down|up|right)\s+)?\b(?P<word>here|there)\b"
-    r"(?!'s|'re|\s+(?:is|are|was|were|will|has|have|had|seems?|goes|comes|you go)\b)")
-_MOTION = re.compile(r"(?i)\b(?:mov\w*|went|go|goes|going|gone|came|come|coming|flew|fly\w*|travel\w*|drove|"
+    r"(?i)(?<!\bin )(?<!\bout )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )(?<!\bthem )(?<!\byou )"
+    r"(?<!'m )(?<!'re )(?<!\bam )(?<!\bare )(?<!\bis )(?<!\bbe )(?P<lead>\b(?:over|back|down|right)\s+)?\b(?P<word>here|there)\b"
+    r"(?!'|\s+(?:is|are|was|were|isn't|aren't|wasn't|weren't|will|won't|would|has|have|had|hasn't|haven't|must|"
+    r"might|may|can|could|should|seems?|seemed|used|goes|comes|you go|and (?:here|there)|for (?:me|you|us|him|"
+    r"her|them|each other|one another))\b)")
+_MOTION = re.compile(r"(?i)\b(?:been|mov\w*|went|go|goes|going|gone|came|come|coming|flew|fly\w*|travel\w*|drove|"
                      r"driv\w*|relocat\w*|get|got|getting|arriv\w*|head\w*|back|return\w*|trip|visit\w*)\s+$")
 
 

@@ -34,7 +34,7 @@ ADVERBS = set("""
 really absolutely totally just also actually still truly genuinely honestly definitely seriously personally
 kinda kind sorta quite generally usually always now currently never recently finally mostly mainly primarily
 often sometimes even already almost nearly probably maybe once ever rarely hardly barely luckily finally
-then soon again
+then soon again last first
 """.split())
 _NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "rally", "tally", "multiply", "imply"}
 
@@ -101,6 +101,10 @@ _WE_ALONE = {"we": "i", "we're": "i'm", "we've": "i've", "we'd": "i'd", "we'll":
              "ours": "mine", "ourselves": "myself"}
 
 
+_TOGETHER = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us) (?:\w+ )?(?:all|both)\b|\btogether\b|\beach other\b|"
+                       r"\bone another\b|\bas a (?:team|group|family|couple)\b")
+
+
 def third_person(sentence: str, name: str = "The user", *, companion: str | None = None) -> str:
     """`sentence`, written by the speaker, with the speaker as `name` (first mention) and "they" after; "we" is
     `name` and `companion` ("Tom", "their wife") when given, else `name` alone."""
@@ -108,6 +112,9 @@ def third_person(sentence: str, name: str = "The user", *, companion: str | None
     sentence = re.sub(r"\b([Mm]y|[Oo]ur)((?: [\w'\-]+){1,3}?) and I\b(?!')",
                       lambda m: f"I and {m[1].lower()}{m[2]}", sentence)
     words = sentence.split(" ")
+    plural = companion is None and _TOGETHER.search(sentence)  # "we both", "we all": not the speaker alone
+    if plural:
+        companion = "others"
     group = f"{name} and {companion}" if companion else name
     named = False
     agreed: int | None = None  # where in `out` a verb was made to agree with the speaker's name
