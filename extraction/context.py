@@ -26,7 +26,8 @@ _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
 # here to help" (idioms that name no place)
 _LOCATIVE = re.compile(
     r"(?i)(?<!\bin )(?<!\bout )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )(?<!\bthem )(?<!\byou )"
-    r"(?<!'m )(?<!'re )(?<!\bam )(?<!\bare )(?<!\bis )(?<!\bbe )(?P<lead>\b(?:over|back|down|right)\s+)?\b(?P<word>here|there)\b"
+    r"(?<!'m )(?<!'re )(?<!\bam )(?<!\bare )(?<!\bis )(?<!\bbe )"
+    r"(?P<lead>\b(?:over|back|down|right)\s+)?\b(?P<word>here|there)\b"
     r"(?!'|\s+(?:is|are|was|were|isn't|aren't|wasn't|weren't|will|won't|would|has|have|had|hasn't|haven't|must|"
     r"might|may|can|could|should|seems?|seemed|used|goes|comes|you go|and (?:here|there)|for (?:me|you|us|him|"
     r"her|them|each other|one another))\b)")

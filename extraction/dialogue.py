@@ -25,9 +25,10 @@ from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
-from extraction.english import PAST, has_verb, is_first_person, third_person
+from extraction.english import has_verb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
+from extraction.speaker import SINGULAR, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
@@ -93,36 +94,17 @@ _CHATTER_ANYWHERE = re.compile(
     r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
     r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
     r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
-_FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
-              "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
-              "sounds seems feels felt gets got".split())
 _OPINION = re.compile(
     r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
     r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
     r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|am|was|'m)"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
-_IMPLIED = re.compile(
-    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
-    r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
-    + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
-_NOT_IMPLIED = set("""
-thing things everything nothing something anything king ring spring string sing during morning evening wedding
-building ceiling according including regarding following amazing interesting exciting inspiring boring
-interesting awesome red bed need feed seed speed weed shed hundred sacred wicked naked beloved
-""".split())
-_IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
-                  "gave made helped kept reminded brought meant let showed took".split())
-_OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire motivate push teach show "
-                    "tell".split())
-_FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
-                  "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
 _WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
-_SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
 _MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
                 "let's"}
 _VERDICT = re.compile(
@@ -184,70 +166,11 @@ def _content_words(sentence: str) -> int:
         w.lower().endswith("ly") and len(w) > 4)))
 
 
-def _anchor(sentence: str) -> str | None:
-    """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
-    words = sentence.split()
-    if not words:
-        return None
-    implied = _IMPLIED.match(sentence)
-    if implied and not is_first_person(words[0]):
-        verb = implied["verb"].lower()
-        gerund_subject = verb.split()[0].endswith("ing") and re.search(
-            r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
-            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|\w+ed|let|make|help|made|gave|give|keep|"
-            r"kept) (?:me|my|us|our)\b", sentence)
-        been_it = verb == "been" and re.match(
-            r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"
-            r"fun|nice|awesome|amazing|hard|wild|ok|okay|fine|alright|a while)\b", sentence)
-        own = {w.strip(".,!?;:\"()").lower() for w in words}
-        no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
-        if gerund_subject and not own & _SINGULAR:
-            return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
-        if verb.endswith("ing") and no_self and not implied["adv"]:
-            gerund_subject = True
-        if been_it:
-            return None  # "Been a busy week": it has been
-        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
-            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
-        if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
-            return "implied"
-    for index, word in enumerate(words):
-        core = word.strip(".,!?;:\"()").lower()
-        if not is_first_person(word.strip(".,!?;:\"()")):
-            continue
-        prefix = [w.strip(".,!?;:\"()").lower() for w in words[:index]]
-        subject_form = core in ("i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd",
-                                "we'll", "my", "our") or (core == "me" and index == 0)
-        if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
-            return "subject" if subject_form or not prefix else None
-        verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
-                       or any(w.endswith("'s") for w in prefix)
-                       or prefix[-1] in _OBJECT_VERBS)
-        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
-                "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
-            return "object"
-        return None
-    return None
-
-
-def _with_implied_subject(sentence: str) -> str:
-    match = _IMPLIED.match(sentence)
-    adverbs, verb, rest = match["adv"].lower(), match["verb"], sentence[match.end():]
-    low = verb.lower()
-    if low in ("gonna", "going to"):
-        return f"I'm {adverbs}going to{rest}"
-    if low == "been":
-        return f"I've {adverbs}been{rest}"
-    if low.endswith("ing") or low in _FEELING_ED:
-        return f"I'm {adverbs}{low}{rest}"
-    return f"I {adverbs}{low}{rest}"
-
-
 def _is_chatter(sentence: str, anchor: str) -> bool:
     """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
     "it"/"that" with nearly no content, or no content word at all."""
     own = {w.strip(".,!?;:\"()").lower() for w in sentence.split()}
-    if own & _PLURAL and not own & _SINGULAR and own & _MODAL_WORDS:
+    if own & _PLURAL and not own & SINGULAR and own & _MODAL_WORDS:
         return True
     if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
         return True
@@ -258,7 +181,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
         if not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split()) or _content_words(rest) == 0:
             return True
     words = sentence.split()
-    if anchor == "implied" and not own & (_SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
+    if anchor == "implied" and not own & (SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
         return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."
@@ -295,7 +218,7 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
             attached = clauses.attach_pronoun(front, person)
             piece = attached if attached != front else piece
         person = clauses.antecedent(piece) or person
-        if not index or _anchor(_strip_front(piece)) is not None or _EXPLICIT.match(_strip_front(piece)):
+        if not index or speaker_in(_strip_front(piece)) is not None or _EXPLICIT.match(_strip_front(piece)):
             kept.append(piece)
     return kept
 
@@ -305,7 +228,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     sentence = _strip_front(strip_discourse(sentence))
     if not sentence:
         return []
-    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & _SINGULAR:
+    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & SINGULAR:
         return []
     if match := _EXPLICIT.match(sentence):
         sentence, explicit = _strip_front(match["rest"]), True
@@ -323,11 +246,11 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
                              or _CHATTER_ANYWHERE.search(sentence)):
             return []
-        anchor = _anchor(sentence)
+        anchor = speaker_in(sentence)
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":
-            sentence = _with_implied_subject(sentence)
+            sentence = with_implied_subject(sentence)
         if not explicit and _is_chatter(sentence, anchor or ""):
             return []
         if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):

@@ -1,6 +1,6 @@
 """Relative time words made absolute against the send time, where cheap and unambiguous."""
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -78,7 +78,7 @@ def test_no_start_without_one_said_or_for_plans_deadlines_and_recurring_dates(te
 
 
 def test_the_start_keeps_the_send_times_zone():
-    sent = datetime(2024, 6, 20, 10, 30, tzinfo=timezone.utc)
+    sent = datetime(2024, 6, 20, 10, 30, tzinfo=UTC)
     assert resolve_dated("I moved to Lyon in March", sent) == ("I moved to Lyon in March 2024",
-                                                              datetime(2024, 3, 1, tzinfo=timezone.utc))
+                                                              datetime(2024, 3, 1, tzinfo=UTC))
     assert resolve_dated("I moved to Lyon in March", None) == ("I moved to Lyon in March", None)
