@@ -64,31 +64,30 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
     if not fills_slot(sentence) and not any(fills_slot(f"{lead} {piece}") for piece in rest for lead in ("I", "I'm")):
         return [sentence]
     doc = nlp.parse(sentence)
-    roots = [token for token in doc if token.dep_ == "ROOT"]
-    if len(roots) != 1:
-        return [sentence]
-    root = roots[0]
-    subjects = [child for child in root.children if child.dep_ in ("nsubj", "nsubjpass")]
-    if len(subjects) != 1:
-        return [sentence]
-    subject = doc[subjects[0].left_edge.i:subjects[0].i + 1].text
-    for child in root.children:
-        if child.i < root.i or any(c.dep_ in ("nsubj", "nsubjpass", "expl", "mark") for c in child.children):
+    for head in doc:
+        subjects = [child for child in head.children if child.dep_ in ("nsubj", "nsubjpass")]
+        if len(subjects) != 1 or subjects[0].pos_ not in ("PRON", "NOUN", "PROPN"):
             continue
-        if child.dep_ == "conj" and _verb_like(child):
-            cc = [c for c in root.children if c.dep_ == "cc" and c.i < child.left_edge.i]
-            if not cc:
+        subject = doc[subjects[0].left_edge.i:subjects[0].i + 1].text
+        for child in head.children:
+            if child.i < head.i or any(c.dep_ in ("expl", "mark") for c in child.children):
                 continue
-            first = doc[:cc[-1].i].text.rstrip(" ,")
-            second = f"{subject} {doc[child.left_edge.i:].text}"
-            if fills_slot(first) or fills_slot(second):
-                return [first, *split(second, fills_slot)]
-        if child.dep_ == "advcl" and child.tag_ == "VBG" and child.left_edge.i > 0 \
-                and doc[child.left_edge.i - 1].text == ",":
-            be = _BE.get(subject, "is")
-            second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
-            if fills_slot(second):
-                return [doc[:child.left_edge.i - 1].text, second]
+            own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
+            if child.dep_ == "conj" and (own_subject or _verb_like(child)):
+                cc = [c for c in head.children if c.dep_ == "cc" and c.i < child.left_edge.i]
+                if not cc:
+                    continue
+                first = doc[:cc[-1].i].text.rstrip(" ,")
+                rest = doc[child.left_edge.i:].text
+                second = rest if own_subject else f"{subject} {rest}"
+                if fills_slot(first) or fills_slot(second):
+                    return [first, *split(second, fills_slot)]
+            if child.dep_ == "advcl" and child.tag_ == "VBG" and not own_subject and child.left_edge.i > 0 \
+                    and doc[child.left_edge.i - 1].text == ",":
+                be = _BE.get(subject, "is")
+                second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
+                if fills_slot(second):
+                    return [doc[:child.left_edge.i - 1].text, second]
     return [sentence]
 
 

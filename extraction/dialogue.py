@@ -251,7 +251,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
             return []
         if anchor == "implied":
             sentence = with_implied_subject(sentence)
-        if not explicit and _is_chatter(sentence, anchor or ""):
+        if not explicit and not slots and _is_chatter(sentence, anchor or ""):  # "I am allergic to X" is no opinion
             return []
         if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
             return []

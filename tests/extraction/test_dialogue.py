@@ -314,6 +314,10 @@ def test_we_alone_is_the_user_with_the_verb_agreeing(text, content):
     ("I'm allergic to bee stings and always carry antihistamines.",
      ["The user is allergic to bee stings.", "The user always carries antihistamines."]),
     ("I live in Lyon and work at Doctolib.", ["The user lives in Lyon.", "The user works at Doctolib."]),
+    ("I am allergic to peanuts and carry an EpiPen.",  # once "allergic to carry an EpiPen"
+     ["The user is allergic to peanuts.", "The user carries an EpiPen."]),
+    ("I am allergic to sesame, and I always keep an EpiPen in my bag.",
+     ["The user is allergic to sesame.", "The user always keeps an EpiPen in their bag."]),
 ])
 def test_coordinated_verb_phrases_are_separate_memories(text, expected):
     assert contents(text) == expected
