@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from extraction import clauses
@@ -103,6 +104,7 @@ _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|thi
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
+_NOW = re.compile(r"(?i)\bnow\b")
 _WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
 _MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
@@ -295,9 +297,14 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     found: list[Candidate] = []
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is
+    started = None  # the last start date the message gave
     for sentence in split_sentences(_normalise(text), dialogue=True):
         for clause in _clauses(strip_discourse(sentence), person):
-            found += _sentence_candidates(clause, name, when, strict, setting, said)
+            made = _sentence_candidates(clause, name, when, strict, setting, said)
+            if started and _NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
+                made = [replace(c, valid_from=c.valid_from or started) for c in made]
+            started = next((c.valid_from for c in made if c.valid_from), started)
+            found += made
             person = clauses.antecedent(clause) or person
         said = f"{said} {sentence}"
     return _dedupe(found)

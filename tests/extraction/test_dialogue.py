@@ -263,6 +263,13 @@ def test_valid_from_is_when_the_statement_says_it_became_true(text, valid_from):
     assert extract_local(text, when=JUNE)[-1].valid_from == valid_from
 
 
+def test_a_state_said_to_hold_now_starts_when_the_change_the_message_dated():
+    found = extract_local("Last week we moved again. We live in Grenoble now.", when=JUNE)
+    assert [(c.content, c.valid_from) for c in found] == [
+        ("In the week before 20 June 2024 the user moved again.", datetime(2024, 6, 13, 10, 30)),
+        ("The user lives in Grenoble now.", datetime(2024, 6, 13, 10, 30))]
+
+
 @pytest.mark.parametrize("text", ["I live in Grenoble.", "I'm flying to Oslo next week.", "I love sushi."])
 def test_valid_from_is_empty_when_the_statement_gives_no_start(text):
     assert all(c.valid_from is None for c in extract_local(text, when=JUNE))
