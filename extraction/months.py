@@ -1,7 +1,9 @@
-"""Dates said without a year, completed against the send time: "since May" said on 20 June 2024 -> "since May
-2024" (the most recent May not after it), "starts school in September" -> "in September 2024" (the next one),
+"""Dates said without a year (or a week), completed against the send time: "since May" said on 20 June 2024 ->
+"since May 2024" (the most recent May not after it), "starts school in September" -> "in September 2024" (the next one),
 "on June 14" -> "on 14 June 2024". A recurring date ("her birthday is on June 14", "turns 7 on June 14") gets
-the day-month order but no year. dateparser picks the year (past or future by the sentence's tense) and reads
+the day-month order but no year. A bare weekday is dated only when the tense says which way: "I turned 35 on
+Tuesday" -> the last Tuesday, "I'm seeing her on Friday" is left as said (now or next week?), "I'll call on
+Friday" -> the next Friday. dateparser picks the year (past or future by the sentence's tense) and reads
 dates written in full ("in March 2023", "on 3 May 2023", "in 2019").
 """
 
@@ -94,3 +96,32 @@ def stated(text: str) -> list[tuple[int, str, date]]:
         if parsed is not None:
             found.append((m.start(), m["prep"].lower(), parsed.date()))
     return found
+
+
+_WEEKDAY = re.compile(r"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>Monday|Tuesday|Wednesday|Thursday|Friday|"
+                      r"Saturday|Sunday)\b(?!,? \d)")
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_CLEARLY_PAST = re.compile(r"(?i)\b(?:was|were|did|had|went|got|turned|\w+ed|began|became|left|bought|took|made|met|"
+                           r"quit|came|found|lost|won|sold|gave|grew|spent)\b")
+_CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
+
+
+def weekdays(text: str, today: date, starts: list) -> str:
+    """`text` with "on Tuesday" dated ("on Tuesday, 18 June 2024") when its tense is plain past or future."""
+    if _CLEARLY_FUTURE.search(text):
+        direction = 1
+    elif _CLEARLY_PAST.search(text):
+        direction = -1
+    else:
+        return text
+
+    def replace(m: re.Match) -> str:
+        target = _DAYS.index(m["day"])
+        delta = ((today.weekday() - target) % 7 or 7) * -1 if direction < 0 else (target - today.weekday()) % 7 or 7
+        day = date.fromordinal(today.toordinal() + delta)
+        prep = (m["prep"] or "on ").lower()
+        prep = "on " if prep.strip() in ("last", "this past") else prep
+        starts.append((m.start(), prep.strip(), day))
+        return f"{prep}{m['day']}, {day.day} {day:%B} {day.year}"
+
+    return _WEEKDAY.sub(replace, text)

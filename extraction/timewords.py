@@ -2,7 +2,8 @@
 "yesterday" said on 8 May 2023 -> "on 7 May 2023", "last Saturday" -> "on Saturday, 6 May 2023", "last week" ->
 "in the week before 8 May 2023", "next month" -> "in June 2023", "last year" -> "in 2022", "two days ago" ->
 "on 6 May 2023". A memory read months later ("When did Caroline go to the support group?") then still says when.
-Anything vaguer ("recently", "on Friday", "a few years ago") is left as it was said.
+Months without a year and weekdays in a plain past or future sentence are completed by extraction.months; anything
+vaguer ("recently", "a few years ago") is left as it was said.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def resolve_dated(text: str, when: datetime | date | None) -> tuple[str, datetim
             return (m["prep"] or preposition) + phrase
 
         text = regex.sub(replace, text)
-    text = months.complete(text, now.date(), starts)
+    text = months.weekdays(months.complete(text, now.date(), starts), now.date(), starts)
     return text, _became_true(text, now, starts or stated)
 
 

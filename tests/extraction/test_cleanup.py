@@ -15,6 +15,8 @@ from extraction.cleanup import strip_chatter, strip_discourse
     ("PS - my new number ends in 42", "my new number ends in 42"),
     ("Heads up: I'm away in August", "I'm away in August"),
     ("Life update \u2014 I started a PhD", "I started a PhD"),
+    ("PSA: I changed jobs", "I changed jobs"),
+    ("Quick note: my new email is ana@example.com", "my new email is ana@example.com"),
 ])
 def test_discourse_markers_come_off_the_front(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned

@@ -59,7 +59,8 @@ THURSDAY = datetime(2024, 6, 20, 10, 30)
     ("I joined Siemens in March 2023", datetime(2023, 3, 1)),
     ("I've been vegan since 2019", datetime(2019, 1, 1)),
     ("we split up last summer", datetime(2023, 6, 1)),
-    ("I changed my number on Monday, no wait, last Tuesday", datetime(2024, 6, 18)),
+    ("I changed my number last Tuesday", datetime(2024, 6, 18)),
+    ("I turned 35 on Tuesday", datetime(2024, 6, 18)),  # a bare weekday in a past sentence: the last one
 ])
 def test_the_date_a_statement_became_true(text, start):
     assert resolve_dated(text, THURSDAY)[1] == start
@@ -82,3 +83,12 @@ def test_the_start_keeps_the_send_times_zone():
     assert resolve_dated("I moved to Lyon in March", sent) == ("I moved to Lyon in March 2024",
                                                               datetime(2024, 3, 1, tzinfo=UTC))
     assert resolve_dated("I moved to Lyon in March", None) == ("I moved to Lyon in March", None)
+
+
+@pytest.mark.parametrize(("text", "resolved"), [
+    ("I turned 35 on Tuesday", "I turned 35 on Tuesday, 18 June 2024"),
+    ("I'll call the plumber on Monday", "I'll call the plumber on Monday, 24 June 2024"),
+    ("I'm seeing her on Friday", "I'm seeing her on Friday"),  # this week or next: left as said
+])
+def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
+    assert resolve_dated(text, THURSDAY)[0] == resolved
