@@ -17,15 +17,17 @@ import re
 from collections.abc import Callable
 
 from extraction import nlp
-from extraction.slots import NAME, RELATIONS
+from extraction.context import PERSON_NAME
+from extraction.slots import RELATIONS
 
 FEMALE = set("wife mother mom mum sister daughter girlfriend fiancee fiancée grandmother grandma aunt niece "
              "stepdaughter granddaughter".split())
 MALE = set("husband father dad brother son boyfriend fiance fiancé grandfather grandpa uncle nephew stepson "
            "grandson".split())
 _RELS = "|".join(sorted(RELATIONS, key=len, reverse=True))
-_PERSON = re.compile(rf"\b(?i:my|our) (?:(?:little|big|older|younger|eldest|oldest|youngest|baby|new|best|"
-                     rf"\d+[- ]year[- ]old) )*(?P<rel>(?i:{_RELS}))(?:,? (?P<name>{NAME}))?\b")
+_PERSON = re.compile(rf"\b(?i:my|our|a|an) (?:(?:little|big|older|younger|eldest|oldest|youngest|baby|new|best|"
+                     rf"\d+[- ]year[- ]old) )*(?P<rel>(?i:{_RELS}))(?:(?:,|'s name is| is called| is named)? "
+                     rf"(?P<name>{PERSON_NAME}))?\b")
 _LEADING = re.compile(r"^(?P<lead>(?:(?:and|but|so|also|then|now|plus)\s+)*)(?P<pronoun>he|she)(?P<verb>'s|'ll|'d)?\b",
                       re.IGNORECASE)
 _ARGS = {"dobj", "xcomp", "prep", "ccomp", "attr", "acomp", "advmod", "npadvmod", "dative", "oprd"}
@@ -38,7 +40,10 @@ def antecedent(text: str) -> tuple[str, str] | None:
     found = None
     for match in _PERSON.finditer(text):
         rel = match["rel"].lower()
-        found = (match.group(0), "she" if rel in FEMALE else "he" if rel in MALE else "")
+        if match.group(0).split()[0].lower() in ("a", "an") and not match["name"]:
+            continue  # "a friend": nobody in particular
+        words = f"my {match['rel']} {match['name']}" if match["name"] else f"my {match['rel']}"
+        found = (words, "she" if rel in FEMALE else "he" if rel in MALE else "")
     return found
 
 

@@ -13,7 +13,8 @@ import re
 from extraction import nlp
 
 _DISCOURSE = re.compile(
-    r"(?i)^(?:(?:a |one |another |some |quick |small |little |tiny |short |big |major |minor |huge |life |status |"
+    r"(?i)^(?:(?:just |a |one |another |some |quick |small |little |tiny |short |big |major |minor |huge |life |"
+    r"status |"
     r"personal |random |fun |good |sad |bad |latest )*(?:updates?|news|heads[- ]up|fyi|f\.y\.i\.|ps|p\.s\.?|pps|"
     r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|"
     r"so yeah|anyway|psa|(?:quick|small|little|short|side) note)"

