@@ -58,6 +58,9 @@ def attach_pronoun(clause: str, person: tuple[str, str] | None) -> str:
     if fits and fits != pronoun:
         return clause
     verb = {"'s": " is", "'ll": " will", "'d": " would", None: ""}[match["verb"] and match["verb"].lower()]
+    following = clause[match.end():].split()[:1]
+    if verb == " is" and following and following[0].lower() in ("been", "got", "gotten", "had", "done", "gone"):
+        verb = " has"  # "she's been" is "she has been"
     return f"{match['lead']}{words[:1].lower()}{words[1:]}{verb}{clause[match.end():]}"
 
 

@@ -40,6 +40,7 @@ def test_everything_else_stays_whole(sentence):
     ("My brother Tom moved to Oslo", "he's a nurse there now", "my brother Tom is a nurse there now"),
     ("I visited my grandma last week", "She'll be 90 in May", "my grandma will be 90 in May"),
     ("My partner Sam got a new job", "and she starts on Monday", "and my partner Sam starts on Monday"),
+    ("My dog Rex is twelve", "he's been deaf for a year", "my dog Rex has been deaf for a year"),
 ])
 def test_a_pronoun_led_clause_takes_the_person_just_named(before, clause, attached):
     assert attach_pronoun(clause, antecedent(before)) == attached
