@@ -22,7 +22,9 @@ _DISCOURSE = re.compile(
 _LAUGH = (r"(?:a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|;-?\)|<3|"
           r"\^_?\^|ha|heh)")
 _LAUGH_TAIL = re.compile(rf"(?i)(?:[\s,;.!?\-\u2013\u2014(]*(?<![A-Za-z]){_LAUGH}(?!\w)[\s.!?)]*)+$")
-_LAUGH_INSIDE = re.compile(rf"(?i),\s*{_LAUGH}\s*,")
+# inside a sentence only what cannot be a word: "haha", "hehe", "lol", "lmao", "xD" (not "ha", "jk", "smh")
+_LAUGH_INSIDE = re.compile(
+    r"(?i)\s*[(\[]?(?<![\w'])(?:a?(?:ha){2,}h?|(?:he){2,}|lo+l+|lmf?ao+|rofl|xd+)(?![\w'])[)\]]?")
 _WHICH = re.compile(r"(?i)(?:,|\s[-\u2013\u2014]+)\s+(?:which|that|this|it)(?:'s| is| was| has been| can be| will be| "
                     r"gets| got| made| makes| feels| felt| sounds| seems| must be| might be)\b")
 _ADVERBS = set("so really pretty super very quite just such a an bit kinda kind of sort rather totally honestly "
@@ -41,7 +43,10 @@ def strip_chatter(sentence: str) -> str:
     laughed = _LAUGH_TAIL.search(sentence)
     if laughed and laughed.start() > 0:
         sentence = sentence[:laughed.start()].rstrip(" ,;-\u2013\u2014")
-    sentence = _LAUGH_INSIDE.sub(",", sentence)
+    inside = _LAUGH_INSIDE.search(sentence)
+    if inside:
+        sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
+    laughed = laughed or inside
     match = _WHICH.search(sentence)
     if match and (laughed or _is_evaluation(sentence[match.end():])):
         sentence = sentence[:match.start()].rstrip(" ,;-\u2013\u2014")

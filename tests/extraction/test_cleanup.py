@@ -37,6 +37,9 @@ def test_a_marker_word_that_is_the_subject_stays(sentence):
     ("I sold my bike, lmao", "I sold my bike"),
     ("I moved to Leeds xD", "I moved to Leeds"),
     ("I'm learning Dutch, which has been a nightmare", "I'm learning Dutch"),
+    ("I'm learning Korean hehe, it's so hard", "I'm learning Korean"),
+    ("I moved to Oslo (lol) in March", "I moved to Oslo in March"),
+    ("I'm allergic to kiwi haha, which is awkward at brunch", "I'm allergic to kiwi"),
 ])
 def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     assert strip_chatter(sentence) == cleaned
@@ -46,6 +49,7 @@ def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     "I work at Acme, which is a bank in Lisbon.",
     "I moved to Porto, which is where my wife grew up.",
     "My brother is called Hal.",
+    "I met Lola in Lolland.",
 ])
 def test_a_trailing_clause_that_adds_a_fact_stays(sentence):
     assert strip_chatter(sentence) == sentence
