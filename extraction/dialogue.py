@@ -1,5 +1,5 @@
 """The local dialogue extractor: one message in, the speaker's salient statements out, each a memory in the third
-person. No model, no network; thousands of messages a second.
+person. No network; rules, with the packaged spaCy model where a parse helps (hundreds of messages a second).
 
 Design (a filter and a rewrite, not a rule per kind of fact):
 1. Only the user's own turns count. The message is split into sentences (extraction.sentences).
@@ -11,8 +11,12 @@ Design (a filter and a rewrite, not a rule per kind of fact):
 4. It is dropped when it is a question, about the other person ("you", "your"), a thanks, a greeting or sign-off,
    a pronoun-led comment ("That's awesome!", "It was so fun"), an opinion about what was said ("I think so",
    "I agree") or has no content word ("I'm so happy!", "I love it!"). Missing a trivial memory beats storing chatter.
-5. The kept sentence is rewritten in the third person (extraction.english) with relative dates made absolute
-   against the send time (extraction.timewords); extraction.slots adds the update slot, category and entities.
+5. Discourse markers and chatter tails come off (extraction.cleanup); "here"/"there" become the place the
+   conversation named and "we" the speaker with the companion it named (extraction.context, from `context`); a
+   "he"/"she" clause takes the person just named and joined statements are cut apart (extraction.clauses).
+6. The kept sentence is rewritten in the third person (extraction.english) with relative and partial dates made
+   absolute against the send time and the date it became true as `valid_from` (extraction.timewords,
+   extraction.months); extraction.slots adds the update slot, category and entities.
 """
 
 from __future__ import annotations
