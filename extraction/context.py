@@ -3,8 +3,9 @@
 `Setting(turns)` reads the earlier turns (oldest first, "Speaker: text" or plain text) lazily: a message with no
 "here", "there" or "we" costs nothing, and parses are cached across messages (extraction.nlp).
 - place: the last place named (spaCy GPE/LOC), in the message before the word, else in the turns, newest first;
-- companion: the last partner or family the speaker named ("my wife Ana" -> "Ana", "my husband" -> "their
-  husband", "my kids" -> "their family"); None when the conversation named nobody, and "we" is then the speaker.
+- companion: the last partner or family the speaker named in their own turns ("my wife Ana" -> "Ana", "my
+  husband" -> "their husband", "my kids" -> "their family"; the other party's "my husband" is theirs); None when
+  the conversation named nobody, and "we" is then the speaker.
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ _MOTION = re.compile(r"(?i)\b(?:been|mov\w*|went|go|goes|going|gone|came|come|co
 class Setting:
     """The earlier turns of a conversation, asked about only when a sentence needs them."""
 
-    def __init__(self, turns: Sequence[str] = ()):
+    def __init__(self, turns: Sequence[str] = (), speaker: str | None = None):
         self.turns = [_SPEAKER.sub("", turn or "") for turn in turns]
+        # whose turns can name the speaker's companion: their own, a "User:" turn, or a turn with no name
+        own = {(speaker or "").strip().lower(), "user", "me", ""}
+        self.own_turns = [text for turn, text in zip(turns, self.turns, strict=True)
+                          if (_SPEAKER.match(turn or "") or [""])[0].rstrip(": \t").lower() in own]
 
     @cached_property
     def _places(self) -> list[str]:
@@ -56,7 +61,7 @@ class Setting:
     def companion(self, message: str = "") -> str | None:
         """Who "we" adds to the speaker, as the rewrite says it: "Ana", "their wife", "their family"; or None."""
         found = None
-        for text in [*self.turns, message]:
+        for text in [*self.own_turns, message]:
             for match in _COMPANION.finditer(text):
                 if match["partner"]:
                     found = match["name"] or f"their {match['partner'].lower()}"

@@ -297,7 +297,7 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     name = (speaker or "").strip() or "The user"
-    setting = Setting(context)
+    setting = Setting(context, speaker)
     found: list[Candidate] = []
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is

@@ -49,3 +49,10 @@ def test_idioms_and_existential_there_stay(sentence):
 ])
 def test_who_we_are(turns, message, companion):
     assert Setting(turns).companion(message) == companion
+
+
+def test_only_the_speakers_own_turns_name_their_companion():
+    turns = ["Melanie: my husband and kids went camping", "Caroline: I went to a support group"]
+    assert Setting(turns, "Caroline").companion() is None
+    assert Setting(turns, "Melanie").companion() == "their husband"
+    assert Setting(["Assistant: my wife Ana says hi"]).companion() is None

@@ -297,12 +297,14 @@ def test_here_without_a_place_named_is_dropped():
 
 
 @pytest.mark.parametrize(("context", "content"), [
-    ([], "The user moved again."),
-    (["User: My wife Ana and I love Lisbon."], "The user and Ana moved again."),
-    (["Sam: my husband got a job offer up north"], "The user and their husband moved again."),
+    ([], "Sam moved again."),
+    (["User: My wife Ana and I love Lisbon."], "Sam and Ana moved again."),
+    (["Sam: my husband got a job offer up north", "Assistant: Congratulations to him!"],
+     "Sam and their husband moved again."),
+    (["Jo: my husband got a job offer up north"], "Sam moved again."),  # Jo's husband is not Sam's
 ])
 def test_we_is_the_user_and_whom_the_conversation_named(context, content):
-    assert contents("Update: we moved again.", when=JUNE, context=context) == [content]
+    assert contents("Update: we moved again.", speaker="Sam", when=JUNE, context=context) == [content]
 
 
 @pytest.mark.parametrize(("text", "content"), [
