@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 
-import dateparser
-
 MONTHS = ("January February March April May June July August September October November December").split()
 _MONTH = (r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December|"
           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?")
@@ -37,6 +35,12 @@ _FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|next|this coming
                      r"upcoming|soon)\b")
 _DIRECTIONS = {"last": "past", "this past": "past", "since": "past", "ever since": "past", "back": "past",
                "next": "future", "this coming": "future"}
+
+
+def _parse(text: str, settings: dict) -> datetime | None:
+    import dateparser  # on first use: importing it costs every process a quarter of a second
+
+    return dateparser.parse(text, languages=["en"], settings=settings)
 
 
 def _direction(text: str, prep: str) -> str:
@@ -71,7 +75,7 @@ def complete(text: str, today: date, starts: list) -> str:
                 "last", "next", "this past", "this coming", "this") else lead
         if recurring:
             return f"{lead}{m['mod'] or ''}{words}"
-        parsed = dateparser.parse(f"{day or 1} {MONTHS[number - 1]}", languages=["en"], settings={
+        parsed = _parse(f"{day or 1} {MONTHS[number - 1]}", {
             "RELATIVE_BASE": datetime(today.year, today.month, today.day),
             "PREFER_DATES_FROM": _direction(text, prep), "PREFER_DAY_OF_MONTH": "first"})
         if parsed is None:
@@ -92,7 +96,7 @@ def stated(text: str) -> list[tuple[int, str, date]]:
         if m["only"]:
             found.append((m.start(), m["prep"].lower(), date(int(m["only"]), 1, 1)))
             continue
-        parsed = dateparser.parse(m["date"], languages=["en"], settings={"PREFER_DAY_OF_MONTH": "first"})
+        parsed = _parse(m["date"], {"PREFER_DAY_OF_MONTH": "first"})
         if parsed is not None:
             found.append((m.start(), m["prep"].lower(), parsed.date()))
     return found
