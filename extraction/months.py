@@ -19,9 +19,9 @@ _ORD = r"(?:st|nd|rd|th)?"
 # a month without a year, after a preposition or with a day: "since May", "in early March", "June 14th"
 _PARTIAL = re.compile(
     rf"\b(?P<prep>(?i:back |sometime |around |starting |ever since |since |in |from |until |till |by |before |"
-    rf"after |on |during |of |last |next |this past |this coming |this |as of )+)?"
+    rf"after |on |during |of |to |through |at |last |next |this past |this coming |this |as of )+)?"
     rf"(?P<mod>(?:early|late|mid|the end of|the beginning of|the start of|the middle of)[\s-]+)?"
-    rf"(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?)?{_MONTH}(?!\s+\d{{1,2}}{_ORD},?\s+\d{{4}})(?:\s+(?P<d2>\d{{1,2}}){_ORD}(?![\d:]))?"
+    rf"(?:(?P<the>the\s+)?(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?)?{_MONTH}(?!\s+\d{{1,2}}{_ORD},?\s+\d{{4}})(?:\s+(?P<d2>\d{{1,2}}){_ORD}(?![\d:]))?"
     rf"(?!\w)(?!,?\s+\d{{4}})")
 _FULL = re.compile(
     rf"\b(?P<prep>since|in|from|on|until|till|by|before|after|as of)\s+"
@@ -62,9 +62,9 @@ def complete(text: str, today: date, starts: list) -> str:
         if month == "May" and (not (prep or m["d1"] or m["d2"]) or re.match(
                 r"\s+(?:I|we|you|he|she|they|it)\b", text[m.end():])) or m["month"].islower():
             return m.group(0)
-        if re.search(r"(?i)\bthe\s+$", text[:m.start()]):
-            return m.group(0)  # "the 12th of October": a way of saying it that a year would not improve
-        if not prep and not (m["d1"] or m["d2"]):
+        if text[m.end():m.end() + 2] == "'s" or (m["the"] and recurring):
+            return m.group(0)  # "to May's party"; "the 12th of October" needs nothing more when it recurs
+        if not prep and not (m["d1"] or m["d2"] or m["mod"]):
             return m.group(0)  # a bare capitalised month: a name as often as a date
         day = m["d1"] or m["d2"]
         number = MONTHS.index(next(name for name in MONTHS if name.startswith(month[:3].title()))) + 1
