@@ -24,12 +24,12 @@ FEMALE = set("wife mother mom mum sister daughter girlfriend fiancee fiancée gr
              "stepdaughter granddaughter".split())
 MALE = set("husband father dad brother son boyfriend fiance fiancé grandfather grandpa uncle nephew stepson "
            "grandson".split())
-_RELS = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_RELS = "|".join(sorted(RELATIONS | {"parent", "grandparent", "in-law", "folk"}, key=len, reverse=True))
 _PERSON = re.compile(rf"\b(?i:my|our|a|an) (?:(?:little|big|older|younger|eldest|oldest|youngest|baby|new|best|"
-                     rf"\d+[- ]year[- ]old) )*(?P<rel>(?i:{_RELS}))(?:(?:,|'s name is| is called| is named)? "
-                     rf"(?P<name>{PERSON_NAME}))?\b")
-_LEADING = re.compile(r"^(?P<lead>(?:(?:and|but|so|also|then|now|plus)\s+)*)(?P<pronoun>he|she)(?P<verb>'s|'ll|'d)?\b",
-                      re.IGNORECASE)
+                     rf"\d+[- ]year[- ]old) )*(?P<rel>(?i:{_RELS}))(?P<plural>s)?"
+                     rf"(?:(?:,|'s name is| is called| is named)? (?P<name>{PERSON_NAME}))?\b")
+_LEADING = re.compile(r"^(?P<lead>(?:(?:and|but|so|also|then|now|plus)\s+)*)(?P<pronoun>he|she|they)"
+                      r"(?P<verb>'s|'ll|'d|'re|'ve)?\b", re.IGNORECASE)
 _ARGS = {"dobj", "xcomp", "prep", "ccomp", "attr", "acomp", "advmod", "npadvmod", "dative", "oprd"}
 _BE = {"I": "am", "i": "am", "we": "are", "We": "are", "they": "are", "They": "are", "you": "are"}
 
@@ -42,6 +42,10 @@ def antecedent(text: str) -> tuple[str, str] | None:
         rel = match["rel"].lower()
         if match.group(0).split()[0].lower() in ("a", "an") and not match["name"]:
             continue  # "a friend": nobody in particular
+        if match["plural"]:
+            if not match["name"]:
+                found = (f"my {match['rel']}s", "they")  # "my parents ...; they live in Valencia"
+            continue
         words = f"my {match['rel']} {match['name']}" if match["name"] else f"my {match['rel']}"
         found = (words, "she" if rel in FEMALE else "he" if rel in MALE else "")
     return found
@@ -55,9 +59,10 @@ def attach_pronoun(clause: str, person: tuple[str, str] | None) -> str:
         return clause
     words, fits = person
     pronoun = match["pronoun"].lower()
-    if fits and fits != pronoun:
-        return clause
-    verb = {"'s": " is", "'ll": " will", "'d": " would", None: ""}[match["verb"] and match["verb"].lower()]
+    if (fits or pronoun == "they") and fits != pronoun:
+        return clause  # a singular "they" for someone named is too often someone else
+    verb = {"'s": " is", "'ll": " will", "'d": " would", "'re": " are", "'ve": " have", None: ""}[
+        match["verb"] and match["verb"].lower()]
     following = clause[match.end():].split()[:1]
     if verb == " is" and following and following[0].lower() in ("been", "got", "gotten", "had", "done", "gone"):
         verb = " has"  # "she's been" is "she has been"

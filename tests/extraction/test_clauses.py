@@ -41,6 +41,7 @@ def test_everything_else_stays_whole(sentence):
     ("I visited my grandma last week", "She'll be 90 in May", "my grandma will be 90 in May"),
     ("My partner Sam got a new job", "and she starts on Monday", "and my partner Sam starts on Monday"),
     ("My dog Rex is twelve", "he's been deaf for a year", "my dog Rex has been deaf for a year"),
+    ("My parents retired to Spain", "they're living in Valencia now", "my parents are living in Valencia now"),
 ])
 def test_a_pronoun_led_clause_takes_the_person_just_named(before, clause, attached):
     assert attach_pronoun(clause, antecedent(before)) == attached
@@ -50,6 +51,7 @@ def test_a_pronoun_led_clause_takes_the_person_just_named(before, clause, attach
     ("My daughter Mia starts school in September", "he turns 7 on June 14"),  # does not fit her
     ("I started a new job", "she turns 7 on June 14"),  # nobody named
     ("My son Leo is three", "it was raining"),
+    ("My son Leo is three", "they love dinosaurs"),  # "they" is not one named person
 ])
 def test_a_pronoun_with_nobody_that_fits_stays(before, clause):
     assert attach_pronoun(clause, antecedent(before)) == clause
