@@ -1,5 +1,5 @@
 """The local dialogue extractor: one message in, the speaker's salient statements out, each a memory in the third
-person. No model, no network; thousands of messages a second.
+person. No network; rules, with the packaged spaCy model where a parse helps (hundreds of messages a second).
 
 Design (a filter and a rewrite, not a rule per kind of fact):
 1. Only the user's own turns count. The message is split into sentences (extraction.sentences).
@@ -11,20 +11,30 @@ Design (a filter and a rewrite, not a rule per kind of fact):
 4. It is dropped when it is a question, about the other person ("you", "your"), a thanks, a greeting or sign-off,
    a pronoun-led comment ("That's awesome!", "It was so fun"), an opinion about what was said ("I think so",
    "I agree") or has no content word ("I'm so happy!", "I love it!"). Missing a trivial memory beats storing chatter.
-5. The kept sentence is rewritten in the third person (extraction.english) with relative dates made absolute
-   against the send time (extraction.timewords); extraction.slots adds the update slot, category and entities.
+5. Discourse markers and chatter tails come off (extraction.cleanup); "here"/"there" become the place the
+   conversation named and "we" the speaker with the companion it named (extraction.context, from `context`); a
+   "he"/"she" clause takes the person just named and joined statements are cut apart (extraction.clauses).
+6. The kept sentence is rewritten in the third person (extraction.english) with relative and partial dates made
+   absolute against the send time and the date it became true as `valid_from` (extraction.timewords,
+   extraction.months); extraction.slots adds the update slot, category and entities.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
+from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
-from extraction.english import PAST, has_verb, is_first_person, third_person
+from extraction.cleanup import strip_chatter, strip_discourse
+from extraction.context import Setting
+from extraction.english import has_verb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
-from extraction.timewords import resolve
+from extraction.speaker import SINGULAR, speaker_in, with_implied_subject
+from extraction.timewords import resolve_dated
 
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 _MARKER = re.compile(
@@ -89,35 +99,18 @@ _CHATTER_ANYWHERE = re.compile(
     r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
     r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
     r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
-_FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
-              "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
-              "sounds seems feels felt gets got".split())
 _OPINION = re.compile(
     r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
     r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
     r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|am|was|'m)"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
-_IMPLIED = re.compile(
-    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
-    r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
-    + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
-_NOT_IMPLIED = set("""
-thing things everything nothing something anything king ring spring string sing during morning evening wedding
-building ceiling according including regarding following amazing interesting exciting inspiring boring
-interesting awesome red bed need feed seed speed weed shed hundred sacred wicked naked beloved
-""".split())
-_IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
-                  "gave made helped kept reminded brought meant let showed took".split())
-_OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire motivate push teach show "
-                    "tell".split())
-_FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
-                  "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
+_NOW = re.compile(r"(?i)\bnow\b")
+_WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 _PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
-_SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
 _MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
                 "let's"}
 _VERDICT = re.compile(
@@ -179,70 +172,11 @@ def _content_words(sentence: str) -> int:
         w.lower().endswith("ly") and len(w) > 4)))
 
 
-def _anchor(sentence: str) -> str | None:
-    """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
-    words = sentence.split()
-    if not words:
-        return None
-    implied = _IMPLIED.match(sentence)
-    if implied and not is_first_person(words[0]):
-        verb = implied["verb"].lower()
-        gerund_subject = verb.split()[0].endswith("ing") and re.search(
-            r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
-            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|\w+ed|let|make|help|made|gave|give|keep|"
-            r"kept) (?:me|my|us|our)\b", sentence)
-        been_it = verb == "been" and re.match(
-            r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"
-            r"fun|nice|awesome|amazing|hard|wild|ok|okay|fine|alright|a while)\b", sentence)
-        own = {w.strip(".,!?;:\"()").lower() for w in words}
-        no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
-        if gerund_subject and not own & _SINGULAR:
-            return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
-        if verb.endswith("ing") and no_self and not implied["adv"]:
-            gerund_subject = True
-        if been_it:
-            return None  # "Been a busy week": it has been
-        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
-            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
-        if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
-            return "implied"
-    for index, word in enumerate(words):
-        core = word.strip(".,!?;:\"()").lower()
-        if not is_first_person(word.strip(".,!?;:\"()")):
-            continue
-        prefix = [w.strip(".,!?;:\"()").lower() for w in words[:index]]
-        subject_form = core in ("i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd",
-                                "we'll", "my", "our") or (core == "me" and index == 0)
-        if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
-            return "subject" if subject_form or not prefix else None
-        verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
-                       or any(w.endswith("'s") for w in prefix)
-                       or prefix[-1] in _OBJECT_VERBS)
-        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
-                "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
-            return "object"
-        return None
-    return None
-
-
-def _with_implied_subject(sentence: str) -> str:
-    match = _IMPLIED.match(sentence)
-    adverbs, verb, rest = match["adv"].lower(), match["verb"], sentence[match.end():]
-    low = verb.lower()
-    if low in ("gonna", "going to"):
-        return f"I'm {adverbs}going to{rest}"
-    if low == "been":
-        return f"I've {adverbs}been{rest}"
-    if low.endswith("ing") or low in _FEELING_ED:
-        return f"I'm {adverbs}{low}{rest}"
-    return f"I {adverbs}{low}{rest}"
-
-
 def _is_chatter(sentence: str, anchor: str) -> bool:
     """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
     "it"/"that" with nearly no content, or no content word at all."""
     own = {w.strip(".,!?;:\"()").lower() for w in sentence.split()}
-    if own & _PLURAL and not own & _SINGULAR and own & _MODAL_WORDS:
+    if own & _PLURAL and not own & SINGULAR and own & _MODAL_WORDS:
         return True
     if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
         return True
@@ -253,7 +187,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
         if not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split()) or _content_words(rest) == 0:
             return True
     words = sentence.split()
-    if anchor == "implied" and not own & (_SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
+    if anchor == "implied" and not own & (SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
         return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."
@@ -277,44 +211,60 @@ def _subject_of(sentence: str) -> str:
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
 
 
-def _clauses(sentence: str) -> list[str]:
+def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     """A sentence cut at dashes and semicolons into the statements it joins: "I finished my project - want to see
-    it?" is a statement and a question. A piece without a subject of its own ("- come see!", "- it was great")
-    is dropped: it is nearly always a remark."""
+    it?" is a statement and a question. A piece led by "he"/"she" is about the person just named (`person`, or
+    one named in the piece before): "...; she turns 7" -> "my daughter Mia turns 7". Any other piece without a
+    subject of its own ("- come see!", "- it was great") is dropped: it is nearly always a remark."""
     pieces = [piece.strip() for piece in _CLAUSE_BREAK.split(sentence) if piece.strip()]
-    return pieces[:1] + [piece for piece in pieces[1:] if _anchor(_strip_front(piece)) is not None
-                         or _EXPLICIT.match(_strip_front(piece))]
+    kept: list[str] = []
+    for index, piece in enumerate(pieces):
+        front = _strip_front(piece)
+        if not _VERDICT.search(front):
+            attached = clauses.attach_pronoun(front, person)
+            piece = attached if attached != front else piece
+        person = clauses.antecedent(piece) or person
+        if not index or speaker_in(_strip_front(piece)) is not None or _EXPLICIT.match(_strip_front(piece)):
+            kept.append(piece)
+    return kept
 
 
-def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool) -> list[Candidate]:
-    sentence = _strip_front(sentence)
+def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool, setting: Setting,
+                         said: str, explicit: bool = False) -> list[Candidate]:
+    sentence = _strip_front(strip_discourse(sentence))
     if not sentence:
         return []
-    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & _SINGULAR:
+    if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & SINGULAR:
         return []
-    explicit = False
     if match := _EXPLICIT.match(sentence):
         sentence, explicit = _strip_front(match["rest"]), True
     if sentence.endswith("?") or _QUESTION.match(sentence):
         return []
     for pattern in _YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
+    sentence = setting.resolve_places(strip_chatter(sentence), said)
+    pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
+    if len(pieces) > 1:
+        return [candidate for piece in pieces
+                for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
     if not any(slot.content for slot in slots):
         if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
                              or _CHATTER_ANYWHERE.search(sentence)):
             return []
-        anchor = _anchor(sentence)
+        anchor = speaker_in(sentence)
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":
-            sentence = _with_implied_subject(sentence)
-        if not explicit and _is_chatter(sentence, anchor or ""):
+            sentence = with_implied_subject(sentence)
+        if not explicit and not slots and _is_chatter(sentence, anchor or ""):  # "I am allergic to X" is no opinion
             return []
         if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
             return []
     sentence = _TAIL.sub("", sentence).strip()
-    rewritten = _finish(third_person(resolve(sentence, when), name))
+    dated, valid_from = resolve_dated(sentence, when)
+    companion = setting.companion(f"{said} {sentence}") if _WE.search(sentence) else None
+    rewritten = _finish(third_person(dated, name, companion=companion))
     category, importance = category_of(sentence)
     tags = [category] if category != "fact" else []
     entities = entities_in(sentence)
@@ -324,30 +274,43 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if not slots:
         return [Candidate(content=rewritten, category=category, subject=subject, attribute="",
                           tags=clean_tags([*tags, *topic_tags(sentence)]), entities=merge_entities(entities),
-                          importance=max(importance, 0.8) if explicit else importance, explicit=explicit)]
+                          importance=max(importance, 0.8) if explicit else importance, explicit=explicit,
+                          valid_from=valid_from)]
     return [Candidate(
         content=_finish(slot.content.format(name=name)) if slot.content else rewritten,
         category=slot.category, subject=slot.subject if slot.subject != "user" else subject,
         attribute=slot.attribute, tags=clean_tags([*slot.tags, *topic_tags(sentence)]),
         entities=merge_entities(entities, slot.entities),
         importance=max(slot.importance, 0.8) if explicit else slot.importance, explicit=explicit,
+        valid_from=valid_from,
     ) for slot in slots]
 
 
 def extract_local(text: str, *, role: str = "user", speaker: str | None = None, when: datetime | None = None,
-                  strict: bool = False) -> list[Candidate]:
+                  strict: bool = False, context: Sequence[str] = ()) -> list[Candidate]:
     """The memories in one message: the salient statements the user made about themselves, in the third person
     with `speaker` (else "The user") as subject, relative dates resolved against `when` (the send time). Other
     roles, questions and small talk give none. `strict` (for document text): only sentences in which the writer
     says "I", "me" or "my" - in a document "we" is an organisation, and a sentence opening with a participle
-    ("Founded in 1999, ...") has no implied "I"."""
+    ("Founded in 1999, ...") has no implied "I". `context`: earlier turns of the same conversation, oldest first
+    ("Speaker: text" or plain text), read for the place "here"/"there" means and who "we" are."""
     if (role or "").lower() != "user" or not text or not text.strip():
         return []
     name = (speaker or "").strip() or "The user"
+    setting = Setting(context, speaker)
     found: list[Candidate] = []
+    person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
+    said = ""  # the message so far: where "here" is
+    started = None  # the last start date the message gave
     for sentence in split_sentences(_normalise(text), dialogue=True):
-        for clause in _clauses(sentence):
-            found += _sentence_candidates(clause, name, when, strict)
+        for clause in _clauses(strip_discourse(sentence), person):
+            made = _sentence_candidates(clause, name, when, strict, setting, said)
+            if started and _NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
+                made = [replace(c, valid_from=c.valid_from or started) for c in made]
+            started = next((c.valid_from for c in made if c.valid_from), started)
+            found += made
+            person = clauses.antecedent(clause) or person
+        said = f"{said} {sentence}"
     return _dedupe(found)
 
 

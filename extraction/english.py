@@ -4,7 +4,8 @@
 mention of the speaker is their name ("The user" when unknown) with the verb agreeing ("I am" -> "is", "I have"
 -> "has", "I love" -> "loves", "I was" -> "was", "I've been" -> "has been", "I'd" -> "would"/"had"); later
 mentions are the singular "they"/"them"/"their"/"themselves", whose verbs need no change. "We"/"us" are the
-speaker with their family (or with others when no family word is near), "our" is the speaker's.
+speaker with the companion the conversation named ("Ana and Tom", "Ana and their wife"), else the speaker alone,
+verbs agreeing ("we live" -> "Ana lives"); "our" is the speaker's.
 
 Word lists, not a parser: the word after "I" (past any adverbs) is its verb in nearly every chat sentence, and
 only its present tense changes.
@@ -33,12 +34,9 @@ ADVERBS = set("""
 really absolutely totally just also actually still truly genuinely honestly definitely seriously personally
 kinda kind sorta quite generally usually always now currently never recently finally mostly mainly primarily
 often sometimes even already almost nearly probably maybe once ever rarely hardly barely luckily finally
-then soon again
+then soon again last first
 """.split())
 _NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "rally", "tally", "multiply", "imply"}
-FAMILY = re.compile(
-    r"(?i)\b(?:family|fam|kids?|children|child|son|sons|daughters?|husband|wife|hubby|partner|spouse|parents?|"
-    r"mom|mum|dad|mother|father|brothers?|sisters?|siblings?|baby|babies|home|house|household)\b")
 
 _PART = re.compile(r"^([^\w']*)([\w'\-]*\w|\w?)([^\w]*)$")
 _FIRST = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself",
@@ -65,7 +63,8 @@ def third_singular(verb: str) -> str:
     past tense, modals and anything that is no present verb unchanged."""
     low = verb.lower()
     special = {"am": "is", "have": "has", "do": "does", "don't": "doesn't", "dont": "doesn't", "haven't": "hasn't",
-               "havent": "hasn't", "go": "goes", "wanna": "wants to", "gotta": "has to", "be": "is"}
+               "havent": "hasn't", "go": "goes", "wanna": "wants to", "gotta": "has to", "be": "is", "are": "is",
+               "were": "was", "aren't": "isn't", "weren't": "wasn't"}
     if low in special:
         return special[low]
     if low in MODALS or is_past(low) or not re.fullmatch(r"[a-z]+(?:-[a-z]+)?", low) or len(low) < 2:
@@ -97,13 +96,26 @@ def _next_verb(words: list[str], start: int) -> int | None:
     return None
 
 
-def third_person(sentence: str, name: str = "The user") -> str:
-    """`sentence`, written by the speaker, with the speaker as `name` (first mention) and "they" after."""
+# "we" words read as the speaker alone when the conversation named no companion
+_WE_ALONE = {"we": "i", "we're": "i'm", "we've": "i've", "we'd": "i'd", "we'll": "i'll", "us": "me", "our": "my",
+             "ours": "mine", "ourselves": "myself"}
+
+
+_TOGETHER = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us) (?:\w+ )?(?:all|both)\b|\btogether\b|\beach other\b|"
+                       r"\bone another\b|\bas a (?:team|group|family|couple)\b")
+
+
+def third_person(sentence: str, name: str = "The user", *, companion: str | None = None) -> str:
+    """`sentence`, written by the speaker, with the speaker as `name` (first mention) and "they" after; "we" is
+    `name` and `companion` ("Tom", "their wife") when given, else `name` alone."""
     # "my kids and I painted" -> "I and my kids painted" -> "Ana and their kids painted"
     sentence = re.sub(r"\b([Mm]y|[Oo]ur)((?: [\w'\-]+){1,3}?) and I\b(?!')",
                       lambda m: f"I and {m[1].lower()}{m[2]}", sentence)
     words = sentence.split(" ")
-    group = f"{name} and their family" if FAMILY.search(sentence) else f"{name} and others"
+    plural = companion is None and _TOGETHER.search(sentence)  # "we both", "we all": not the speaker alone
+    if plural:
+        companion = "others"
+    group = f"{name} and {companion}" if companion else name
     named = False
     agreed: int | None = None  # where in `out` a verb was made to agree with the speaker's name
     out: list[str] = []
@@ -115,6 +127,8 @@ def third_person(sentence: str, name: str = "The user") -> str:
             out.append(words[i])
             i += 1
             continue
+        if companion is None:
+            low = _WE_ALONE.get(low, low)
         here = _name_here(name, first=not out) if not named else None
         group_here = _name_here(group, first=not out) if not named else None
         replacement = low

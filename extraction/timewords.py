@@ -2,13 +2,16 @@
 "yesterday" said on 8 May 2023 -> "on 7 May 2023", "last Saturday" -> "on Saturday, 6 May 2023", "last week" ->
 "in the week before 8 May 2023", "next month" -> "in June 2023", "last year" -> "in 2022", "two days ago" ->
 "on 6 May 2023". A memory read months later ("When did Caroline go to the support group?") then still says when.
-Anything vaguer ("recently", "on Friday", "a few years ago") is left as it was said.
+Months without a year and weekdays in a plain past or future sentence are completed by extraction.months; anything
+vaguer ("recently", "a few years ago") is left as it was said.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+
+from extraction import months
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -31,7 +34,7 @@ def _month(d: date, months: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
-def _season_year(season: str, today: date, which: str) -> str:
+def _season_year(season: str, today: date, which: str) -> tuple[str, date]:
     """"last summer" said in May 2023 is summer 2022, said in October 2023 it is summer 2023."""
     start = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}[season]
     end = {"spring": 5, "summer": 8, "fall": 11, "autumn": 11, "winter": 2}[season]
@@ -43,36 +46,38 @@ def _season_year(season: str, today: date, which: str) -> str:
         year = today.year if today.month < start else today.year + 1
         if which == "this" and start <= today.month <= (end if end > start else 12):
             year = today.year
-    return f"the winter of {year}-{year + 1}" if season == "winter" else f"{season} {year}"
+    phrase = f"the winter of {year}-{year + 1}" if season == "winter" else f"{season} {year}"
+    return phrase, date(year, start, 1)
 
 
-def _rules(today: date) -> list[tuple[re.Pattern, object]]:
+def _rules(now: datetime) -> list[tuple[str, object]]:
+    today = now.date()
     weekday = "|".join(WEEKDAYS)
     number = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r"|\d{1,2}"
 
-    def on(d: date) -> tuple[str, str]:
-        return "on ", _day(d)
+    def on(d: date) -> tuple[str, str, date]:
+        return "on ", _day(d), d
 
     def last_weekday(m: re.Match) -> tuple[str, str]:
         target = WEEKDAYS.index(m["day"].lower())
         back = (today.weekday() - target) % 7 or 7
-        return "on ", _weekday(today - timedelta(days=back))
+        return "on ", _weekday(today - timedelta(days=back)), today - timedelta(days=back)
 
     def next_weekday(m: re.Match) -> tuple[str, str]:
         target = WEEKDAYS.index(m["day"].lower())
         ahead = (target - today.weekday()) % 7 or 7
-        return "on ", _weekday(today + timedelta(days=ahead))
+        return "on ", _weekday(today + timedelta(days=ahead)), today + timedelta(days=ahead)
 
     def ago(m: re.Match) -> tuple[str, str] | None:
         count = int(m["n"]) if m["n"].isdigit() else _NUMBERS[m["n"].lower()]
         unit = m["unit"].lower().rstrip("s")
         if unit == "day":
-            return on(today - timedelta(days=count))
+            return "on ", _day(today - timedelta(days=count)), now - timedelta(days=count)
         if unit == "week":
-            return "in ", f"the week of {_day(today - timedelta(weeks=count))}"
+            return "in ", f"the week of {_day(today - timedelta(weeks=count))}", now - timedelta(weeks=count)
         if unit == "month":
-            return "in ", f"{_month(today, -count):%B %Y}"
-        return "in ", str(today.year - count)
+            return "in ", f"{_month(today, -count):%B %Y}", _month(today, -count)
+        return "in ", str(today.year - count), date(today.year - count, 1, 1)
 
     def saturday_before() -> date:
         back = (today.weekday() - 5) % 7 or 7
@@ -83,48 +88,79 @@ def _rules(today: date) -> list[tuple[re.Pattern, object]]:
     return [
         (r"(?:the day before yesterday)", lambda m: on(today - timedelta(days=2))),
         (r"yesterday", lambda m: on(today - timedelta(days=1))),
-        (r"last night", lambda m: ("on ", f"the night of {_day(today - timedelta(days=1))}")),
+        (r"last night", lambda m: ("on ", f"the night of {_day(today - timedelta(days=1))}",
+                                   today - timedelta(days=1))),
         (r"today", lambda m: on(today)),
-        (r"tonight", lambda m: ("on ", f"the night of {_day(today)}")),
-        (r"this (?P<part>morning|afternoon|evening)", lambda m: ("on ", f"the {m['part']} of {_day(today)}")),
+        (r"tonight", lambda m: ("on ", f"the night of {_day(today)}", today)),
+        (r"this (?P<part>morning|afternoon|evening)", lambda m: ("on ", f"the {m['part']} of {_day(today)}", today)),
         (r"(?:the day after tomorrow)", lambda m: on(today + timedelta(days=2))),
         (r"tomorrow", lambda m: on(today + timedelta(days=1))),
         (rf"last (?P<day>{weekday})", last_weekday),
         (rf"(?:next|this coming|this) (?P<day>{weekday})", next_weekday),
-        (r"last weekend", lambda m: ("on ", f"the weekend of {_day(saturday_before())}")),
+        (r"last weekend", lambda m: ("on ", f"the weekend of {_day(saturday_before())}", saturday_before())),
         (r"this weekend|next weekend", lambda m: (
-            "on ", f"the weekend of {_day(today + timedelta(days=(5 - today.weekday()) % 7))}")),
-        (r"last week", lambda m: ("in ", f"the week before {_day(today)}")),
-        (r"this week", lambda m: ("in ", f"the week of {_day(today)}")),
-        (r"next week", lambda m: ("in ", f"the week after {_day(today)}")),
-        (r"last month", lambda m: ("in ", f"{_month(today, -1):%B %Y}")),
-        (r"this month", lambda m: ("in ", f"{today:%B %Y}")),
-        (r"next month", lambda m: ("in ", f"{_month(today, 1):%B %Y}")),
-        (r"last year", lambda m: ("in ", str(today.year - 1))),
-        (r"this year", lambda m: ("in ", str(today.year))),
-        (r"next year", lambda m: ("in ", str(today.year + 1))),
+            "on ", f"the weekend of {_day(today + timedelta(days=(5 - today.weekday()) % 7))}",
+            today + timedelta(days=(5 - today.weekday()) % 7))),
+        (r"last week", lambda m: ("in ", f"the week before {_day(today)}", now - timedelta(days=7))),
+        (r"this week", lambda m: ("in ", f"the week of {_day(today)}", today - timedelta(days=today.weekday()))),
+        (r"next week", lambda m: ("in ", f"the week after {_day(today)}", today + timedelta(days=7))),
+        (r"last month", lambda m: ("in ", f"{_month(today, -1):%B %Y}", _month(today, -1))),
+        (r"this month", lambda m: ("in ", f"{today:%B %Y}", _month(today, 0))),
+        (r"next month", lambda m: ("in ", f"{_month(today, 1):%B %Y}", _month(today, 1))),
+        (r"last year", lambda m: ("in ", str(today.year - 1), date(today.year - 1, 1, 1))),
+        (r"this year", lambda m: ("in ", str(today.year), date(today.year, 1, 1))),
+        (r"next year", lambda m: ("in ", str(today.year + 1), date(today.year + 1, 1, 1))),
         (rf"(?P<which>last|next|this) (?P<season>{'|'.join(_SEASONS)})",
-         lambda m: ("in ", _season_year(m["season"].lower(), today, m["which"].lower()))),
+         lambda m: ("in ", *_season_year(m["season"].lower(), today, m["which"].lower()))),
         (rf"(?P<n>{number}) (?P<unit>days?|weeks?|months?|years?) ago", ago),
     ]
 
 
 def resolve(text: str, when: datetime | date | None) -> str:
     """`text` with its relative time words made absolute for a message sent at `when` (unchanged without it)."""
+    return resolve_dated(text, when)[0]
+
+
+def resolve_dated(text: str, when: datetime | date | None) -> tuple[str, datetime | None]:
+    """`resolve(text, when)` and when the statement became true, if it says so and that is not after `when`:
+    "I moved to Lyon in March" -> 1 March; "since May" -> 1 May; "last week we moved" -> `when` minus a week;
+    "41 since yesterday" -> yesterday. None for a plan, a deadline ("by June", "until May") or no date at all."""
     if when is None:
-        return text
-    today = when.date() if isinstance(when, datetime) else when
-    for pattern, make in _rules(today):
+        return text, None
+    now = when if isinstance(when, datetime) else datetime(when.year, when.month, when.day)
+    starts: list[tuple[int, str, date | datetime]] = []
+    stated = months.stated(text)  # dates written in full ("in March 2023") count when nothing relative does
+    for pattern, make in _rules(now):
         regex = re.compile(rf"{_LEAD}(?:\b(?:on|in|during|at)\s+)?(?<!\bthe\s)\b(?P<phrase>{pattern})\b", re.IGNORECASE)
 
         def replace(m: re.Match, make=make) -> str:
             made = make(m)
             if made is None:
                 return m.group(0)
-            preposition, phrase = made
-            if m["prep"]:
-                return m["prep"] + phrase
-            return preposition + phrase
+            preposition, phrase, start = made
+            starts.append((m.start(), (m["prep"] or "").strip().lower(), start))
+            return (m["prep"] or preposition) + phrase
 
         text = regex.sub(replace, text)
-    return text
+    text = months.weekdays(months.complete(text, now.date(), starts), now.date(), starts)
+    return text, _became_true(text, now, starts or stated)
+
+
+_NOT_A_START = {"until", "till", "by", "before"}
+_PLAN = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|want to|about to|intend\w*|"
+                   r"scheduled|due)\b")
+
+
+def _became_true(text: str, now: datetime, starts: list[tuple[int, str, date | datetime]]) -> datetime | None:
+    if _PLAN.search(text) or months.RECURRING.search(text):
+        return None
+    for _, prep, start in sorted(starts, key=lambda item: item[0]):
+        if prep in _NOT_A_START:
+            continue
+        moment = start if isinstance(start, datetime) else datetime(start.year, start.month, start.day)
+        if moment.tzinfo is None and now.tzinfo is not None:
+            moment = moment.replace(tzinfo=now.tzinfo)
+        elif moment.tzinfo is not None and now.tzinfo is None:
+            moment = moment.replace(tzinfo=None)
+        return moment if moment <= now else None
+    return None

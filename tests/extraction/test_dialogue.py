@@ -28,7 +28,7 @@ def only(text: str, **kwargs):
     ("My daughter Lily just turned seven and she loves horses",
      "The user's daughter Lily just turned seven and she loves horses."),
     ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
-    ("We're vegan at home", "The user and their family are vegan at home."),
+    ("We're vegan at home", "The user is vegan at home."),  # the conversation named nobody "we" could add
     ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
     ("Please call me Bob", "The user's preferred name is Bob."),
     ("I'm planning a trip to Peru in December", "The user is planning a trip to Peru in December."),
@@ -221,4 +221,133 @@ def test_strict_reading_for_document_text_keeps_only_what_the_writer_says_of_the
     text = ("We decided to use PostgreSQL. Founded in 1999, Acme builds rockets. I'm allergic to peanuts. "
             "Our office moved to Berlin.")
     assert contents(text, strict=True) == ["The user is allergic to peanuts."]
-    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker and their family
+    assert len(extract_local(text)) == 3  # in a conversation "we" is the speaker (and whom they named)
+
+
+# --- cleaner memories: chatter, dates, places, people, "we" ---------------------------------------------------
+
+JUNE = datetime(2024, 6, 20, 10, 30)  # a Thursday
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Yes, I'm allergic to shellfish, which is tricky in Portugal haha.", "The user is allergic to shellfish."),
+    ("FYI: I got promoted to team lead lol", "The user got promoted to team lead."),
+    ("Quick update - I switched to a Samsung :)", "The user switched to a Samsung."),
+    ("Small update: I'm vegetarian again, which is hard with my job haha", "The user is vegetarian again."),
+    ("Big news!! I adopted a greyhound lmao", "The user adopted a greyhound."),
+])
+def test_discourse_markers_and_chatter_tails_are_not_kept(text, content):
+    assert contents(text, when=JUNE) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Update: we moved again, now living in Porto since May.", "The user is now living in Porto since May 2024."),
+    ("I moved to Lyon in March for a new job.", "The user moved to Lyon in March 2024 for a new job."),
+    ("My daughter starts school in September.", "The user's daughter starts school in September 2024."),
+    ("I've worked at Bosch since January.", "The user has worked at Bosch since January 2024."),
+    ("I'm going to Rome next Friday.", "The user is going to Rome on Friday, 21 June 2024."),
+    ("I got engaged on May 4th!", "The user got engaged on 4 May 2024."),
+])
+def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, content):
+    assert content in contents(text, when=JUNE)
+
+
+@pytest.mark.parametrize(("text", "valid_from"), [
+    ("I moved to Lyon in March.", datetime(2024, 3, 1)),
+    ("Update: we moved again, now living in Porto since May.", datetime(2024, 5, 1)),
+    ("Last week we moved to Grenoble.", datetime(2024, 6, 13, 10, 30)),
+    ("I'm 41 since yesterday.", datetime(2024, 6, 19)),
+    ("I switched to a Pixel three days ago.", datetime(2024, 6, 17, 10, 30)),
+])
+def test_valid_from_is_when_the_statement_says_it_became_true(text, valid_from):
+    assert extract_local(text, when=JUNE)[-1].valid_from == valid_from
+
+
+def test_a_state_said_to_hold_now_starts_when_the_change_the_message_dated():
+    found = extract_local("Last week we moved again. We live in Grenoble now.", when=JUNE)
+    assert [(c.content, c.valid_from) for c in found] == [
+        ("In the week before 20 June 2024 the user moved again.", datetime(2024, 6, 13, 10, 30)),
+        ("The user lives in Grenoble now.", datetime(2024, 6, 13, 10, 30))]
+
+
+@pytest.mark.parametrize("text", ["I live in Grenoble.", "I'm flying to Oslo next week.", "I love sushi."])
+def test_valid_from_is_empty_when_the_statement_gives_no_start(text):
+    assert all(c.valid_from is None for c in extract_local(text, when=JUNE))
+
+
+def test_a_pronoun_led_clause_about_the_person_just_named_is_kept():
+    found = extract_local("My daughter Mia starts school here in September; she turns 7 on June 14.", when=JUNE,
+                          context=["User: We just moved to Porto.", "Assistant: Welcome to Porto!"])
+    assert [(c.content, c.subject) for c in found] == [
+        ("The user's daughter Mia starts school in Porto in September 2024.", "Mia"),
+        ("The user's daughter Mia turns 7 on 14 June.", "Mia")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("My son Leo got into Oxford. He starts in October.", "The user's son Leo starts in October 2024."),
+    ("My mum retired last month - she's moving to Faro.", "The user's mum is moving to Faro."),
+])
+def test_a_sentence_led_by_he_or_she_is_about_the_person_the_message_named(text, content):
+    assert content in contents(text, when=JUNE)
+
+
+def test_here_without_a_place_named_is_dropped():
+    assert contents("My daughter starts school here in September.", when=JUNE) == [
+        "The user's daughter starts school in September 2024."]
+
+
+@pytest.mark.parametrize(("context", "content"), [
+    ([], "Sam moved again."),
+    (["User: My wife Ana and I love Lisbon."], "Sam and Ana moved again."),
+    (["Sam: my husband got a job offer up north", "Assistant: Congratulations to him!"],
+     "Sam and their husband moved again."),
+    (["Jo: my husband got a job offer up north"], "Sam moved again."),  # Jo's husband is not Sam's
+])
+def test_we_is_the_user_and_whom_the_conversation_named(context, content):
+    assert contents("Update: we moved again.", speaker="Sam", when=JUNE, context=context) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("We live in Grenoble now.", "The user lives in Grenoble now."),
+    ("We've got two cats.", "The user has got two cats."),
+    ("We're renting a flat in Ghent.", "The user is renting a flat in Ghent."),
+    ("We were in Kyoto last spring.", "The user was in Kyoto in spring 2024."),
+])
+def test_we_alone_is_the_user_with_the_verb_agreeing(text, content):
+    assert contents(text, when=JUNE) == [content]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm allergic to nuts and have to carry an EpiPen.",
+     ["The user is allergic to nuts.", "The user has to carry an EpiPen."]),
+    ("I'm allergic to bee stings and always carry antihistamines.",
+     ["The user is allergic to bee stings.", "The user always carries antihistamines."]),
+    ("I live in Lyon and work at Doctolib.", ["The user lives in Lyon.", "The user works at Doctolib."]),
+    ("I am allergic to peanuts and carry an EpiPen.",  # once "allergic to carry an EpiPen"
+     ["The user is allergic to peanuts.", "The user carries an EpiPen."]),
+    ("I am allergic to sesame, and I always keep an EpiPen in my bag.",
+     ["The user is allergic to sesame.", "The user always keeps an EpiPen in their bag."]),
+])
+def test_coordinated_verb_phrases_are_separate_memories(text, expected):
+    assert contents(text) == expected
+    assert contents(text, strict=True) == expected  # the document path reads first-person lines the same way
+
+
+@pytest.mark.parametrize(("context", "text", "content"), [
+    (["User: I'm in Lisbon with my girlfriend Inês."], "We adopted a cat here last week haha",
+     "The user and Inês adopted a cat in Lisbon in the week before 20 June 2024."),
+    (["User: We live in Munich."], "Just a heads-up, we're moving out of here in August.",
+     "The user is moving out of Munich in August 2024."),
+    (["User: I grew up in Dublin."], "I went back there for Christmas.", "The user went back to Dublin for Christmas."),
+])
+def test_unseen_phrasings_of_here_there_we_and_chatter(context, text, content):
+    assert contents(text, when=JUNE, context=context) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I have a brother, Tom. He lives in Toronto.", "The user's brother Tom lives in Toronto."),
+    ("My girlfriend's name is Priya. She's a dentist.", "The user's girlfriend Priya is a dentist."),
+    ("Our daughter Zoe graduated in May \u2014 she's a nurse now.", "The user's daughter Zoe is a nurse now."),
+])
+def test_the_person_a_pronoun_stands_for_is_named_however_they_were_introduced(text, content):
+    assert content in contents(text, when=JUNE)

@@ -24,8 +24,8 @@ def test_present_verbs_agree_and_everything_else_stays(verb, third):
     ("I'll be there", "Ana will be there"),
     ("My dog loves me", "Ana's dog loves them"),
     ("The class made me proud of myself", "The class made Ana proud of themselves"),
-    ("We love our new flat", "Ana and others love their new flat"),
-    ("We're moving house", "Ana and their family are moving house"),
+    ("We love our new flat", "Ana loves their new flat"),  # nobody named: "we" is the speaker alone
+    ("We're moving house", "Ana is moving house"),
     ("Me and my wife went", "Ana and their wife went"),
     ("My kids and I love it", "Ana and their kids love it"),
     ("Anthony and I love trivia", "Anthony and Ana love trivia"),

@@ -1,10 +1,10 @@
 """Relative time words made absolute against the send time, where cheap and unambiguous."""
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
-from extraction.timewords import resolve
+from extraction.timewords import resolve, resolve_dated
 
 MONDAY = datetime(2023, 5, 8, 13, 56)
 
@@ -42,3 +42,53 @@ def test_vague_or_ambiguous_words_stay_as_said(text):
 def test_without_a_send_time_nothing_changes_and_a_date_works_too():
     assert resolve("I went yesterday", None) == "I went yesterday"
     assert resolve("I went yesterday", date(2024, 1, 1)) == "I went on 31 December 2023"
+
+
+# --- when a statement became true -----------------------------------------------------------------------------
+
+THURSDAY = datetime(2024, 6, 20, 10, 30)
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("I moved to Lyon in March for a new job", datetime(2024, 3, 1)),
+    ("we've been living in Porto since May", datetime(2024, 5, 1)),
+    ("last week we moved again", datetime(2024, 6, 13, 10, 30)),  # the send time minus a week
+    ("I'm 41 since yesterday", datetime(2024, 6, 19)),
+    ("I bought a Skoda two weeks ago", datetime(2024, 6, 6, 10, 30)),
+    ("I started a pottery class last month", datetime(2024, 5, 1)),
+    ("I joined Siemens in March 2023", datetime(2023, 3, 1)),
+    ("I've been vegan since 2019", datetime(2019, 1, 1)),
+    ("we split up last summer", datetime(2023, 6, 1)),
+    ("I changed my number last Tuesday", datetime(2024, 6, 18)),
+    ("I turned 35 on Tuesday", datetime(2024, 6, 18)),  # a bare weekday in a past sentence: the last one
+])
+def test_the_date_a_statement_became_true(text, start):
+    assert resolve_dated(text, THURSDAY)[1] == start
+
+
+@pytest.mark.parametrize("text", [
+    "I live in Grenoble",  # no date: the caller uses the send time
+    "I'm flying to Rome next Friday",  # a plan
+    "I'll start at Doctolib in May",
+    "I lived in Paris until May",  # when it stopped, not when it began
+    "my daughter turns 7 on June 14",  # a recurring date
+    "I have to renew my passport by March",
+])
+def test_no_start_without_one_said_or_for_plans_deadlines_and_recurring_dates(text):
+    assert resolve_dated(text, THURSDAY)[1] is None
+
+
+def test_the_start_keeps_the_send_times_zone():
+    sent = datetime(2024, 6, 20, 10, 30, tzinfo=UTC)
+    assert resolve_dated("I moved to Lyon in March", sent) == ("I moved to Lyon in March 2024",
+                                                              datetime(2024, 3, 1, tzinfo=UTC))
+    assert resolve_dated("I moved to Lyon in March", None) == ("I moved to Lyon in March", None)
+
+
+@pytest.mark.parametrize(("text", "resolved"), [
+    ("I turned 35 on Tuesday", "I turned 35 on Tuesday, 18 June 2024"),
+    ("I'll call the plumber on Monday", "I'll call the plumber on Monday, 24 June 2024"),
+    ("I'm seeing her on Friday", "I'm seeing her on Friday"),  # this week or next: left as said
+])
+def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
+    assert resolve_dated(text, THURSDAY)[0] == resolved

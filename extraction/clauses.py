@@ -1,0 +1,113 @@
+"""Clauses a kept sentence holds, read from its parse (extraction.nlp) rather than from patterns:
+
+- coordinated verb phrases that share the subject but say different things are cut apart, each with the
+  subject: "I'm allergic to nuts and have to carry an EpiPen" -> "I'm allergic to nuts" + "I have to carry an
+  EpiPen" (not "allergic to ... carry an EpiPen"); "I live in Lyon and work at Doctolib" -> two statements.
+  Cut only when one side fills an update slot: "I love horses and ride them" stays whole, its second half
+  needs the first (and the small model's parse of a long chat sentence is not worth the risk);
+- a participle clause after a comma that fills an update slot is a statement of its own: "we moved again, now
+  living in Porto" -> "we moved again" + "we are now living in Porto";
+- a clause led by "he"/"she" takes the person just named: "My daughter Mia starts school; she turns 7 on June 14"
+  -> "... ; my daughter Mia turns 7 on June 14" (`attach_pronoun`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from extraction import nlp
+from extraction.context import PERSON_NAME
+from extraction.slots import RELATIONS
+
+FEMALE = set("wife mother mom mum sister daughter girlfriend fiancee fiancée grandmother grandma aunt niece "
+             "stepdaughter granddaughter".split())
+MALE = set("husband father dad brother son boyfriend fiance fiancé grandfather grandpa uncle nephew stepson "
+           "grandson".split())
+_RELS = "|".join(sorted(RELATIONS | {"parent", "grandparent", "in-law", "folk"}, key=len, reverse=True))
+_PERSON = re.compile(rf"\b(?i:my|our|a|an) (?:(?:little|big|older|younger|eldest|oldest|youngest|baby|new|best|"
+                     rf"\d+[- ]year[- ]old) )*(?P<rel>(?i:{_RELS}))(?P<plural>s)?"
+                     rf"(?:(?:,|'s name is| is called| is named)? (?P<name>{PERSON_NAME}))?\b")
+_LEADING = re.compile(r"^(?P<lead>(?:(?:and|but|so|also|then|now|plus)\s+)*)(?P<pronoun>he|she|they)"
+                      r"(?P<verb>'s|'ll|'d|'re|'ve)?\b", re.IGNORECASE)
+_ARGS = {"dobj", "xcomp", "prep", "ccomp", "attr", "acomp", "advmod", "npadvmod", "dative", "oprd"}
+_BE = {"I": "am", "i": "am", "we": "are", "We": "are", "they": "are", "They": "are", "you": "are"}
+
+
+def antecedent(text: str) -> tuple[str, str] | None:
+    """The last person of the speaker's named in `text` ("my daughter Mia"), with the pronoun that fits them
+    ("she", "he", or "" when either does)."""
+    found = None
+    for match in _PERSON.finditer(text):
+        rel = match["rel"].lower()
+        if match.group(0).split()[0].lower() in ("a", "an") and not match["name"]:
+            continue  # "a friend": nobody in particular
+        if match["plural"]:
+            if not match["name"]:
+                found = (f"my {match['rel']}s", "they")  # "my parents ...; they live in Valencia"
+            continue
+        words = f"my {match['rel']} {match['name']}" if match["name"] else f"my {match['rel']}"
+        found = (words, "she" if rel in FEMALE else "he" if rel in MALE else "")
+    return found
+
+
+def attach_pronoun(clause: str, person: tuple[str, str] | None) -> str:
+    """A clause led by "he"/"she" about `person` with the person in its place: "she turns 7" -> "my daughter
+    Mia turns 7"; unchanged when there is nobody or the pronoun does not fit."""
+    match = _LEADING.match(clause)
+    if not match or person is None:
+        return clause
+    words, fits = person
+    pronoun = match["pronoun"].lower()
+    if (fits or pronoun == "they") and fits != pronoun:
+        return clause  # a singular "they" for someone named is too often someone else
+    verb = {"'s": " is", "'ll": " will", "'d": " would", "'re": " are", "'ve": " have", None: ""}[
+        match["verb"] and match["verb"].lower()]
+    following = clause[match.end():].split()[:1]
+    if verb == " is" and following and following[0].lower() in ("been", "got", "gotten", "had", "done", "gone"):
+        verb = " has"  # "she's been" is "she has been"
+    return f"{match['lead']}{words[:1].lower()}{words[1:]}{verb}{clause[match.end():]}"
+
+
+def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
+    """`sentence` as the statements it joins (itself alone when it joins none worth cutting)."""
+    if " and " not in sentence and "," not in sentence:
+        return [sentence]
+    rest = re.split(r",\s+|\s+and\s+", sentence)[1:]  # parsing is slow: only when a slot is in sight
+    if not fills_slot(sentence) and not any(fills_slot(f"{lead} {piece}") for piece in rest for lead in ("I", "I'm")):
+        return [sentence]
+    doc = nlp.parse(sentence)
+    for head in doc:
+        subjects = [child for child in head.children if child.dep_ in ("nsubj", "nsubjpass")]
+        if len(subjects) != 1 or subjects[0].pos_ not in ("PRON", "NOUN", "PROPN"):
+            continue
+        subject = doc[subjects[0].left_edge.i:subjects[0].i + 1].text
+        for child in head.children:
+            if child.i < head.i or any(c.dep_ in ("expl", "mark") for c in child.children):
+                continue
+            own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
+            if child.dep_ == "conj" and (own_subject or _verb_like(child)):
+                cc = [c for c in head.children if c.dep_ == "cc" and c.i < child.left_edge.i]
+                if not cc:
+                    continue
+                first = doc[:cc[-1].i].text.rstrip(" ,")
+                rest = doc[child.left_edge.i:].text
+                second = rest if own_subject else f"{subject} {rest}"
+                if fills_slot(first) or fills_slot(second):
+                    return [first, *split(second, fills_slot)]
+            if child.dep_ == "advcl" and child.tag_ == "VBG" and not own_subject and child.left_edge.i > 0 \
+                    and doc[child.left_edge.i - 1].text == ",":
+                be = _BE.get(subject, "is")
+                second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
+                if fills_slot(second):
+                    return [doc[:child.left_edge.i - 1].text, second]
+    return [sentence]
+
+
+def _verb_like(token) -> bool:
+    """A conjoined verb with something of its own (spaCy's small model sometimes tags "work at X" a noun)."""
+    own = {child.dep_ for child in token.children}
+    if token.pos_ in ("VERB", "AUX"):
+        return bool(own & _ARGS)
+    return token.pos_ == "NOUN" and token.head.pos_ in ("VERB", "AUX") and "prep" in own and not (
+        own & {"det", "poss", "amod", "compound"})

@@ -1,0 +1,67 @@
+"""Chatter off a kept sentence before it becomes a memory: discourse markers in front ("Update:", "FYI -",
+"Quick update -"), laughter and emoticons at the end ("haha", "lol", "xD"), and a trailing remark that only
+comments on what was said (", which is tricky in Portugal haha", ", which is annoying").
+
+A which-clause is a remark when its predicate is an adjective (spaCy tags it) or when laughter follows it; one
+that adds a fact (", which is a bank in Lisbon") stays.
+"""
+
+from __future__ import annotations
+
+import re
+
+from extraction import nlp
+
+_DISCOURSE = re.compile(
+    r"(?i)^(?:(?:just |a |one |another |some |quick |small |little |tiny |short |big |major |minor |huge |life |"
+    r"status |"
+    r"personal |random |fun |good |sad |bad |latest )*(?:updates?|news|heads[- ]up|fyi|f\.y\.i\.|ps|p\.s\.?|pps|"
+    r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|"
+    r"so yeah|anyway|psa|(?:quick|small|little|short|side) note)"
+    r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+")
+_LAUGH = (r"(?:a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|;-?\)|<3|"
+          r"\^_?\^|ha|heh)")
+_LAUGH_TAIL = re.compile(rf"(?i)(?:[\s,;.!?\-\u2013\u2014(]*(?<![A-Za-z]){_LAUGH}(?!\w)[\s.!?)]*)+$")
+# inside a sentence only what cannot be a word: "haha", "hehe", "lol", "lmao", "xD" (not "ha", "jk", "smh")
+_LAUGH_INSIDE = re.compile(
+    r"(?i)\s*[(\[]?(?<![\w'])(?:a?(?:ha){2,}h?|(?:he){2,}|lo+l+|lmf?ao+|rofl|xd+)(?![\w'])[)\]]?")
+_WHICH = re.compile(r"(?i)(?:,|\s[-\u2013\u2014]+)\s+(?:which|that|this|it)(?:'s| is| was| has been| can be| will be| "
+                    r"gets| got| made| makes| feels| felt| sounds| seems| must be| might be)\b")
+_ADVERBS = set("so really pretty super very quite just such a an bit kinda kind of sort rather totally honestly "
+               "always sometimes definitely also even a little".split())
+
+
+def strip_discourse(sentence: str) -> str:
+    """"Update: we moved again" -> "we moved again"; "FYI - I'm vegan" -> "I'm vegan"."""
+    stripped = _DISCOURSE.sub("", sentence, count=1).strip()
+    return stripped if re.search(r"[A-Za-z]", stripped) else sentence
+
+
+def strip_chatter(sentence: str) -> str:
+    """Laughter, emoticons and an evaluative trailing remark off `sentence` (a remark that has laughter after it
+    is chatter whatever its predicate)."""
+    laughed = _LAUGH_TAIL.search(sentence)
+    if laughed and laughed.start() > 0:
+        sentence = sentence[:laughed.start()].rstrip(" ,;-\u2013\u2014")
+    inside = _LAUGH_INSIDE.search(sentence)
+    if inside:
+        sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
+    laughed = laughed or inside
+    match = _WHICH.search(sentence)
+    if match and (laughed or _is_evaluation(sentence[match.end():])):
+        sentence = sentence[:match.start()].rstrip(" ,;-\u2013\u2014")
+    return sentence
+
+
+def _is_evaluation(predicate: str) -> bool:
+    """"tricky in Portugal", "so annoying", "a pain": an adjective (or "a pain/nightmare/blast") leads it."""
+    words = predicate.split()
+    while words and words[0].lower() in _ADVERBS:
+        words = words[1:]
+    if not words:
+        return False
+    if words[0].lower().strip(".,!") in ("pain", "nightmare", "blast", "joy", "relief", "bummer", "shame", "pity",
+                                          "drag", "hassle", "struggle", "challenge", "win", "bonus", "plus"):
+        return True
+    doc = nlp.parse(" ".join(["It", "is", *words]))
+    return len(doc) > 2 and doc[2].tag_ in ("JJ", "JJR", "JJS")

@@ -1,0 +1,86 @@
+"""How the speaker figures in a chat sentence, from the words alone: as its written subject ("I", "we", "my
+daughter", "Last week I ..."), as an implied one ("Just got back from Peru", "Gonna continue my studies"), as an
+object ("The group made me feel accepted"), or not at all. `with_implied_subject` writes the implied "I" in."""
+
+from __future__ import annotations
+
+import re
+
+from extraction.english import PAST, is_first_person
+
+_FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
+              "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
+              "sounds seems feels felt gets got".split())
+_IMPLIED = re.compile(
+    r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
+    r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
+    + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
+_NOT_IMPLIED = set("""
+thing things everything nothing something anything king ring spring string sing during morning evening wedding
+building ceiling according including regarding following amazing interesting exciting inspiring boring
+interesting awesome red bed need feed seed speed weed shed hundred sacred wicked naked beloved
+""".split())
+_IMPLIED_IT = set("gives makes helps keeps reminds brings means lets shows takes feels looks sounds seems "
+                  "gave made helped kept reminded brought meant let showed took".split())
+_OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire motivate push teach show "
+                    "tell".split())
+_FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
+                  "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
+SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
+def speaker_in(sentence: str) -> str | None:
+    """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
+    words = sentence.split()
+    if not words:
+        return None
+    implied = _IMPLIED.match(sentence)
+    if implied and not is_first_person(words[0]):
+        verb = implied["verb"].lower()
+        gerund_subject = verb.split()[0].endswith("ing") and re.search(
+            r"(?i)\b(?:is|isn't|are|was|wasn't|were|'s|has|makes|helps|keeps|gives|brings|can|will|reminds|means|"
+            r"must|could|would|should|might|takes|feels|seems)\b|\b(?:\w+s|\w+ed|let|make|help|made|gave|give|keep|"
+            r"kept) (?:me|my|us|our)\b", sentence)
+        been_it = verb == "been" and re.match(
+            r"(?i)(?:\w+\s+)*?been\s+(?:a|an|the|such|so|quite|too|ages|forever|hectic|crazy|tough|rough|great|good|"
+            r"fun|nice|awesome|amazing|hard|wild|ok|okay|fine|alright|a while)\b", sentence)
+        own = {w.strip(".,!?;:\"()").lower() for w in words}
+        no_self = not any(is_first_person(w.strip(".,!?;:\"()")) for w in words)
+        if gerund_subject and not own & SINGULAR:
+            return None  # "Showing off our true selves is the best": a saying, not a statement about the speaker
+        if verb.endswith("ing") and no_self and not implied["adv"]:
+            gerund_subject = True
+        if been_it:
+            return None  # "Been a busy week": it has been
+        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
+            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
+        if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
+            return "implied"
+    for index, word in enumerate(words):
+        core = word.strip(".,!?;:\"()").lower()
+        if not is_first_person(word.strip(".,!?;:\"()")):
+            continue
+        prefix = [w.strip(".,!?;:\"()").lower() for w in words[:index]]
+        subject_form = core in ("i", "i'm", "im", "i've", "ive", "i'd", "i'll", "we", "we're", "we've", "we'd",
+                                "we'll", "my", "our") or (core == "me" and index == 0)
+        if not prefix or (subject_form and (words[index - 1].endswith(",") or not (set(prefix) & _FINITE))):
+            return "subject" if subject_form or not prefix else None
+        verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
+                       or any(w.endswith("'s") for w in prefix)
+                       or prefix[-1] in _OBJECT_VERBS)
+        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
+                "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
+            return "object"
+        return None
+    return None
+
+
+def with_implied_subject(sentence: str) -> str:
+    match = _IMPLIED.match(sentence)
+    adverbs, verb, rest = match["adv"].lower(), match["verb"], sentence[match.end():]
+    low = verb.lower()
+    if low in ("gonna", "going to"):
+        return f"I'm {adverbs}going to{rest}"
+    if low == "been":
+        return f"I've {adverbs}been{rest}"
+    if low.endswith("ing") or low in _FEELING_ED:
+        return f"I'm {adverbs}{low}{rest}"
+    return f"I {adverbs}{low}{rest}"

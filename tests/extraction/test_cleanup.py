@@ -1,0 +1,55 @@
+"""Chatter off a kept sentence: discourse markers in front, laughter and emoticons at the end, and a trailing
+remark that only comments ("which is tricky ... haha"); a trailing clause that adds a fact stays."""
+
+import pytest
+
+from extraction.cleanup import strip_chatter, strip_discourse
+
+
+@pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("Update: we moved again", "we moved again"),
+    ("Quick update - I switched to a Samsung", "I switched to a Samsung"),
+    ("FYI: I'm vegetarian now", "I'm vegetarian now"),
+    ("Small update on my end: I got the job", "I got the job"),
+    ("Big news! We adopted a puppy", "We adopted a puppy"),
+    ("PS - my new number ends in 42", "my new number ends in 42"),
+    ("Heads up: I'm away in August", "I'm away in August"),
+    ("Life update \u2014 I started a PhD", "I started a PhD"),
+    ("PSA: I changed jobs", "I changed jobs"),
+    ("Quick note: my new email is ana@example.com", "my new email is ana@example.com"),
+])
+def test_discourse_markers_come_off_the_front(sentence, cleaned):
+    assert strip_discourse(sentence) == cleaned
+
+
+@pytest.mark.parametrize("sentence", ["Updates are slow at my job", "News travels fast", "Edit the file first"])
+def test_a_marker_word_that_is_the_subject_stays(sentence):
+    assert strip_discourse(sentence) == sentence
+
+
+@pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("I'm allergic to shellfish, which is tricky in Portugal haha.", "I'm allergic to shellfish"),
+    ("I got promoted to team lead lol", "I got promoted to team lead"),
+    ("I switched to a Samsung :)", "I switched to a Samsung"),
+    ("I adopted a cat, which is so annoying lol", "I adopted a cat"),
+    ("I started running at 6am, which is brutal.", "I started running at 6am"),
+    ("Bought a Tesla hahaha!!", "Bought a Tesla"),
+    ("I sold my bike, lmao", "I sold my bike"),
+    ("I moved to Leeds xD", "I moved to Leeds"),
+    ("I'm learning Dutch, which has been a nightmare", "I'm learning Dutch"),
+    ("I'm learning Korean hehe, it's so hard", "I'm learning Korean"),
+    ("I moved to Oslo (lol) in March", "I moved to Oslo in March"),
+    ("I'm allergic to kiwi haha, which is awkward at brunch", "I'm allergic to kiwi"),
+])
+def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
+    assert strip_chatter(sentence) == cleaned
+
+
+@pytest.mark.parametrize("sentence", [
+    "I work at Acme, which is a bank in Lisbon.",
+    "I moved to Porto, which is where my wife grew up.",
+    "My brother is called Hal.",
+    "I met Lola in Lolland.",
+])
+def test_a_trailing_clause_that_adds_a_fact_stays(sentence):
+    assert strip_chatter(sentence) == sentence
