@@ -1,6 +1,5 @@
 """Writes to conversations and messages, and the extraction step that turns a message into memories."""
 
-import inspect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -297,10 +296,12 @@ def _extract(message_id) -> Message | None:
         return message
     use_llm = llm.llm_configured()
     # the turns before it (context for the extractor: "we" named earlier, "there", a pronoun's person)
-    earlier = list(
-        message.conversation.messages.filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
-        .order_by("-sent_at", "-sequence").values_list("content", flat=True)[:CONTEXT_TURNS]
-    )[::-1]
+    earlier = [
+        f"{name or ('User' if role == Message.Role.USER else role.capitalize())}: {content}"
+        for role, name, content in message.conversation.messages
+        .filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
+        .order_by("-sent_at", "-sequence").values_list("role", "name", "content")[:CONTEXT_TURNS]
+    ][::-1]
     try:
         if use_llm:
             candidates = extraction.extract_llm(message.content, role=message.role, context=earlier[-4:])
@@ -343,11 +344,10 @@ CONTEXT_TURNS = 6  # earlier turns of the conversation given to the extractor as
 
 
 def _extract_local(message: Message, earlier: list[str]):
-    """The local extractor, with the earlier turns as context where its signature takes them."""
-    kwargs = {"role": message.role, "speaker": message.name or None, "when": message.sent_at}
-    if "context" in inspect.signature(extraction.extract_local).parameters:
-        kwargs["context"] = earlier
-    return extraction.extract_local(message.content, **kwargs)
+    """The local extractor, with the earlier turns as "Speaker: text" (the speaker's own turns name who "we" are;
+    an unnamed user turn is "User:", an unnamed assistant's "Assistant:")."""
+    return extraction.extract_local(message.content, role=message.role, speaker=message.name or None,
+                                    when=message.sent_at, context=earlier)
 
 
 def message_mark_failed(*, message_id, error: str) -> Message | None:
