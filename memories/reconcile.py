@@ -14,6 +14,7 @@ metadata, the others (hand-written, imported, older extractions) classified on t
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -140,7 +141,7 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
             near = known.neighbours[index] if known.neighbours else (
                 _similar(owner, scope, vector) if vector is not None else [])
             near = _live(near, decisions)
-            plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_valid_time(
+            plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_timing(
                 candidate, happened_at))
             decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
                               **context)
@@ -150,8 +151,37 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
     return decisions
 
 
-def _valid_time(candidate, happened_at):
-    return getattr(candidate, "valid_from", None) or happened_at or timezone.now()
+@dataclass(frozen=True)
+class Timing:
+    """When a statement was made (`said`: the message's send time, else now) and when what it says became true
+    (`valid`); `dated`: the statement itself named that time ("since May", "last week")."""
+
+    valid: datetime
+    said: datetime
+    dated: bool
+
+
+def _timing(candidate, happened_at) -> Timing:
+    said = happened_at or timezone.now()
+    stated = getattr(candidate, "valid_from", None)
+    return Timing(stated or said, said, stated is not None)
+
+
+def _said_at(memory: Memory) -> datetime:
+    """When a stored memory was stated: its message's send time (extracted memories carry it as happened_at),
+    else when it was written (by hand, in the panel or the API)."""
+    return (memory.happened_at if memory.message_id and memory.happened_at else None) or memory.created_at
+
+
+def _older(when: Timing, memory: Memory) -> bool:
+    """The statement says what was true before `memory`. When both name their times, by valid time ("I moved to
+    Lyon in March" said in June is older than "since May"); otherwise by when each was said, so a fact written by
+    hand yesterday gives way to today's "we moved last week", and a message imported from January never
+    replaces what was said today."""
+    said = _said_at(memory)
+    if when.dated and abs((memory.valid_from - said).total_seconds()) > 1:
+        return when.valid < memory.valid_from
+    return when.said < said or (when.said == said and when.valid < memory.valid_from)
 
 
 def _live(near, decisions) -> list[tuple[Memory, float]]:
@@ -201,8 +231,9 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
-            elif newer and plan is None and _was_value(owner, frame):
-                # "I left Acme" once Doctolib superseded Acme: the past of that chain
+            elif newer and plan is None:
+                # "I left Acme" once Doctolib is current (stored before or never): the past of that chain, so no
+                # current line names only the old value
                 plan = Plan("UPDATE", f"{label}: {frame['value'] or '?'} ended, {newer[0][1]['value']} is current;"
                                       f" kept as the past; frame cosine {frame['score']:.2f}", [newer[0][0]],
                             past=True)
@@ -229,13 +260,6 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
     return _timed(plan, when)
 
 
-def _was_value(owner, frame: dict) -> bool:
-    """A superseded memory held the ended value: the statement is about that past ("I used to live in Hamburg"
-    about a place never stored stays a memory of its own)."""
-    return Memory.objects.owned_by(owner).filter(superseded_by__isnull=False, metadata__frames__contains=[
-        {"attribute": frame["attribute"], "value": frame["value"], "holder": frame["holder"]}]).exists()
-
-
 def _label(frame: dict) -> str:
     return f"{frame['holder'] + ' ' if frame['holder'] else ''}{frame['attribute']}"
 
@@ -248,14 +272,15 @@ def _pool(owner, near, known, scope) -> list[tuple[Memory, list[dict]]]:
     return [(live[pk], known.frames[pk]) for pk in order if pk in live and pk in known.frames]
 
 
-def _timed(plan: Plan, when) -> Plan:
-    """Valid time, not arrival, orders an update: a statement about an older time than the current memory's
-    enters its chain as the past."""
+def _timed(plan: Plan, when: Timing) -> Plan:
+    """Time, not arrival, orders an update: a statement about an older time than the current memory's enters its
+    chain as the past (`_older`)."""
     if plan.action == "UPDATE" and plan.targets and not plan.past:
         newest = max(plan.targets, key=lambda m: m.valid_from)
-        if when < newest.valid_from:
+        if _older(when, newest):
             plan.past, plan.targets = True, [newest]
-            plan.why += f"; said of {when:%Y-%m-%d}, before the current memory's {newest.valid_from:%Y-%m-%d}"
+            plan.why += (f"; said of {when.valid:%Y-%m-%d}, before the current memory's "
+                         f"{newest.valid_from:%Y-%m-%d}")
     return plan
 
 
