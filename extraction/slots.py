@@ -103,6 +103,18 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
     """The slots a first-person `sentence` fills (several for "I'm allergic to peanuts and shellfish")."""
     s = sentence.strip().rstrip(".!")
     lower = s == s.lower()
+    # said without a first-person subject: "reach me at the new number 555-0199", "41 since yesterday"
+    if m := re.search(r"(?i)^(?:(?:you can|you could|please|just|now|so) )*(?:reach|call|text|ring|phone|email|e-mail|"
+                      r"mail|contact|message|whatsapp|write to) me (?:\w+ ){0,4}?(?:at|on|via) (?:the |my )?(?:new |"
+                      r"updated )?(?:(?:phone |mobile |cell )?number |address |email |e-mail )?(?P<v>\S+@\S+\w|"
+                      r"\+?\d[\d ().\-]{5,}\d)", s):
+        email = "@" in m["v"]
+        what = "email address" if email else "phone number"
+        return [Slot("email" if email else "phone", "fact", 0.7, f"{{name}}'s {what} is {m['v']}.",
+                     tags=("contact",))]
+    if m := re.fullmatch(r"(?i)(?:(?:just|finally|officially) )*(?:turned (?P<a>\d{1,3})|(?P<b>\d{1,3}) (?:years old )?"
+                         r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day))\b.*", s):
+        return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b']} years old.", tags=("age",))]
     if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*call me (?P<v>[a-z][\w'\-]*"
                          r"(?: [a-z][\w'\-]*)?)", s):
         value = _title(m["v"])

@@ -181,7 +181,7 @@ def _older(when: Timing, memory: Memory) -> bool:
     said = _said_at(memory)
     if when.dated and abs((memory.valid_from - said).total_seconds()) > 1:
         return when.valid < memory.valid_from
-    return when.said < said or (when.said == said and when.valid < memory.valid_from)
+    return when.said < said  # one message's statements in the order it makes them
 
 
 def _live(near, decisions) -> list[tuple[Memory, float]]:
@@ -223,8 +223,8 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
     candidates_pool = _pool(owner, near, known, scope)
     plan: Plan | None = None
     for frame in found:
-        matches = [(m, f) for m, fs in candidates_pool if (f := _same(fs, frame["holder"], frame["attribute"]))
-                   and not f.get("ended")]
+        every = [(m, f) for m, fs in candidates_pool if (f := _same(fs, frame["holder"], frame["attribute"]))]
+        matches = [(m, f) for m, f in every if not f.get("ended")]
         label = _label(frame)
         if frame["ended"]:
             ended = [m for m, f in matches if f["value"] and f["value"] == frame["value"]]
@@ -239,7 +239,8 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
                             past=True)
             continue
         same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
-        other = [(m, f) for m, f in matches if m not in same]
+        # a new value also retires a current "I left Acme" (it speaks of the old value)
+        other = [(m, f) for m, f in every if m not in same]
         if same and plan is None:
             return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
                         [same[0]])
