@@ -42,7 +42,6 @@ COEXIST = [  # both statements stay current
     ("I speak Italian.", "I speak some Korean too."),
     ("We have a dog called Pixel.", "We adopted a kitten named Miso."),
     ("I bought a new tent.", "I bought a kayak last weekend."),
-    ("I work at Valeo.", "I worked at Renault before that."),  # a past state, not a change
     ("My number is 0655 443 322.", "My husband's number is 0611 002 233."),  # someone else's
     ("I drive a Yaris.", "I'm learning to drive a lorry."),  # an intention, not a state
 ]
@@ -67,6 +66,15 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
     converse(api, [("2024-03-01T10:00:00Z", first), ("2024-06-01T10:00:00Z", second)])
     assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
     assert len(current(api)) == 2
+
+
+@pytest.mark.parametrize("earlier", ["I worked at Renault before that.", "I left my old job at Renault in May."])
+def test_an_ended_value_beside_the_current_one_is_its_past(api, user, earlier):
+    converse(api, [("2024-03-01T10:00:00Z", "I work at Valeo."), ("2024-06-01T10:00:00Z", earlier)])
+    assert [text for text in current(api) if "Renault" in text] == []
+    past = Memory.objects.get(owner=user, content__contains="Renault")
+    valeo = Memory.objects.get(owner=user, content__contains="Valeo")
+    assert past.superseded_by_id == valeo.pk and past.valid_to is not None and valeo.superseded_by_id is None
 
 
 def test_a_hand_written_memory_is_superseded_by_a_later_statement(api, user):
