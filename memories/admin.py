@@ -191,8 +191,8 @@ class MemoryAdmin(SimpleHistoryAdmin):
     )
     change_readonly_fields = (
         # valid time is set by the writes that place a memory in its chain (a date typed here would not move it)
-        "id", "owner", "version", "valid_from", "valid_to", "supersession", "supersedes", "superseded_by", "embedding_info",
-        "created_at", "updated_at", "accessed_at",
+        "id", "owner", "version", "valid_from", "valid_to", "supersession", "supersedes", "superseded_by",
+        "embedding_info", "created_at", "updated_at", "accessed_at",
     )
 
     def get_fieldsets(self, request, obj=None):
