@@ -209,12 +209,12 @@ def test_each_excerpt_is_headed_by_its_own_day(user, eager, django_capture_on_co
 
 def test_a_weak_match_takes_no_budget(user, eager, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        converse(user, [("user", "Ana", "My sister's wedding in Porto is on 12 October.")])
-        converse(user, [("assistant", "", "How are you settling in?")], start=datetime(2024, 1, 5, tzinfo=UTC))
-    hits = ctx.message_search(owner=user, query="When is my sister's wedding in Porto?",
-                              limit=ctx.EXCERPT_HITS).results
-    weak = [h for h in hits if "settling" in h.message.content]
+        converse(user, [("user", "Ana", "Our new flat in Grenoble has a balcony facing the mountains.")])
+        converse(user, [("assistant", "", "Lovely! Enjoy the view.")], start=datetime(2024, 1, 5, tzinfo=UTC))
+    query = "What can Ana see from her balcony?"
+    hits = ctx.message_search(owner=user, query=query, limit=ctx.EXCERPT_HITS).results
+    weak = [h for h in hits if "Enjoy the view" in h.message.content]
     assert weak, "the weak turn is a hit of message search: the floor is what keeps it out"
-    assert weak[0] not in ctx.worth_an_excerpt(hits)
-    context = ctx.context_for(owner=user, query="When is my sister's wedding in Porto?", budget=1000)
-    assert "wedding in Porto" in context.text and "settling" not in context.text
+    assert weak[0] not in ctx.worth_an_excerpt(hits) and hits[0] in ctx.worth_an_excerpt(hits)
+    context = ctx.context_for(owner=user, query=query, budget=1000)
+    assert "balcony facing the mountains" in context.text and "Enjoy the view" not in context.text
