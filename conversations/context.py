@@ -8,7 +8,7 @@ Every memory line says when it became true (valid time), every excerpt is headed
 import re
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from django.conf import settings
 from django.db.models import Q
@@ -17,7 +17,7 @@ from lemminflect import getAllLemmas
 from conversations.models import Conversation, Message
 from conversations.selectors import ScoredMessage, message_search
 from integrations.embeddings import count_tokens
-from memories.search import ScoredMemory, embed_query, memory_search
+from memories.search import ScoredMemory, embed_query, memory_search, query_periods
 from memories.selectors import MemoryFilters
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
@@ -46,10 +46,13 @@ _WORD = re.compile(r"[a-z]+")
 
 def asks_about_past(query: str) -> bool:
     """Whether `query` asks about the past or a change ("where did I live before?", "when did I move?", "how long
-    was I at Acme?", "what car did I use to drive?"), not only about what is true now."""
+    was I at Acme?", "what car did I use to drive?", "my address in 2021"), not only about what is true now."""
     text = query.lower()
     if PAST_PHRASES.search(text):
         return True
+    today = date.today().toordinal()
+    if any(period[0] == "range" and period[2] <= today for period in query_periods(query)):
+        return True  # it names a day, month or year that is over
     for word in _WORD.findall(text):
         if word in PAST_FORMS or word in PAST_LEMMAS:
             return True

@@ -137,6 +137,8 @@ def test_a_question_about_the_past_gets_the_past_marked_with_its_validity(user, 
     ("Does he no longer drive a Volvo?", True),
     ("Was there a different email originally?", True),
     ("she relocated at some point, right?", True),
+    ("my home address in March 2021", True),
+    ("the user's employer in 2019?", True),
 ])
 def test_asks_about_past(query, past):
     assert ctx.asks_about_past(query) is past
