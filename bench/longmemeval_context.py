@@ -202,15 +202,17 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--reuse", action="store_true", help="keep users whose messages are all loaded")
     parser.add_argument("--floor", type=float, default=None, help="override EXCERPT_FLOOR (tuning, oracle only)")
+    parser.add_argument("--turn-tokens", type=int, default=None, help="override TURN_TOKENS (tuning, oracle only)")
     args = parser.parse_args()
 
     setup_django("memento_bench_longmemeval")
+    from conversations import context
     from memories.models import Memory  # noqa: F401 - models loaded before the service imports
 
     if args.floor is not None:
-        from conversations import context
-
         context.EXCERPT_FLOOR = args.floor
+    if args.turn_tokens is not None:
+        context.TURN_TOKENS = args.turn_tokens
     for tag in (("oracle", "s") if args.set == "both" else (args.set,)):
         chosen = questions(args.data, tag, args.limit)
         started = time.perf_counter()

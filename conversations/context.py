@@ -13,9 +13,11 @@ from datetime import date, datetime
 from django.conf import settings
 from django.db.models import Q
 from lemminflect import getAllLemmas
+from spacy.lang.en.stop_words import STOP_WORDS
 
 from conversations.models import Conversation, Message
 from conversations.selectors import ScoredMessage, message_search
+from extraction.sentences import split_sentences
 from integrations.embeddings import count_tokens
 from memories.search import ScoredMemory, embed_query, memory_search, query_periods
 from memories.selectors import MemoryFilters
@@ -27,6 +29,10 @@ EXCERPT_HITS = 20  # matching messages considered for excerpts
 # in?" (no shared word, a cosine just over message search's floor) otherwise fills budget that better memories
 # would use (bench/locomo_conversations.py --set first and bench/longmemeval_context.py, BENCHMARKS.md)
 EXCERPT_FLOOR = 0.2
+# a turn longer than this (word pieces) is shown by its sentences that share most words with the query, in order,
+# with "…" for what is left out: a 700-token reply next to a hit otherwise fills an excerpt budget alone
+# (LongMemEval's assistant turns; bench/longmemeval_context.py)
+TURN_TOKENS = 100
 MEMORIES_HEADER = "Memories (most relevant first):"
 EXCERPTS_HEADER = "Conversation excerpts:"
 
@@ -133,8 +139,45 @@ def _memory_item(scored: ScoredMemory) -> ContextItem:
     return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory)
 
 
-def _turn_line(message: Message) -> str:
-    return f"{_speaker(message)}: {message.content}"
+def _lemmas(text: str) -> set[str]:
+    """The words of `text` that carry meaning (spaCy's English stop words left out), as lemmas."""
+    found = set()
+    for word in _WORD.findall(text.lower()):
+        if word not in STOP_WORDS:
+            found.update(lemma for lemmas in getAllLemmas(word).values() for lemma in lemmas)
+            found.add(word)
+    return found
+
+
+def clipped(text: str, words: set[str], limit: int | None = None) -> str:
+    """`text`, or when it is longer than `limit` word pieces (default TURN_TOKENS), its sentences that share most
+    of `words` (then the earliest), in their order, within `limit`; "…" marks what is left out."""
+    limit = limit or TURN_TOKENS
+    if count_tokens(text) <= limit:
+        return text
+    sentences = split_sentences(text, dialogue=True)
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(words & _lemmas(sentences[i])), i))
+    keep, used = [], 0
+    for i in ranked:
+        cost = count_tokens(sentences[i]) + 1
+        if used + cost <= limit:
+            keep.append(i)
+            used += cost
+    if not keep:  # one long sentence: its start
+        return " ".join(text.split()[:limit // 2]) + " …"
+    parts, previous = [], -1
+    for i in sorted(keep):
+        if i != previous + 1:
+            parts.append("…")
+        parts.append(sentences[i])
+        previous = i
+    if previous != len(sentences) - 1:
+        parts.append("…")
+    return " ".join(parts)
+
+
+def _turn_line(message: Message, words: set[str]) -> str:
+    return f"{_speaker(message)}: {clipped(message.content, words)}"
 
 
 def _excerpt_header(message: Message) -> str:
@@ -155,11 +198,11 @@ def _runs(sequences, turns: dict, conversation_id) -> list[list[int]]:
     return runs
 
 
-def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int) -> tuple[list[ContextItem], int]:
+def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -> tuple[list[ContextItem], int]:
     """Excerpts of what was said, within `room` tokens: each hit (best first) with NEIGHBOURS turns either side
-    (just the hit when its window does not fit); a turn is shown once, and turns that end up next to each
-    other in a conversation and were said on the same day read as one excerpt under one header (its score: its
-    best hit's)."""
+    (just the hit when its window does not fit); a turn is shown once (a long one by its sentences nearest the
+    query: `clipped`), and turns that end up next to each other in a conversation and were said on the same day
+    read as one excerpt under one header (its score: its best hit's)."""
     if not hits or room <= 0:
         return [], 0
     wanted: dict[uuid.UUID, set[int]] = {}
@@ -171,7 +214,9 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int) -> tuple[list
         scope |= Q(conversation_id=conversation_id, sequence__in=sorted(sequences))
     turns = {(m.conversation_id, m.sequence): m for m in Message.objects.filter(scope, owner_id=owner_id)
              .select_related("conversation").defer("embedding", "search_vector", "conversation__metadata")}
-    cost = {key: count_tokens(_turn_line(m)) + 1 for key, m in turns.items()}
+    words = _lemmas(query)
+    lines = {key: _turn_line(m, words) for key, m in turns.items()}
+    cost = {key: count_tokens(line) + 1 for key, line in lines.items()}
     header_cost: dict[tuple, int] = {}
 
     def headers(conversation_id, sequences) -> int:
@@ -205,7 +250,7 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int) -> tuple[list
     for conversation_id in {key[0] for key in shown}:
         for run in _runs([s for c, s in shown if c == conversation_id], turns, conversation_id):
             messages = [turns[(conversation_id, s)] for s in run]
-            text = "\n".join([_excerpt_header(messages[0]), *(_turn_line(m) for m in messages)])
+            text = "\n".join([_excerpt_header(messages[0]), *(lines[(conversation_id, s)] for s in run)])
             items.append(ContextItem(
                 "excerpt", text, max(shown[(conversation_id, s)] for s in run), count_tokens(text) + 1,
                 conversation=messages[0].conversation, messages=messages,
@@ -265,7 +310,7 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))
-    excerpts, used_excerpts = _excerpts(owner_id, worth_an_excerpt(messages.results), room - used_memories)
+    excerpts, used_excerpts = _excerpts(owner_id, worth_an_excerpt(messages.results), room - used_memories, query)
     rest, _ = _pack([i for i in memory_items if i not in first], room - used_memories - used_excerpts)
     chosen_memories = sorted(first + rest, key=lambda i: -i.score)
 

@@ -220,3 +220,18 @@ def test_a_weak_match_takes_no_budget(user, eager, django_capture_on_commit_call
     assert weak[0] not in ctx.worth_an_excerpt(hits) and hits[0] in ctx.worth_an_excerpt(hits)
     context = ctx.context_for(owner=user, query=query, budget=1000)
     assert "balcony facing the mountains" in context.text and "Enjoy the view" not in context.text
+
+
+def test_a_long_turn_is_shown_by_its_sentences_nearest_the_query(user, eager, django_capture_on_commit_callbacks):
+    filler = " ".join(f"Tip {i}: water the seedlings in the morning and keep the soil loose around them." for i in
+                      range(1, 30))
+    reply = f"{filler} Your balcony gets the evening sun, so tomatoes will do well there. {filler}"
+    with django_capture_on_commit_callbacks(execute=True):
+        converse(user, [("user", "Ana", "Which vegetables could grow on my balcony?"), ("assistant", "", reply)])
+    line = ctx.clipped(reply, ctx._lemmas("will tomatoes grow on the balcony"))
+    assert ctx.count_tokens(line) <= ctx.TURN_TOKENS + 2 and "tomatoes will do well there." in line
+    assert line.startswith("Tip 1:") and " … Your balcony" in line and line.endswith("…") and "Tip 29" not in line
+    assert ctx.clipped("Short and whole.", set()) == "Short and whole."
+    context = ctx.context_for(owner=user, query="will tomatoes grow on the balcony", budget=400)
+    excerpt = next(i for i in context.items if i.type == "excerpt")
+    assert "tomatoes will do well there" in excerpt.text and excerpt.tokens < 2 * ctx.TURN_TOKENS + 40
