@@ -75,7 +75,8 @@ def sessions(question: dict) -> list[tuple[datetime, str, list[dict]]]:
 
 
 def load(chosen: list[dict], *, tag: str, reuse: bool):
-    """A user per question with its sessions appended, embedded, extracted and reconciled; returns the users."""
+    """A user per question with its sessions appended, embedded, extracted and reconciled (every user turn); returns
+    the users."""
     from django.contrib.auth import get_user_model
 
     from conversations import services
@@ -111,9 +112,12 @@ def load(chosen: list[dict], *, tag: str, reuse: bool):
         rls.activate(None, bypass=True)  # the worker's view
         for ids, _ in queued:
             services.messages_embed(message_ids=ids)
-        for _, extract in queued:
-            for message_id in extract:
-                services.message_extract(message_id=message_id)
+        # every user turn the appends made due, in order (the owner's task takes them all; only an append that
+        # finds none queued sends one, so the ids queued above are not all of them)
+        due = Message.objects.filter(owner=user, extraction_status=Message.Extraction.PENDING,
+                                     extraction_queued_at__isnull=False).order_by("sent_at", "sequence", "pk")
+        for message_id in due.values_list("pk", flat=True):
+            services.message_extract(message_id=message_id)
     return users
 
 
