@@ -130,8 +130,8 @@ def load(samples, turns, *, reuse: bool):
 
 
 def evaluate(samples, questions, users, budgets: list[int]):
+    from conversations.context import context_for
     from conversations.models import Message
-    from conversations.selectors import context_for
     from core import rls
     from integrations.embeddings import embed_texts
 

@@ -4,6 +4,7 @@ from conversations.models import Conversation, Message
 from conversations.tools import TOOL_NAMES
 from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Project
+from memories.serializers import AsOfField
 
 
 class ConversationSerializer(StrictSerializer, serializers.ModelSerializer):
@@ -75,6 +76,9 @@ class ContextQuerySerializer(StrictSerializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=20)
     stay = serializers.BooleanField(required=False, default=False, help_text=(
         "Excerpts from this conversation only (default: from all of the user's conversations in scope)."))
+    as_of = AsOfField(required=False, help_text=(
+        "What was true then (valid time): an ISO date (its end, UTC) or datetime. Memories valid at that moment, "
+        "superseded since or not (those no longer true marked so), and excerpts of what had been said by then."))
     format = CharField(required=False)
 
 
@@ -90,13 +94,18 @@ class ContextItemSerializer(serializers.Serializer):
     score = serializers.FloatField()
     tokens = serializers.IntegerField()
     source = DictField(help_text=(
-        "Where it came from: a memory's id and the conversation/message or document it was extracted from; an "
-        "excerpt's conversation, its messages in order and which of them matched, and when it was said."))
+        "Where it came from: a memory's id, the conversation/message or document it was extracted from and its "
+        "valid time (valid_from, valid_to: null while true); an excerpt's conversation, its messages in order and "
+        "which of them matched, and when it was said."))
 
 
 class ContextSerializer(serializers.Serializer):
     query = CharField()
     budget = serializers.IntegerField()
+    as_of = serializers.DateTimeField(allow_null=True, help_text="The moment asked about, if any.")
+    past = serializers.BooleanField(help_text=(
+        "Superseded memories were let in, marked as no longer true: the query asked about the past or a change, "
+        "or `as_of` was given."))
     used_tokens = serializers.IntegerField()
     degraded = serializers.BooleanField()
     text = CharField()

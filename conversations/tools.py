@@ -8,10 +8,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from rest_framework.exceptions import ValidationError as ShapeError
 
+from conversations.context import context_for
 from conversations.models import Conversation
-from conversations.selectors import context_for
 from memories import tools as memory_tools
+from memories.serializers import AsOfField
 from memories.tools import ALIASES, QUERY, MemoryTool, NoSuchMemory, ToolResult, parsed, summary, tool, validated
 
 TOOLS: dict[str, MemoryTool] = dict(memory_tools.TOOLS)
@@ -24,10 +26,15 @@ TOOLS: dict[str, MemoryTool] = dict(memory_tools.TOOLS)
                "description": f"Token budget of the text (default {settings.MEMORY_CONTEXT_BUDGET})."},
     "conversation_id": {"type": "string", "maxLength": 100,
                         "description": "A Memento conversation id, to include its project's memories."},
+    "as_of": {"type": "string", "maxLength": 64, "description": (
+        "An ISO date or datetime: what was true then (memories valid at that moment, those no longer true marked "
+        "so) and what had been said by then. Omit it for what is true now.")},
 }, description=(
     "The memories and excerpts of past conversations relevant to a message, packed into a token budget as a text "
-    "block ready to use as background; each item says where it came from. Call it at the start of a "
-    "conversation or a new topic to recall what matters about the user."))
+    "block ready to use as background; each item says where it came from and each memory when it became true. "
+    "It gives what is true now; facts that are no longer true appear, marked, when the query asks about the past "
+    "or a change, or with as_of. Call it at the start of a conversation or a new topic to recall what matters "
+    "about the user."))
 def get_context(user, args):
     conversation = None
     if "conversation_id" in args:
@@ -37,10 +44,18 @@ def get_context(user, args):
             pass
         if conversation is None:
             raise ValidationError({"conversation_id": ["No such conversation."]})
-    context = context_for(owner=user, query=args["query"], budget=args.get("budget"), conversation=conversation)
+    as_of = None
+    if "as_of" in args:
+        try:
+            as_of = AsOfField().run_validation(args["as_of"])
+        except ShapeError as exc:
+            raise ValidationError({"as_of": [str(m) for m in exc.detail]}) from None
+    context = context_for(owner=user, query=args["query"], budget=args.get("budget"), conversation=conversation,
+                          as_of=as_of)
     return ToolResult(context.text or "No remembered facts are relevant to this.", {
         "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
         "degraded": context.degraded, "text": context.text,
+        "as_of": as_of.isoformat() if as_of else None, "past": context.past,
         "items": [{"type": i.type, "text": i.text, "score": round(i.score, 4), "source": i.source(),
                    **({"memory": summary(i.memory)} if i.type == "memory" else {})} for i in context.items],
     })

@@ -5,7 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import selectors, services, tools
+from conversations import services, tools
+from conversations.context import conversation_context
 from conversations.models import Conversation
 from conversations.serializers import (
     AppendSerializer,
@@ -82,17 +83,19 @@ class ConversationViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["get"])
     def context(self, request, pk=None):
         """What to inject into the next prompt: the best memories and conversation excerpts within a token
-        budget, as items (each saying what it is and where it came from) and as text."""
+        budget, as items (each saying what it is and where it came from) and as text. Memories are what is true
+        now; superseded ones come too, marked, when the query asks about the past or a change, or with `as_of`
+        (what was true then)."""
         params = ContextQuerySerializer(data=request.query_params.dict())
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        context = selectors.conversation_context(conversation=self.get_object(), query=data.get("query"),
-                                                 budget=data.get("budget"), limit=data["limit"],
-                                                 stay_in_conversation=data["stay"])
+        context = conversation_context(conversation=self.get_object(), query=data.get("query"),
+                                       budget=data.get("budget"), limit=data["limit"],
+                                       stay_in_conversation=data["stay"], as_of=data.get("as_of"))
         memories = [i.memory for i in context.items if i.type == "memory"]
         return Response(ContextSerializer({
             "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
-            "degraded": context.degraded, "text": context.text,
+            "degraded": context.degraded, "text": context.text, "as_of": context.as_of, "past": context.past,
             "items": [{"type": i.type, "text": i.text, "score": i.score, "tokens": i.tokens, "source": i.source()}
                       for i in context.items],
             "memories": MemorySerializer(memories, many=True, context=self.get_serializer_context()).data,

@@ -10,13 +10,15 @@ from django.contrib import admin, messages
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import ValidationError
 from django.db.models import CharField, Count, F, Func, Q
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.text import Truncator
 from simple_history.admin import SimpleHistoryAdmin
 
 from core.admin import embedding_info, without_vectors
 from integrations import embeddings
 from memories import batch, services
-from memories.models import Memory, MemoryEvent, Project
+from memories.models import HistoryAction, Memory, MemoryEvent, Project
 
 ADMIN_REASON = "edited in admin"
 TAG_CHOICES_LIMIT = 500
@@ -143,8 +145,8 @@ class MemoryAdminForm(forms.ModelForm):
 class MemoryAdmin(SimpleHistoryAdmin):
     form = MemoryAdminForm
     list_display = (
-        "short_content", "owner", "project", "category", "source", "tags", "is_active", "is_superseded", "version",
-        "embedding_status", "updated_at",
+        "short_content", "owner", "project", "category", "source", "tags", "is_active", "is_superseded", "valid_from",
+        "valid_to", "version", "embedding_status", "updated_at",
     )
     list_display_links = ("short_content",)
     list_select_related = ("owner", "project")
@@ -171,7 +173,8 @@ class MemoryAdmin(SimpleHistoryAdmin):
         (None, {"fields": ("owner", "project", "agent_id", "namespace", "key", "content")}),
         ("Classification", {"fields": ("subject", "category", "tags", "importance", "confidence", "source")}),
         ("Details", {"classes": ("collapse",), "fields": (
-            "metadata", "entities", "links", "source_ref", "happened_at", "expires_at", "conversation", "message",
+            "metadata", "entities", "links", "source_ref", "happened_at", "valid_from", "expires_at", "conversation",
+            "message",
         )}),
     )
     change_fieldsets = (
@@ -180,14 +183,16 @@ class MemoryAdmin(SimpleHistoryAdmin):
         ("Details", {"fields": (
             "metadata", "entities", "links", "source_ref", "happened_at", "expires_at", "conversation", "message",
         )}),
+        ("Valid time", {"fields": ("valid_from", "valid_to", "supersession")}),
         ("State", {"fields": (
             "is_active", "version", "supersedes", "superseded_by", "embedding_info", "created_at", "updated_at",
             "accessed_at",
         )}),
     )
     change_readonly_fields = (
-        "id", "owner", "version", "supersedes", "superseded_by", "embedding_info", "created_at", "updated_at",
-        "accessed_at",
+        # valid time is set by the writes that place a memory in its chain (a date typed here would not move it)
+        "id", "owner", "version", "valid_from", "valid_to", "supersession", "supersedes", "superseded_by",
+        "embedding_info", "created_at", "updated_at", "accessed_at",
     )
 
     def get_fieldsets(self, request, obj=None):
@@ -223,6 +228,21 @@ class MemoryAdmin(SimpleHistoryAdmin):
     @admin.display(description="superseded", boolean=True, ordering="superseded_by")
     def is_superseded(self, obj: Memory) -> bool:
         return obj.superseded_by_id is not None
+
+    @admin.display(description="superseded by")
+    def supersession(self, obj: Memory) -> str:
+        """The memory that replaced this one, linked, and why (the reason its SUPERSEDE version records)."""
+        if obj.superseded_by_id is None:
+            return "— (current)"
+        successor = Memory.objects.filter(pk=obj.superseded_by_id).only("pk", "content").first()
+        reason = (obj.history.filter(history_action=HistoryAction.Action.SUPERSEDE,
+                                     superseded_by_id=obj.superseded_by_id)
+                  .order_by("-history_date").values_list("history_change_reason", flat=True).first())
+        why = format_html(" (why: {})", reason) if reason else ""
+        if successor is None:
+            return format_html("{}{}", obj.superseded_by_id, why)
+        return format_html('<a href="{}">{}</a>{}', reverse("admin:memories_memory_change", args=[successor.pk]),
+                           _preview(successor.content, 160), why)
 
     @admin.display(description="embedding", ordering="embedding_model")
     def embedding_status(self, obj: Memory) -> str:

@@ -113,6 +113,8 @@ class MemoryFilterForm(forms.Form):
     category = forms.CharField(required=False, max_length=100)
     source = forms.ChoiceField(choices=[("", "Any source"), *Memory.Source.choices], required=False)
     status = forms.ChoiceField(choices=STATUS_CHOICES, required=False)
+    as_of = forms.DateField(required=False, label="As of", widget=forms.DateInput(attrs={"type": "date"}),
+                            help_text="What was true on that day (superseded memories included)")
 
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)

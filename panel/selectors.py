@@ -4,7 +4,7 @@ timeline, and the overview's counts. Every query here starts from the owner."""
 import difflib
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import connection
 from django.db.models import Count, Q
@@ -12,7 +12,7 @@ from django.db.models.functions import Now, TruncDate
 from django.utils import timezone
 
 from memories import selectors as memory_selectors
-from memories.models import Memory
+from memories.models import HistoryAction, Memory
 from memories.search import memory_search
 
 # Bookkeeping that changes with every version; showing it would bury the real changes.
@@ -41,6 +41,11 @@ def restrict_status(queryset, status: str):
     return queryset
 
 
+def end_of_day(day: date | None) -> datetime | None:
+    """A day of the "as of" filter as a moment: its end (UTC), as the API's `as_of` reads a date."""
+    return datetime.combine(day, time.max, tzinfo=UTC) if day else None
+
+
 def memory_filters(form_data: dict, projects: dict) -> memory_selectors.MemoryFilters:
     project = form_data.get("project") or ""
     return memory_selectors.MemoryFilters(
@@ -49,6 +54,7 @@ def memory_filters(form_data: dict, projects: dict) -> memory_selectors.MemoryFi
         tags=form_data.get("tags") or [],
         category=form_data.get("category") or None,
         source=form_data.get("source") or None,
+        as_of=end_of_day(form_data.get("as_of")),
         **status_filters(form_data.get("status") or "active"),
     )
 
@@ -133,6 +139,40 @@ def memory_timeline(*, memory: Memory) -> list[Version]:
                 changes.append(Change(change.field, shown(change.old), shown(change.new), words))
         versions.append(Version(record, changes))
     return versions
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """Why a memory stopped being current: the memory that replaced it, the reason its SUPERSEDE version
+    records (the reconciler's rule and evidence, or the writer's), and the version to revert to (the last one
+    before it was superseded), which undoes the supersession."""
+
+    successor: Memory | None
+    reason: str
+    at: datetime
+    automatic: bool  # decided by the pipeline, not by a person
+    revert_to: int | None  # a history_id
+
+
+def supersession(*, memory: Memory) -> Supersession | None:
+    """How `memory` came to be superseded, or None while it is current."""
+    if memory.superseded_by_id is None:
+        return None
+    records = list(memory.history.order_by("-history_date", "-history_id")
+                   .only("history_id", "history_date", "history_action", "history_change_reason",
+                         "history_user_id", "superseded_by_id"))
+    marked = next((r for r in records if r.history_action == HistoryAction.Action.SUPERSEDE
+                   and r.superseded_by_id == memory.superseded_by_id), None)
+    before = next((r for r in records if r.superseded_by_id is None
+                   and (marked is None or r.history_date <= marked.history_date)), None)
+    successor = Memory.objects.owned_by(memory.owner_id).filter(pk=memory.superseded_by_id).only(
+        "pk", "content", "valid_from").first()
+    return Supersession(
+        successor=successor, reason=(marked.history_change_reason or "") if marked else "",
+        at=marked.history_date if marked else memory.updated_at,
+        automatic=marked is not None and marked.history_user_id is None,
+        revert_to=before.history_id if before else None,
+    )
 
 
 # --- overview -------------------------------------------------------------------------------------------------

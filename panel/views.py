@@ -138,6 +138,7 @@ def memory_detail(request, pk):
         "memory": memory,
         "versions": selectors.memory_timeline(memory=memory),
         "chain": memory_selectors.memory_chain(memory=memory),
+        "supersession": selectors.supersession(memory=memory),
         "message": memory.message if memory.message_id and memory.message.owner_id == request.user.pk else None,
         "document": document,
     })
@@ -176,8 +177,12 @@ def memory_revert(request, pk):
         history_id = int(request.POST.get("history_id", ""))
     except ValueError:
         history_id = 0  # no such version: the service says so
+    undo = request.POST.get("undo") == "supersession"
+    done = ("Supersession undone: this memory is current again." if undo
+            else "Memory reverted: the old version is now current.")
     return _write_action(request, pk, lambda m: memory_services.memory_revert(
-        memory=m, history_id=history_id, actor=request.user), "Memory reverted: the old version is now current.")
+        memory=m, history_id=history_id, actor=request.user,
+        reason="supersession undone in the panel" if undo else ""), done)
 
 
 @login_required

@@ -183,6 +183,32 @@ def test_context_defaults_to_the_latest_user_message(api, user, eager, django_ca
     assert "peanuts" in context["text"]
 
 
+def test_context_as_of_gives_what_was_true_then(api, user):
+    old = memory_services.memory_create(owner=user, content="Rides a red Vespa scooter to work",
+                                        valid_from="2022-04-02T08:00:00Z").memory
+    memory_services.memory_create(owner=user, content="Rides an electric cargo bike to work", supersedes=old.pk,
+                                  valid_from="2024-07-15T08:00:00Z")
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    query = {"query": "how does the user get to work?"}
+    now = api.get(f"/api/conversations/{cid}/context/", query).json()
+    assert [m["content"] for m in now["memories"]] == ["Rides an electric cargo bike to work"]
+    assert (now["as_of"], now["past"]) == (None, False)
+    then = api.get(f"/api/conversations/{cid}/context/", {**query, "as_of": "2023-01-31"}).json()
+    assert [m["content"] for m in then["memories"]] == ["Rides a red Vespa scooter to work"]
+    assert "Rides a red Vespa scooter to work [no longer true: 2 April 2022 to 15 July 2024]" in then["text"]
+    assert then["as_of"].startswith("2023-01-31T23:59:59") and then["past"]
+    assert then["items"][0]["source"]["valid_to"].startswith("2024-07-15")
+    exact = api.get(f"/api/conversations/{cid}/context/", {**query, "as_of": "2024-07-15T09:00:00Z"}).json()
+    assert [m["content"] for m in exact["memories"]] == ["Rides an electric cargo bike to work"]
+    bad = api.get(f"/api/conversations/{cid}/context/", {**query, "as_of": "last summer"})
+    assert bad.status_code == 400 and "as_of" in json.dumps(bad.json())
+    tool = post(api, "/api/tools/call/", {"name": "get_context", "arguments": {**query, "as_of": "2023-01-31"}})
+    assert tool.status_code == 200 and "Vespa" in tool.json()["text"] and "cargo bike" not in tool.json()["text"]
+    assert tool.json()["data"]["as_of"].startswith("2023-01-31T23:59:59")
+    refused = post(api, "/api/tools/call/", {"name": "get_context", "arguments": {**query, "as_of": "yesterday"}})
+    assert refused.status_code == 400 and "as_of" in json.dumps(refused.json())
+
+
 def test_tool_definitions(api):
     """The same tools as /mcp (conversations/tools.py); the seed's three names are call-only aliases."""
     tools = api.get("/api/tools/").json()["tools"]

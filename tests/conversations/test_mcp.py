@@ -234,6 +234,7 @@ def test_stdio_bridge_says_why_a_bad_token_is_refused(server):
     ("update_memory", {"memory_id": "0b8e5c1e-0000-4000-8000-000000000000", "content": "x"}, "memory_id"),
     ("list_memories", {"limit": "ten"}, "limit"),
     ("get_context", {"query": "tea", "conversation_id": "nope"}, "conversation_id"),
+    ("get_context", {"query": "tea", "as_of": "the spring before last"}, "as_of"),
     ("delete_everything", {}, "name"),
 ])
 def test_bad_arguments_are_tool_errors_that_name_the_field(server, name, arguments, field):

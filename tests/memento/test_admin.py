@@ -334,3 +334,25 @@ def test_delete_in_admin_forgets_the_memory_and_its_history(admin_client):
     assert response.status_code == 302
     assert not Memory.objects.filter(pk=memory.pk).exists()
     assert not Memory.history.filter(id=memory.pk).exists()
+
+
+# --- valid time -------------------------------------------------------------------------------------------------
+
+
+def test_validity_and_supersession_are_shown_with_the_reason(admin_client, user):
+    from datetime import UTC, datetime
+
+    old = services.memory_create(owner=user, content="Drives a blue Skoda Octavia",
+                                 valid_from=datetime(2021, 4, 1, tzinfo=UTC)).memory
+    new = services.memory_create(owner=user, content="Drives a grey Tesla Model 3", supersedes=old.pk,
+                                 valid_from=datetime(2024, 2, 10, tzinfo=UTC),
+                                 reason="same car attribute, newer value").memory
+    old.refresh_from_db()
+    page = admin_client.get(url(old, "change", old.pk)).content.decode()
+    assert "Valid time" in page and "April 1, 2021" in page and "Feb. 10, 2024" in page
+    assert f'<a href="{url(new, "change", new.pk)}">Drives a grey Tesla Model 3</a>' in page
+    assert "(why: same car attribute, newer value" in page
+    current = admin_client.get(url(new, "change", new.pk)).content.decode()
+    assert "— (current)" in current
+    listing = admin_client.get(url(Memory, "changelist"), {"superseded": "yes"}).content.decode()
+    assert "valid from" in listing.lower() and "valid to" in listing.lower()

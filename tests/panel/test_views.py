@@ -3,6 +3,7 @@ through the services (versions with actor and reason)."""
 
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -262,6 +263,47 @@ def test_detail_shows_the_chain_and_the_source_message(panel, user):
     assert "I moved!" in page
 
 
+def test_detail_shows_validity_and_why_it_was_superseded_and_undoes_it(panel, user):
+    old = services.memory_create(owner=user, content="Has a Fairphone 4",
+                                 valid_from=datetime(2022, 5, 3, 12, 0, tzinfo=UTC)).memory
+    new = services.memory_create(owner=user, content="Has a Pixel 8", supersedes=old.pk,
+                                 valid_from=datetime(2024, 11, 9, 8, 0, tzinfo=UTC),
+                                 reason="switched phones: same phone attribute, newer value").memory
+    page = panel.get(reverse("panel:memory_detail", args=[old.pk])).content.decode()
+    validity = re.sub(r"\s+", " ", page.split('id="valid-from">')[1].split("</dl>")[0])
+    assert validity.startswith("2022-05-03 12:00</dd>") and 'id="valid-to">2024-11-09 08:00' in validity
+    notice = re.sub(r"\s+", " ", page.split('id="supersession"')[1].split("</section>")[0])
+    assert reverse("panel:memory_detail", args=[new.pk]) in notice and "“Has a Pixel 8”" in notice
+    assert "(why: switched phones: same phone attribute, newer value" in notice
+    assert "Undo this supersession" in notice and "automatically" in notice  # no person made it
+    history_id = re.search(r'name="history_id" value="(\d+)"', notice).group(1)
+    response = panel.post(reverse("panel:memory_revert", args=[old.pk]),
+                          {"history_id": history_id, "undo": "supersession"}, follow=True)
+    assert "Supersession undone: this memory is current again." in response.content.decode()
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert (old.superseded_by_id, old.valid_to, old.content, new.supersedes_id) == (None, None, "Has a Fairphone 4",
+                                                                                    None)
+    assert 'id="supersession"' not in response.content.decode() and "— (still true)" in response.content.decode()
+
+
+def test_list_as_of_shows_what_was_true_that_day(panel, user):
+    old = services.memory_create(owner=user, content="Works at Bosch in Stuttgart",
+                                 valid_from=datetime(2020, 1, 6, tzinfo=UTC)).memory
+    services.memory_create(owner=user, content="Works at Siemens in Munich", supersedes=old.pk,
+                           valid_from=datetime(2023, 9, 1, tzinfo=UTC))
+
+    def shown(query):
+        page = panel.get(f"/memories/?{query}").content.decode()
+        return re.findall(r'class="content" href="[^"]*">([^<]*)</a>', page)
+
+    assert shown("") == ["Works at Siemens in Munich"]
+    assert shown("as_of=2022-03-15") == ["Works at Bosch in Stuttgart"]
+    assert shown("as_of=2023-09-01") == ["Works at Siemens in Munich"]
+    assert shown("as_of=2019-12-31") == []
+    assert shown("q=employer&as_of=2022-03-15") == ["Works at Bosch in Stuttgart"]
+
+
 def test_list_filters_and_status(panel, user):
     project = ProjectFactory(owner=user, name="garden")
     MemoryFactory(owner=user, content="tomatoes in the project", project=project, category="plan")
@@ -326,6 +368,20 @@ def test_conversation_transcript_shows_the_memories_each_message_produced(panel,
     article = page.split(f'id="message-{said.pk}"')[1].split("</article>")[0]
     assert "Is vegetarian" in article
     assert "Is vegetarian" not in page.split("Noted.")[1]
+
+
+def test_imported_messages_show_when_they_were_said_and_who_said_them(panel, user, eager):
+    from conversations import services as conversation_services
+
+    conversation = ConversationFactory(owner=user, title="Imported")
+    conversation_services.messages_append(conversation=conversation, messages=[
+        {"role": "user", "name": "Ana", "content": "We got the keys today!", "sent_at": "2024-06-20T09:15:00Z"},
+        {"role": "assistant", "content": "Congratulations!", "sent_at": "2024-06-20T09:16:00Z"}])
+    page = panel.get(reverse("panel:conversation_detail", args=[conversation.pk])).content.decode()
+    first, second = page.split('class="message role-')[1:3]
+    assert '<span class="speaker">Ana</span>' in first and ">2024-06-20 09:15</time>" in first
+    assert '<span class="speaker">Assistant</span>' in second and ">2024-06-20 09:16</time>" in second
+    assert "received" in first  # arrival time only as a hint
 
 
 def test_token_create_replace_and_revoke(panel, user):

@@ -1,0 +1,237 @@
+"""The context an agent gets: memories (current ones; past ones marked, when asked about) and conversation
+excerpts under the day they were said, within a token budget (real model, real PostgreSQL; embedding tasks run
+eagerly)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from conversations import context as ctx
+from conversations import services
+from conversations.models import Message
+from memories import services as memory_services
+from tests.conversations.test_selectors import converse
+from tests.factories import ConversationFactory
+
+PARIS_FROM = datetime(2023, 3, 2, 10, 0, tzinfo=UTC)
+MOVED = datetime(2024, 6, 20, 9, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def said(user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        return converse(user)
+
+
+@pytest.fixture
+def moved(user):
+    """The user lived in Paris from March 2023, then in Grenoble from 20 June 2024 (Paris superseded)."""
+    paris = memory_services.memory_create(owner=user, content="The user lives in Paris",
+                                          valid_from=PARIS_FROM).memory
+    grenoble = memory_services.memory_create(owner=user, content="The user lives in Grenoble", valid_from=MOVED,
+                                             supersedes=paris.pk).memory
+    paris.refresh_from_db()
+    assert paris.valid_to == MOVED and grenoble.valid_to is None
+    return paris, grenoble
+
+
+def memory_lines(context) -> list[str]:
+    return [i.text for i in context.items if i.type == "memory"]
+
+
+def test_context_carries_the_evidence_with_speaker_date_and_source(said, user):
+    memory_services.memory_create(owner=user, content="Caroline is thinking about studying counseling")
+    context = ctx.context_for(owner=user, query="Where did I go yesterday?", budget=400)
+    excerpts = [i for i in context.items if i.type == "excerpt"]
+    assert excerpts, context.text
+    best = excerpts[0]
+    # the matching turn with its neighbours, in order, each with its speaker, under the day it was said
+    sequences = [m.sequence for m in best.messages]
+    assert sequences == list(range(sequences[0], sequences[-1] + 1)) and {2, 3, 4} <= set(sequences)
+    assert best.text.startswith("[8 May 2023")
+    assert "Caroline: I went to a support group" in best.text and "\nMelanie: Wow" in best.text
+    source = best.source()
+    assert source["conversation_id"] == str(said.pk) and len(source["message_ids"]) == len(sequences)
+    third = Message.objects.get(conversation=said, sequence=3)
+    assert str(third.pk) in source["hit_message_ids"]
+    assert context.used_tokens <= 400 and best.text in context.text
+
+
+def test_context_memories_name_their_origin(said, user):
+    memory = memory_services.memory_create(owner=user, content="Caroline is thinking about studying counseling",
+                                           conversation=said).memory
+    context = ctx.context_for(owner=user, query="what will Caroline study?", budget=300)
+    first = context.items[0]
+    assert first.type == "memory" and first.memory.pk == memory.pk
+    assert first.source() == {"memory_id": str(memory.pk), "conversation_id": str(said.pk), "message_id": None,
+                              "document_id": None, "valid_from": memory.valid_from.isoformat(), "valid_to": None}
+    assert context.text.startswith("Memories (most relevant first):\n- Caroline is thinking about")
+
+
+def test_context_stays_within_the_budget_and_packs_whole_items(said, user):
+    for budget in (40, 120, 400):
+        context = ctx.context_for(owner=user, query="support group stories", budget=budget)
+        assert context.used_tokens <= budget
+        for item in context.items:
+            assert item.text in context.text
+
+
+def test_context_can_stay_in_one_conversation(said, user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        other = converse(user, [("user", "", "My support group meets on Tuesdays at the library.")])
+    everywhere = ctx.context_for(owner=user, query="When does the support group meet?")
+    assert any(i.type == "excerpt" and i.conversation.pk == other.pk for i in everywhere.items)
+    here = ctx.context_for(owner=user, query="When does the support group meet?", conversation=said,
+                           stay_in_conversation=True)
+    assert all(i.conversation.pk == said.pk for i in here.items if i.type == "excerpt")
+
+
+def test_context_asks_a_failing_provider_once_and_answers_from_words(openai_embeddings, user):
+    conversation = ConversationFactory(owner=user)
+    services.messages_append(conversation=conversation, messages=[
+        {"role": "assistant", "content": "Your locker at the gym is number 318."}])
+    openai_embeddings.reset()
+    openai_embeddings.fail(500, times=None)
+    context = ctx.context_for(owner=user, query="gym locker")
+    assert context.degraded and "locker at the gym is number 318" in context.text
+    asked = [r for r in openai_embeddings.requests if r.path.endswith("/embeddings")]
+    assert 1 <= len(asked) <= 2  # one question to the provider (its client retries once), not one per search
+
+
+# --- current and past -------------------------------------------------------------------------------------------
+
+
+def test_the_present_gets_only_what_is_true_now(user, moved):
+    for query in ("Which city is the user's home?", "where does the user live now", "Is the user based in Paris?"):
+        context = ctx.context_for(owner=user, query=query, budget=300)
+        assert not context.past
+        assert memory_lines(context) == ["- The user lives in Grenoble (20 June 2024)"], (query, context.text)
+
+
+@pytest.mark.parametrize("query", [
+    "Where did the user live before Grenoble?",
+    "When did the user move to Grenoble?",
+    "which city was home previously?",
+    "How long has the user been in Grenoble?",
+    "Has the user changed cities?",
+    "what town did the user use to call home",
+])
+def test_a_question_about_the_past_gets_the_past_marked_with_its_validity(user, moved, query):
+    context = ctx.context_for(owner=user, query=query, budget=300)
+    assert context.past
+    lines = memory_lines(context)
+    assert "- The user lives in Paris [no longer true: 2 March 2023 to 20 June 2024]" in lines, context.text
+    assert all(line == "- The user lives in Grenoble (20 June 2024)" for line in lines if "Grenoble" in line)
+
+
+@pytest.mark.parametrize(("query", "past"), [
+    ("Where does she work now?", False),
+    ("What should I cook for them tonight?", False),
+    ("what's my phone number", False),
+    ("Do I have any allergies?", False),
+    ("Where was I working in 2021?", True),
+    ("Is he still with the same company?", True),
+    ("what was my former address", True),
+    ("Which phone did I have earlier?", True),
+    ("when did she switch jobs", True),
+    ("Does he no longer drive a Volvo?", True),
+    ("Was there a different email originally?", True),
+    ("she relocated at some point, right?", True),
+    ("my home address in March 2021", True),
+    ("the user's employer in 2019?", True),
+])
+def test_asks_about_past(query, past):
+    assert ctx.asks_about_past(query) is past
+
+
+def test_as_of_gives_what_was_true_then_and_what_had_been_said(user, moved, eager,
+                                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        converse(user, [("user", "Ana", "Our flat in Paris has a view of the canal.")], start=PARIS_FROM)
+        converse(user, [("user", "Ana", "The new flat in Grenoble looks at the mountains.")], start=MOVED)
+    then = ctx.context_for(owner=user, query="Where does the user live? what does the flat look at?",
+                           as_of=datetime(2023, 12, 31, tzinfo=UTC), budget=400)
+    assert then.past and then.as_of == datetime(2023, 12, 31, tzinfo=UTC)
+    lines = memory_lines(then)
+    assert "- The user lives in Paris [no longer true: 2 March 2023 to 20 June 2024]" in lines, then.text
+    assert not any("Grenoble" in line for line in lines)
+    said_then = " ".join(m.content for i in then.items if i.type == "excerpt" for m in i.messages)
+    assert "canal" in said_then and "mountains" not in said_then
+    now = ctx.context_for(owner=user, query="Where does the user live? what does the flat look at?", budget=400)
+    assert "- The user lives in Grenoble (20 June 2024)" in memory_lines(now)
+    assert not any("lives in Paris" in line for line in memory_lines(now))
+    assert "mountains" in now.text
+    before_both = ctx.context_for(owner=user, query="Where does the user live?",
+                                  as_of=datetime(2022, 1, 1, tzinfo=UTC), budget=400)
+    assert before_both.items == []
+
+
+def test_a_memory_line_says_when_it_happened_not_when_it_was_said(user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        conversation = converse(user, [("user", "Ana", "We adopted a dog.")],
+                                start=datetime(2024, 9, 3, 8, 0, tzinfo=UTC))
+    message = conversation.messages.get()
+    memory_services.memory_create(owner=user, content="Ana adopted a beagle named Biscuit", message=message,
+                                  conversation=conversation, happened_at=datetime(2024, 8, 30, tzinfo=UTC))
+    memory_services.memory_create(owner=user, content="Ana's beagle Biscuit is afraid of thunder",
+                                  message=message, conversation=conversation, valid_from=message.sent_at)
+    lines = memory_lines(ctx.context_for(owner=user, query="Tell me about Ana's dog Biscuit", budget=300))
+    assert "- Ana adopted a beagle named Biscuit (30 August 2024)" in lines  # the event, not 3 September
+    assert "- Ana's beagle Biscuit is afraid of thunder (3 September 2024)" in lines  # said then, not stored today
+
+
+# --- excerpts ---------------------------------------------------------------------------------------------------
+
+
+def test_each_excerpt_is_headed_by_its_own_day(user, eager, django_capture_on_commit_callbacks):
+    """Adjacent turns said on different days are two excerpts, each under its own day (turns of 20 June were
+    shown under a "[2 March 2024, ...]" header)."""
+    conversation = ConversationFactory(owner=user, title="Moving")
+    days = [datetime(2024, 3, 2, 18, 0, tzinfo=UTC), datetime(2024, 3, 2, 18, 1, tzinfo=UTC),
+            datetime(2024, 6, 20, 7, 45, tzinfo=UTC), datetime(2024, 6, 20, 7, 46, tzinfo=UTC)]
+    turns = ["I'm packing boxes for the move to Grenoble this weekend.",
+             "Good luck with the packing! Label the kitchen boxes.",
+             "The removal van to Grenoble finally arrived this morning.",
+             "Great, tell me how the unpacking goes."]
+    with django_capture_on_commit_callbacks(execute=True):
+        services.messages_append(conversation=conversation, messages=[
+            {"role": ("user", "assistant")[i % 2], "name": ("Ana", "")[i % 2], "content": text, "sent_at": day}
+            for i, (text, day) in enumerate(zip(turns, days, strict=True))])
+    context = ctx.context_for(owner=user, query="move to Grenoble boxes removal van", budget=600)
+    excerpts = [i for i in context.items if i.type == "excerpt"]
+    assert len(excerpts) == 2, context.text
+    for excerpt in excerpts:
+        header = excerpt.text.splitlines()[0]
+        assert {m.sent_at.date() for m in excerpt.messages} == {excerpt.messages[0].sent_at.date()}
+        assert header == f'[{excerpt.messages[0].sent_at.day} {excerpt.messages[0].sent_at:%B %Y}, "Moving"]'
+    assert {e.text.splitlines()[0] for e in excerpts} == {'[2 March 2024, "Moving"]', '[20 June 2024, "Moving"]'}
+    assert sum(len(e.messages) for e in excerpts) == 4
+    assert context.used_tokens <= 600
+
+
+def test_a_weak_match_takes_no_budget(user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        converse(user, [("user", "Ana", "Our new flat in Grenoble has a balcony facing the mountains.")])
+        converse(user, [("assistant", "", "Lovely! Enjoy the view.")], start=datetime(2024, 1, 5, tzinfo=UTC))
+    query = "What can Ana see from her balcony?"
+    hits = ctx.message_search(owner=user, query=query, limit=ctx.EXCERPT_HITS).results
+    weak = [h for h in hits if "Enjoy the view" in h.message.content]
+    assert weak, "the weak turn is a hit of message search: the floor is what keeps it out"
+    assert weak[0] not in ctx.worth_an_excerpt(hits) and hits[0] in ctx.worth_an_excerpt(hits)
+    context = ctx.context_for(owner=user, query=query, budget=1000)
+    assert "balcony facing the mountains" in context.text and "Enjoy the view" not in context.text
+
+
+def test_a_long_turn_is_shown_by_its_sentences_nearest_the_query(user, eager, django_capture_on_commit_callbacks):
+    filler = " ".join(f"Tip {i}: water the seedlings in the morning and keep the soil loose around them." for i in
+                      range(1, 30))
+    reply = f"{filler} Your balcony gets the evening sun, so tomatoes will do well there. {filler}"
+    with django_capture_on_commit_callbacks(execute=True):
+        converse(user, [("user", "Ana", "Which vegetables could grow on my balcony?"), ("assistant", "", reply)])
+    line = ctx.clipped(reply, ctx._lemmas("will tomatoes grow on the balcony"))
+    assert ctx.count_tokens(line) <= ctx.TURN_TOKENS + 2 and "tomatoes will do well there." in line
+    assert line.startswith("Tip 1:") and " … Your balcony" in line and line.endswith("…") and "Tip 29" not in line
+    assert ctx.clipped("Short and whole.", set()) == "Short and whole."
+    context = ctx.context_for(owner=user, query="will tomatoes grow on the balcony", budget=400)
+    excerpt = next(i for i in context.items if i.type == "excerpt")
+    assert "tomatoes will do well there" in excerpt.text and excerpt.tokens < 2 * ctx.TURN_TOKENS + 40
