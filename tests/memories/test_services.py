@@ -236,7 +236,7 @@ def test_an_older_statement_enters_the_chain_as_the_past(user):
 
 def test_an_oldest_statement_goes_to_the_start_of_the_chain(user):
     current = create(user, "Works at Doctolib", valid_from=at("2024-05-01T00:00")).memory
-    earlier = create(user, "Works at Acme", valid_from=at("2021-09-01T00:00"), past_of=current).memory
+    create(user, "Works at Acme", valid_from=at("2021-09-01T00:00"), past_of=current)
     oldest = create(user, "Works at Initech", valid_from=at("2019-02-01T00:00"), past_of=current).memory
     assert [m.content for m in services_chain(current)] == ["Works at Initech", "Works at Acme", "Works at Doctolib"]
     oldest.refresh_from_db()
