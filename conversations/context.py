@@ -19,6 +19,7 @@ from conversations.models import Conversation, Message
 from conversations.selectors import ScoredMessage, message_search
 from extraction.sentences import split_sentences
 from integrations.embeddings import count_tokens
+from memories.models import Memory
 from memories.search import ScoredMemory, embed_query, memory_search, query_periods
 from memories.selectors import MemoryFilters
 
@@ -218,7 +219,8 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
     turns = {(m.conversation_id, m.sequence): m for m in Message.objects.filter(scope, owner_id=owner_id)
              .select_related("conversation").defer("embedding", "search_vector", "conversation__metadata")}
     words = _lemmas(query)
-    lines = {key: _turn_line(m, words) for key, m in turns.items()}
+    outdated = _outdated({m.pk for m in turns.values()}, owner_id)
+    lines = {key: _turn_line(m, words) + (OUTDATED if m.pk in outdated else "") for key, m in turns.items()}
     cost = {key: count_tokens(line) + 1 for key, line in lines.items()}
     header_cost: dict[tuple, int] = {}
 
@@ -261,6 +263,20 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
             ))
     items.sort(key=lambda i: -i.score)
     return items, sum(i.tokens for i in items)
+
+
+OUTDATED = " [no longer true: since superseded]"
+
+
+def _outdated(message_ids: set, owner_id: int) -> set:
+    """The turns whose every memory has since been superseded: what they said is no longer true, and the excerpt
+    says so beside the turn (an agent reads the newer fact among the memories)."""
+    rows = Memory.objects.filter(owner_id=owner_id, message_id__in=message_ids, is_active=True).values_list(
+        "message_id", "superseded_by_id")
+    kept: dict = {}
+    for message_id, superseded_by in rows:
+        kept[message_id] = kept.get(message_id, False) or superseded_by is None
+    return {message_id for message_id, current in kept.items() if not current}
 
 
 def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:

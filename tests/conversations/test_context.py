@@ -235,3 +235,23 @@ def test_a_long_turn_is_shown_by_its_sentences_nearest_the_query(user, eager, dj
     context = ctx.context_for(owner=user, query="will tomatoes grow on the balcony", budget=400)
     excerpt = next(i for i in context.items if i.type == "excerpt")
     assert "tomatoes will do well there" in excerpt.text and excerpt.tokens < 2 * ctx.TURN_TOKENS + 40
+
+
+def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user, eager,
+                                                                             django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        conversation = converse(user, [("user", "Ana", "I drive a little Toyota Corolla."),
+                                       ("user", "Ana", "I switched to a Tesla Model 3 this spring.")],
+                                start=datetime(2024, 1, 10, 8, 0, tzinfo=UTC))
+    old_turn, new_turn = conversation.messages.order_by("sequence")
+    Message.objects.filter(pk=new_turn.pk).update(sent_at=datetime(2024, 6, 1, tzinfo=UTC))
+    for memory in user.memories.all():  # what extraction made of them: replaced by two known memories
+        memory_services.memory_forget(memory=memory)
+    toyota = memory_services.memory_create(owner=user, content="Ana drives a Toyota Corolla", message=old_turn,
+                                           conversation=conversation).memory
+    memory_services.memory_create(owner=user, content="Ana drives a Tesla Model 3", message=new_turn,
+                                  conversation=conversation, supersedes=toyota.pk)
+    context = ctx.context_for(owner=user, query="What car does Ana drive?", budget=400)
+    turns = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
+    assert f"Ana: I drive a little Toyota Corolla.{ctx.OUTDATED}" in turns
+    assert "Ana: I switched to a Tesla Model 3 this spring." in turns
