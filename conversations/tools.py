@@ -8,13 +8,23 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from rest_framework.exceptions import ValidationError as ShapeError
 
 from conversations.context import context_for
 from conversations.models import Conversation
 from memories import tools as memory_tools
-from memories.serializers import AsOfField
-from memories.tools import ALIASES, QUERY, MemoryTool, NoSuchMemory, ToolResult, parsed, summary, tool, validated
+from memories.tools import (
+    ALIASES,
+    AS_OF,
+    QUERY,
+    MemoryTool,
+    NoSuchMemory,
+    ToolResult,
+    as_of_arg,
+    parsed,
+    summary,
+    tool,
+    validated,
+)
 
 TOOLS: dict[str, MemoryTool] = dict(memory_tools.TOOLS)
 
@@ -26,9 +36,8 @@ TOOLS: dict[str, MemoryTool] = dict(memory_tools.TOOLS)
                "description": f"Token budget of the text (default {settings.MEMORY_CONTEXT_BUDGET})."},
     "conversation_id": {"type": "string", "maxLength": 100,
                         "description": "A Memento conversation id, to include its project's memories."},
-    "as_of": {"type": "string", "maxLength": 64, "description": (
-        "An ISO date or datetime: what was true then (memories valid at that moment, those no longer true marked "
-        "so) and what had been said by then. Omit it for what is true now.")},
+    "as_of": {**AS_OF, "description": AS_OF["description"].replace(
+        "marked so)", "marked so) and what had been said by then")},
 }, description=(
     "The memories and excerpts of past conversations relevant to a message, packed into a token budget as a text "
     "block ready to use as background; each item says where it came from and each memory when it became true. "
@@ -44,12 +53,7 @@ def get_context(user, args):
             pass
         if conversation is None:
             raise ValidationError({"conversation_id": ["No such conversation."]})
-    as_of = None
-    if "as_of" in args:
-        try:
-            as_of = AsOfField().run_validation(args["as_of"])
-        except ShapeError as exc:
-            raise ValidationError({"as_of": [str(m) for m in exc.detail]}) from None
+    as_of = as_of_arg(args)
     context = context_for(owner=user, query=args["query"], budget=args.get("budget"), conversation=conversation,
                           as_of=as_of)
     return ToolResult(context.text or "No remembered facts are relevant to this.", {

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from jsonschema import Draft202012Validator
+from rest_framework.exceptions import ValidationError as ShapeError
 from rest_framework.utils.encoders import JSONEncoder
 
 from core.parsers import loads
@@ -22,7 +23,7 @@ from core.text import nfc, unstorable
 from memories import search, selectors, services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
-from memories.serializers import MemorySerializer
+from memories.serializers import AsOfField, MemorySerializer
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,19 @@ CONTENT = {"type": "string", "minLength": 1,
            "description": "The memory as one self-contained sentence, e.g. 'Is allergic to peanuts' "
                           f"(at most {settings.MEMORY_MAX_TOKENS} word pieces)."}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
+AS_OF = {"type": "string", "maxLength": 64, "description": (
+    "An ISO date or datetime: what was true then (memories valid at that moment, those no longer true marked so). "
+    "Omit it for what is true now.")}
+
+
+def as_of_arg(args: dict[str, Any]):
+    """The `as_of` argument as a moment (an ISO date means the end of that day, UTC), or None."""
+    if "as_of" not in args:
+        return None
+    try:
+        return AsOfField().run_validation(args["as_of"])
+    except ShapeError as exc:
+        raise ValidationError({"as_of": [str(m) for m in exc.detail]}) from None
 SUMMARY_FIELDS = ("id", "key", "content", "version", "is_active", "category", "tags", "importance", "supersedes",
                   "superseded_by", "created_at", "updated_at")
 
@@ -155,6 +169,7 @@ def add_memory(user, args):
     "limit": {**LIMIT, "default": 10, "description": "How many results at most (default 10)."},
     "mode": {"type": "string", "enum": ["hybrid", "semantic", "keyword"], "default": "hybrid",
              "description": "hybrid (default): meaning and exact words; semantic: meaning only; keyword: words."},
+    "as_of": AS_OF,
 }, description=(
     "Search what is remembered about the user, by meaning and by exact words, best match first with a score. "
     "Call it before answering anything that may depend on the user's preferences, history, people, plans or "
@@ -162,7 +177,7 @@ def add_memory(user, args):
 def search_memories(user, args):
     query = args["query"]
     result = search.memory_search(owner=user, query=query, mode=args.get("mode", "hybrid"),
-                                  limit=args.get("limit", 10))
+                                  limit=args.get("limit", 10), filters=selectors.MemoryFilters(as_of=as_of_arg(args)))
     touch_after_response(memory_ids=[r.memory.pk for r in result.results], owner_id=user.pk,
                          action=MemoryEvent.Action.SEARCH, query=query)
     lines = [f"{i}. (score {r.score:.3f}) {_line(r.memory)}" for i, r in enumerate(result.results, 1)]

@@ -207,6 +207,12 @@ def test_context_as_of_gives_what_was_true_then(api, user):
     assert tool.json()["data"]["as_of"].startswith("2023-01-31T23:59:59")
     refused = post(api, "/api/tools/call/", {"name": "get_context", "arguments": {**query, "as_of": "yesterday"}})
     assert refused.status_code == 400 and "as_of" in json.dumps(refused.json())
+    searched = post(api, "/api/tools/call/", {"name": "search_memories", "arguments": {**query, "as_of": "2023-01-31"}})
+    assert [r["content"] for r in searched.json()["data"]["results"]] == ["Rides a red Vespa scooter to work"]
+    current = post(api, "/api/tools/call/", {"name": "search_memories", "arguments": query}).json()["data"]
+    assert [r["content"] for r in current["results"]] == ["Rides an electric cargo bike to work"]
+    refused = post(api, "/api/tools/call/", {"name": "search_memories", "arguments": {**query, "as_of": "soon"}})
+    assert refused.status_code == 400 and "as_of" in json.dumps(refused.json())
 
 
 def test_tool_definitions(api):
