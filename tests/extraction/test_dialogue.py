@@ -351,3 +351,15 @@ def test_unseen_phrasings_of_here_there_we_and_chatter(context, text, content):
 ])
 def test_the_person_a_pronoun_stands_for_is_named_however_they_were_introduced(text, content):
     assert content in contents(text, when=JUNE)
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("I am now a product manager at Doctolib.", "The user is now a product manager at Doctolib."),
+    ("I am currently learning Portuguese.", "The user is currently learning Portuguese."),
+])
+def test_i_am_uncontracted_is_kept_like_i_m(said, kept):
+    assert [c.content for c in extract_local(said)] == [kept]
+
+
+def test_i_am_with_a_feeling_about_the_other_is_still_chatter():
+    assert extract_local("I am so happy for you!") == []
