@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryAction, Memory
-from memories.services import link_supersession, prepare_item, save_version, write_one
+from memories.services import prepare_item, save_version, write_one
+from memories.supersession import link_supersession
 from memories.vectors import embed_or_pending, numbers_in
 
 Action = HistoryAction.Action

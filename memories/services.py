@@ -19,7 +19,9 @@ from simple_history.utils import bulk_create_with_history
 from core.text import nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
+from memories.supersession import link_past, link_supersession, resolve_supersedes, undo_supersession, valid_from_of
 from memories.vectors import duplicates_for, embed_indexed, embed_or_pending
+from memories.versions import save_version
 
 logger = logging.getLogger(__name__)
 Action = HistoryAction.Action
@@ -77,80 +79,6 @@ def _check_ownership(memory: Memory) -> None:
 # --- saving ---------------------------------------------------------------------------------------------------
 
 
-def save_version(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
-    memory._history_action = action
-    memory._change_reason = reason
-    if actor is not None:
-        memory._history_user = actor
-    memory.updated_at = timezone.now()
-    memory.full_clean(exclude=["search_vector"])
-    memory.save()
-    return memory
-
-
-def _resolve_supersedes(owner, target, new_id) -> Memory:
-    """The memory to supersede, locked; it must be the owner's, live, not already superseded, and not create a
-    cycle with the new memory."""
-    target_id = getattr(target, "pk", target)
-    old = Memory.objects.owned_by(owner).select_for_update().filter(pk=target_id).first()
-    if old is None:
-        raise ValidationError({"supersedes": ["Unknown memory."]})
-    if old.pk == new_id:
-        raise ValidationError({"supersedes": ["A memory cannot supersede itself."]})
-    if old.superseded_by_id and old.superseded_by_id != new_id:
-        raise ValidationError({"supersedes": [f"Memory {old.pk} is already superseded by {old.superseded_by_id}."]})
-    # walking back from `old` must never reach the new memory, or the chain would loop
-    cursor, seen = old, {old.pk}
-    while cursor.supersedes_id:
-        if cursor.supersedes_id == new_id:
-            raise ValidationError({"supersedes": ["That would make a supersession cycle."]})
-        if cursor.supersedes_id in seen:
-            break
-        seen.add(cursor.supersedes_id)
-        cursor = Memory.objects.filter(pk=cursor.supersedes_id).only("pk", "supersedes_id").first()
-        if cursor is None:
-            break
-    return old
-
-
-def valid_from_of(item: dict[str, Any]):
-    """When what an item says became true: as given, else the event time, else the message's send time, else
-    now (valid time: Memory.valid_from)."""
-    message = item.get("message")
-    return (item.get("valid_from") or item.get("happened_at")
-            or (message.sent_at if message is not None and hasattr(message, "sent_at") else None) or timezone.now())
-
-
-def link_supersession(new: Memory, old: Memory, *, actor, reason: str = "") -> None:
-    """`new` replaces `old` (locked, inside the caller's transaction): `old` stops being current when `new` became
-    true, a SUPERSEDE version with `reason`."""
-    old.superseded_by = new
-    old.valid_to = max(new.valid_from, old.valid_from)
-    old.version += 1
-    save_version(old, action=Action.SUPERSEDE, reason=reason or f"superseded by {new.pk}", actor=actor)
-
-
-def _link_past(memory: Memory, current: Memory, *, actor, reason: str) -> None:
-    """`memory` says what was true before `current` (its valid time is older): it enters `current`'s chain as the
-    past, at its place by valid time, already superseded."""
-    successor = current
-    predecessor = Memory.objects.select_for_update().filter(pk=successor.supersedes_id).first()
-    while predecessor is not None and predecessor.valid_from > memory.valid_from:
-        successor = predecessor
-        predecessor = Memory.objects.select_for_update().filter(pk=successor.supersedes_id).first()
-    memory.superseded_by, memory.valid_to = successor, max(successor.valid_from, memory.valid_from)
-    memory.supersedes = predecessor
-    memory.version += 1
-    save_version(memory, action=Action.SUPERSEDE, reason=f"{reason}; older than {successor.pk}, kept as the past",
-                 actor=actor)
-    successor.supersedes = memory
-    successor.version += 1
-    save_version(successor, action=Action.UPDATE, reason=f"{reason}: the older {memory.pk} entered its chain",
-                 actor=actor)
-    if predecessor is not None:
-        link_supersession(memory, predecessor, actor=actor, reason=f"{reason}: superseded by the older {memory.pk}")
-
-
 def _apply(memory: Memory, data: dict[str, Any]) -> None:
     for name, value in data.items():
         if name not in WRITABLE_FIELDS:
@@ -179,7 +107,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
         existing.version += 1
         _check_ownership(existing)
         if supersedes is not None:
-            old = _resolve_supersedes(owner, supersedes, existing.pk)
+            old = resolve_supersedes(owner, supersedes, existing.pk)
             existing.supersedes = old
         save_version(existing, action=Action.UPDATE, reason=f"{reason}: upsert of key {existing.key!r}", actor=actor)
         if supersedes is not None:
@@ -190,7 +118,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
     item["valid_from"] = valid_from_of(item)
     memory = Memory(owner=owner, embedding=vector, embedding_model=model_name if vector is not None else "", **item)
     _check_ownership(memory)
-    old = _resolve_supersedes(owner, supersedes, memory.pk) if supersedes is not None else None
+    old = resolve_supersedes(owner, supersedes, memory.pk) if supersedes is not None else None
     memory.supersedes = old
     if old is not None and memory.source == Memory.Source.EXPLICIT and "source" not in item:
         memory.source = Memory.Source.UPDATED
@@ -200,7 +128,7 @@ def write_one(*, owner, item: dict[str, Any], vector, model_name: str, duplicate
         link_supersession(memory, old, actor=actor, reason=f"{reason}; superseded by {memory.pk}")
     if past_of is not None:
         current = Memory.objects.owned_by(owner).select_for_update().get(pk=getattr(past_of, "pk", past_of))
-        _link_past(memory, current, actor=actor, reason=reason)
+        link_past(memory, current, actor=actor, reason=reason)
     return MemoryWrite(memory, "created")
 
 
@@ -379,7 +307,7 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         for name in REVERTIBLE_FIELDS:
             setattr(locked, _attname(name), getattr(record, _attname(name)))
         if record.superseded_by_id is None and locked.superseded_by_id is not None:
-            _undo_supersession(locked, actor=actor)
+            undo_supersession(locked, actor=actor)
         if not locked.indexed:
             locked.embedding, locked.embedding_model = None, ""
         elif content_changed:
@@ -389,15 +317,6 @@ def memory_revert(*, memory: Memory, history_id: int | None = None, version: int
         locked.version += 1
         return save_version(locked, action=Action.REVERT, reason=reason or f"reverted to version {record.version}",
                      actor=actor)
-
-
-def _undo_supersession(memory: Memory, *, actor) -> None:
-    successor = Memory.objects.select_for_update().filter(pk=memory.superseded_by_id).first()
-    memory.superseded_by, memory.valid_to = None, None
-    if successor is not None and successor.supersedes_id == memory.pk:
-        successor.supersedes = None
-        successor.version += 1
-        save_version(successor, action=Action.UPDATE, reason=f"supersession of {memory.pk} undone", actor=actor)
 
 
 def _attname(name: str) -> str:

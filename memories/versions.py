@@ -1,0 +1,18 @@
+"""Saving a memory as a new version: the one place a write's history row gets its action, reason and actor."""
+
+from django.utils import timezone
+
+from memories.models import Memory
+
+
+def save_version(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
+    memory._history_action = action
+    memory._change_reason = reason
+    if actor is not None:
+        memory._history_user = actor
+    memory.updated_at = timezone.now()
+    memory.full_clean(exclude=["search_vector"])
+    memory.save()
+    return memory
+
+
