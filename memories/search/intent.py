@@ -29,10 +29,14 @@ from integrations import embeddings
 # Questions an agent asks when it needs a kind of memory, phrased generically (no fact's own words).
 NEEDS = {
     "restriction": ("what should I avoid serving them?", "what can't they eat or drink?",
-                    "is there anything they must not have?", "what are they allergic to?"),
+                    "is there anything they must not have?", "what are they allergic to?",
+                    "is there a medication they cannot take?", "would that dish be a problem for their diet?",
+                    "is it safe to offer them that?"),
     "preference": ("what would they enjoy?", "what do they like?", "what don't they like?",
-                   "what could I give them as a present?", "what are their hobbies?"),
-    "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?"),
+                   "what could I give them as a present?", "what are their hobbies?",
+                   "what are they into?", "what would make them happy?"),
+    "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?",
+             "what are they working towards?", "what are they saving up for?"),
 }
 # What memories of each kind say, for memories whose category does not name it (averaged into one direction).
 KINDS = {
