@@ -105,6 +105,8 @@ def as_of_arg(args: dict[str, Any]):
         return AsOfField().run_validation(args["as_of"])
     except ShapeError as exc:
         raise ValidationError({"as_of": [str(m) for m in exc.detail]}) from None
+
+
 SUMMARY_FIELDS = ("id", "key", "content", "version", "is_active", "category", "tags", "importance", "supersedes",
                   "superseded_by", "created_at", "updated_at")
 
@@ -204,12 +206,13 @@ def get_memory(user, args):
     "category": ATTRIBUTES["category"],
     "tags": {**ATTRIBUTES["tags"], "description": "Only memories with any of these tags."},
     "include_deleted": {"type": "boolean", "default": False, "description": "Also list deleted memories."},
+    "as_of": AS_OF,
 }, description=(
     "List the user's memories, newest first, optionally of one category or with some tags. Call it to review or "
     "tidy up what is remembered; to find something specific, search_memories is better."))
 def list_memories(user, args):
     filters = selectors.MemoryFilters(category=args.get("category"), tags=args.get("tags", []),
-                                      include_inactive=args.get("include_deleted", False))
+                                      include_inactive=args.get("include_deleted", False), as_of=as_of_arg(args))
     memories = selectors.memory_list(owner=user, filters=filters).order_by("-created_at", "-pk")
     offset, limit = args.get("offset", 0), args.get("limit", 20)
     page = list(memories[offset:offset + limit])

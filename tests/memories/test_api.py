@@ -255,3 +255,9 @@ def test_as_of_lists_and_searches_what_was_true_then(api, user):
     assert [r["memory"]["content"] for r in found["results"]] == ["Lives in Paris"]
     bad = api.get("/api/memories/?as_of=last-tuesday")
     assert bad.status_code == 400 and "as_of" in bad.json()
+    tool = post(api, "/api/tools/call/", {"name": "list_memories", "arguments": {"as_of": "2023-06-30"}}).json()
+    assert [m["content"] for m in tool["data"]["memories"]] == ["Lives in Paris"]
+    current = post(api, "/api/tools/call/", {"name": "list_memories", "arguments": {}}).json()
+    assert [m["content"] for m in current["data"]["memories"]] == ["Lives in Grenoble"]
+    refused = post(api, "/api/tools/call/", {"name": "list_memories", "arguments": {"as_of": "a while ago"}})
+    assert refused.status_code == 400 and "as_of" in json.dumps(refused.json())
