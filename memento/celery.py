@@ -4,7 +4,11 @@ system checks reject."""
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_ready
+import logging
+import threading
+import time
+
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")
 
@@ -39,6 +43,41 @@ def _yield_the_cpu_to_requests(**kwargs) -> None:
 
     if settings.WORKER_NICENESS > 0:
         os.nice(settings.WORKER_NICENESS)
+
+
+@worker_process_init.connect
+def _warm_up(**kwargs) -> None:
+    """Load the local models a pool process needs (the embedding model, spaCy, the attribute frames) in the
+    background as it starts, so that the first message's extraction does not wait for them (a minute on a busy
+    machine). A thread: the pool process must report itself up within seconds; a task that comes first loads what
+    it needs itself, as before."""
+    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+
+
+@worker_init.connect
+def _warm_up_without_a_pool(sender=None, **kwargs) -> None:
+    """A worker that runs tasks in its own process (`--pool solo` or threads) has no pool process to start."""
+    if "prefork" not in str(getattr(sender, "pool_cls", "prefork")):
+        _warm_up()
+
+
+def warm_up() -> None:
+    from django.conf import settings
+
+    from extraction.attributes import statement_frames
+    from extraction.dialogue import extract_local
+    from integrations import embeddings
+
+    log = logging.getLogger(__name__)
+    try:
+        if settings.EMBEDDING_PROVIDER == "local":  # a remote endpoint is not called for nothing
+            started = time.monotonic()
+            embeddings.get_provider().embed(["warm up"])
+            found = extract_local("We moved to Lyon last month and I work at a bakery now.")
+            statement_frames([(c.content, c.subject) for c in found])
+            log.info("warmed up: models loaded in %.1f s", time.monotonic() - started)
+    except Exception:  # noqa: BLE001 - a failed warm-up only costs the first task the time it saves
+        log.warning("warm-up failed", exc_info=True)
 
 
 # A task's database connection is treated as a request's: kept for CONN_MAX_AGE and dropped when it broke or fails

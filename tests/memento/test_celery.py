@@ -19,6 +19,12 @@ def test_a_worker_runs_at_a_lower_cpu_priority_than_the_processes_that_serve_req
         assert os.getpriority(os.PRIO_PROCESS, process.pid) == expected
 
 
+def test_a_worker_loads_its_models_as_it_starts_not_at_its_first_task(transactional_db):
+    with running_worker("postgres") as process:
+        wait_for(lambda: any("warmed up: models loaded" in line for line in list(process.log)), worker=process)
+        assert not any("warm-up failed" in line for line in list(process.log))
+
+
 def _sessions() -> int:
     """Sessions ever opened to the test database (PostgreSQL counts each at its start)."""
     with connection.cursor() as cursor:
