@@ -9,6 +9,9 @@ worker's unit of work, run in this process in send order), then read back throug
 current) and the supersession chain. Figures:
 - updates resolved: a current memory holds the new value, no current memory holds only the old one, and the old
   one is superseded with valid_to set;
+- context without stale lines: the context an agent gets for a question about the attribute (GET
+  /api/conversations/<id>/context/?query=...; QUESTIONS below) holds the new value, and every line that names the
+  old value without the new one is marked as no longer true;
 - wrong retirements: a coexisting pair in which anything was superseded;
 - beside them, the cases in which the extractor never stored the old statement (nothing to supersede).
 """
@@ -27,10 +30,22 @@ DATABASE = "memento_bench_updates"
 USER = "bench-updates-"
 SET = Path(__file__).resolve().parent / "sets" / "knowledge_updates.json"
 OLD_AT, NEW_AT = "2024-02-12T09:30:00Z", "2024-07-03T18:15:00Z"
+# what an agent would ask about each attribute of the set
+QUESTIONS = {
+    "home": "where does the user live?", "employer": "where does the user work?",
+    "job title": "what is the user's job?", "manager": "who is the user's manager?",
+    "car": "what car does the user drive?", "diet": "what does the user eat?",
+    "favourite": "what is the user's favourite?", "partner": "who is the user's partner?",
+    "phone": "what is the user's phone number?", "email": "what is the user's email address?",
+    "phone model": "what phone does the user have?", "age": "how old is the user?",
+    "school": "where does the user study?", "relationship status": "is the user in a relationship?",
+    "preferred name": "what should I call the user?", "name": "what is the user's name?",
+}
 
 
-def run_case(api_for, index: int, turns: list[str]) -> tuple[list[dict], list]:
-    """Post `turns` as one conversation of a new user, extract them, return (current memories, all memories)."""
+def run_case(api_for, index: int, turns: list[str], question: str = "") -> tuple[list[dict], list, str]:
+    """Post `turns` as one conversation of a new user, extract them, return (current memories, all memories, the
+    context's text for `question`)."""
     from django.contrib.auth import get_user_model
 
     from conversations import services
@@ -47,7 +62,14 @@ def run_case(api_for, index: int, turns: list[str]) -> tuple[list[dict], list]:
     for message in Message.objects.filter(conversation_id=cid).order_by("sent_at", "sequence"):
         services.message_extract(message_id=message.pk)
     live = api.get("/api/memories/", {"page_size": 200}).json()["results"]
-    return live, list(Memory.objects.filter(owner=user))
+    context = api.get(f"/api/conversations/{cid}/context/", {"query": question}).json()["text"] if question else ""
+    return live, list(Memory.objects.filter(owner=user)), context
+
+
+def stale_lines(context: str, old: str, new: str) -> list[str]:
+    """The context's lines that name the old value, not the new one, and are not marked as no longer true."""
+    return [line for line in context.splitlines()
+            if has(line, old) and not has(line, new) and "no longer true" not in line]
 
 
 def has(text: str, word: str) -> bool:
@@ -75,8 +97,14 @@ def main() -> None:
 
     started = time.perf_counter()
     resolved, not_extracted, stale_left, old_missing, failures = 0, 0, 0, 0, []
+    context_clean = 0
     for i, case in enumerate(progress(cases["updates"], desc="updates")):
-        live, everything = run_case(api_for, i, [case["old"], case["new"]])
+        live, everything, context = run_case(api_for, i, [case["old"], case["new"]], QUESTIONS[case["attribute"]])
+        stale = stale_lines(context, case["old_value"], case["new_value"])
+        clean = has(context, case["new_value"]) and not stale
+        context_clean += clean
+        if not clean:
+            failures.append(("context", case["attribute"], case["old"], case["new"], context.splitlines()))
         texts = [m["content"] for m in live]
         new_current = any(has(t, case["new_value"]) for t in texts)
         old_only = [t for t in texts if has(t, case["old_value"]) and not has(t, case["new_value"])]
@@ -90,7 +118,7 @@ def main() -> None:
             failures.append(("update", case["attribute"], case["old"], case["new"], texts))
     wrong = 0
     for i, case in enumerate(progress(cases["coexist"], desc="coexist")):
-        live, everything = run_case(api_for, 1000 + i, [case["first"], case["second"]])
+        live, everything, _ = run_case(api_for, 1000 + i, [case["first"], case["second"]])
         retired = [m.content for m in everything if m.superseded_by_id]
         if retired:
             wrong += 1
@@ -102,6 +130,8 @@ def main() -> None:
           f"{stale_left}; new value not stored: {not_extracted}; old value never stored: {old_missing}")
     stored = updates - old_missing
     print(f"resolved where the extractor stored the old value: {resolved}/{stored} ({resolved / max(stored, 1):.1%})")
+    print(f"context with the new value and no unmarked stale line: {context_clean}/{updates} "
+          f"({context_clean / updates:.1%})")
     print(f"wrong retirements: {wrong}/{pairs} ({wrong / pairs:.1%})")
     if args.verbose:
         for failure in failures:
