@@ -16,8 +16,8 @@ at `--budget` tokens. Reported per question type:
   an excerpt, or a memory extracted from it), and the share of questions with all of it;
 - answer string: the answer (short answers only, <= 4 words) appears in the context text;
 - knowledge updates: the newest evidence turn (the latest session's) is in the context, and each older evidence turn
-  is absent or marked past: "strict" counts an excerpt that shows it as present (excerpts carry only their day),
-  "as memory" only a memory line not marked "no longer true".
+  is absent or marked past: "strict" counts a memory line or an excerpt turn not marked "no longer true" as
+  present, "as memory" only a memory line.
 
 Data: ../shared/bench/longmemeval/ (never copied into this repository). Runs in its own database
 (memento_bench_longmemeval).
@@ -146,7 +146,8 @@ def evaluate(chosen: list[dict], users: dict, budget: int) -> dict:
         in_excerpts, as_current, as_past = set(), set(), set()
         for item in context.items:
             if item.type == "excerpt":
-                in_excerpts.update(m.client_message_id for m in item.messages)
+                in_excerpts.update(m.client_message_id for m in item.messages if m.pk not in item.outdated)
+                as_past.update(m.client_message_id for m in item.messages if m.pk in item.outdated)
             elif item.memory.message_id:
                 marked = "[no longer true" in item.text
                 (as_past if marked else as_current).add(turn_of.get(item.memory.message_id))

@@ -84,6 +84,7 @@ class ContextItem:
     conversation: Conversation | None = None
     messages: list[Message] = field(default_factory=list)  # an excerpt's turns, in order
     hits: list[uuid.UUID] = field(default_factory=list)  # the excerpt's matching messages
+    outdated: list[uuid.UUID] = field(default_factory=list)  # its turns marked as saying what is no longer true
 
     def source(self) -> dict:
         if self.type == "memory":
@@ -220,7 +221,7 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
              .select_related("conversation").defer("embedding", "search_vector", "conversation__metadata")}
     words = _lemmas(query)
     outdated = _outdated({m.pk for m in turns.values()}, owner_id)
-    lines = {key: _turn_line(m, words) + (OUTDATED if m.pk in outdated else "") for key, m in turns.items()}
+    lines = {key: _turn_line(m, words) + outdated.get(m.pk, "") for key, m in turns.items()}
     cost = {key: count_tokens(line) + 1 for key, line in lines.items()}
     header_cost: dict[tuple, int] = {}
 
@@ -259,24 +260,30 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
             items.append(ContextItem(
                 "excerpt", text, max(shown[(conversation_id, s)] for s in run), count_tokens(text) + 1,
                 conversation=messages[0].conversation, messages=messages,
-                hits=[m.pk for m in messages if m.pk in hit_ids],
+                hits=[m.pk for m in messages if m.pk in hit_ids], outdated=[m.pk for m in messages if m.pk in outdated],
             ))
     items.sort(key=lambda i: -i.score)
     return items, sum(i.tokens for i in items)
 
 
 OUTDATED = " [no longer true: since superseded]"
+OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
 
 
-def _outdated(message_ids: set, owner_id: int) -> set:
-    """The turns whose every memory has since been superseded: what they said is no longer true, and the excerpt
-    says so beside the turn (an agent reads the newer fact among the memories)."""
-    rows = Memory.objects.filter(owner_id=owner_id, message_id__in=message_ids, is_active=True).values_list(
-        "message_id", "superseded_by_id")
-    kept: dict = {}
-    for message_id, superseded_by in rows:
-        kept[message_id] = kept.get(message_id, False) or superseded_by is None
-    return {message_id for message_id, current in kept.items() if not current}
+def _outdated(message_ids: set, owner_id: int) -> dict:
+    """What the excerpt says beside each turn that said something since superseded (an agent reads the newer fact
+    among the memories): OUTDATED when everything it said was, else which of its statements ("[no longer true:
+    The user drives a Corolla]")."""
+    rows = Memory.objects.filter(owner_id=owner_id, message_id__in=message_ids, is_active=True).order_by(
+        "created_at").values_list("message_id", "superseded_by_id", "content")
+    current, past = set(), {}
+    for message_id, superseded_by, content in rows:
+        if superseded_by is None:
+            current.add(message_id)
+        else:
+            past.setdefault(message_id, []).append(content.rstrip(". "))
+    return {message_id: f" [no longer true: {'; '.join(said[:OUTDATED_SHOWN])}]" if message_id in current
+            else OUTDATED for message_id, said in past.items()}
 
 
 def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:

@@ -255,3 +255,25 @@ def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user
     turns = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
     assert f"Ana: I drive a little Toyota Corolla.{ctx.OUTDATED}" in turns
     assert "Ana: I switched to a Tesla Model 3 this spring." in turns
+
+
+def test_a_turn_that_also_said_what_is_still_true_names_what_is_no_longer_true(user, eager,
+                                                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        conversation = converse(user, [("user", "Ana", "I drive a Toyota Corolla and I play the cello."),
+                                       ("user", "Ana", "I switched to a Tesla Model 3 this spring.")],
+                                start=datetime(2024, 1, 10, 8, 0, tzinfo=UTC))
+    old_turn, new_turn = conversation.messages.order_by("sequence")
+    for memory in user.memories.all():
+        memory_services.memory_forget(memory=memory)
+    toyota = memory_services.memory_create(owner=user, content="Ana drives a Toyota Corolla.", message=old_turn,
+                                           conversation=conversation).memory
+    memory_services.memory_create(owner=user, content="Ana plays the cello", message=old_turn,
+                                  conversation=conversation)
+    memory_services.memory_create(owner=user, content="Ana drives a Tesla Model 3", message=new_turn,
+                                  conversation=conversation, supersedes=toyota.pk)
+    context = ctx.context_for(owner=user, query="What car does Ana drive?", budget=400)
+    excerpt = next(i for i in context.items if i.type == "excerpt" and old_turn in i.messages)
+    assert ("Ana: I drive a Toyota Corolla and I play the cello. [no longer true: Ana drives a Toyota Corolla]"
+            in excerpt.text.splitlines())
+    assert excerpt.outdated == [old_turn.pk]
