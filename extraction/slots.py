@@ -99,19 +99,35 @@ def _relation(rel: str, name: str) -> Slot:
                 ("family" if kind == "people" else "pets",))
 
 
+EMAIL = r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
+PHONE = r"\+?\d[\d ().\-]{5,}\d"
+# a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
+# ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
+# email") is left to the frames, which know whose it is
+_CONTACT_WORDS = {"email": r"e-?mail|mail|address|reach|contact|write", "phone": r"number|phone|mobile|cell|reach|"
+                  r"call|text|ring|whatsapp|contact"}
+_SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:use|try|reach|call|text|email|e-mail|"
+                           r"mail|ring|contact|message|whatsapp|write)\b)")
+_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b")
+
+
+def _contact(s: str) -> Slot | None:
+    """The speaker's email address or phone number, when `s` gives one."""
+    if not _SPEAKERS_OWN.match(s) or _SOMEONE_ELSES.search(s):
+        return None
+    for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):
+        if (m := re.search(shape, s)) and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
+            return Slot(attribute, "fact", 0.7, f"{{name}}'s {what} is {m[0].strip()}.", tags=("contact",))
+    return None
+
+
 def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
     """The slots a first-person `sentence` fills (several for "I'm allergic to peanuts and shellfish")."""
     s = sentence.strip().rstrip(".!")
     lower = s == s.lower()
     # said without a first-person subject: "reach me at the new number 555-0199", "41 since yesterday"
-    if m := re.search(r"(?i)^(?:(?:you can|you could|please|just|now|so) )*(?:reach|call|text|ring|phone|email|e-mail|"
-                      r"mail|contact|message|whatsapp|write to) me (?:\w+ ){0,4}?(?:at|on|via) (?:the |my )?(?:new |"
-                      r"updated )?(?:(?:phone |mobile |cell )?number |address |email |e-mail )?(?P<v>\S+@\S+\w|"
-                      r"\+?\d[\d ().\-]{5,}\d)", s):
-        email = "@" in m["v"]
-        what = "email address" if email else "phone number"
-        return [Slot("email" if email else "phone", "fact", 0.7, f"{{name}}'s {what} is {m['v']}.",
-                     tags=("contact",))]
+    if contact := _contact(s):
+        return [contact]
     if m := re.fullmatch(r"(?i)(?:(?:just|finally|officially) )*(?:turned (?P<a>\d{1,3})|(?P<b>\d{1,3}) (?:years old )?"
                          r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day))\b.*", s):
         return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b']} years old.", tags=("age",))]
