@@ -31,10 +31,11 @@ NEEDS = {
     "restriction": ("what should I avoid serving them?", "what can't they eat or drink?",
                     "is there anything they must not have?", "what are they allergic to?",
                     "is there a medication they cannot take?", "would that dish be a problem for their diet?",
-                    "is it safe to offer them that?"),
+                    "is it safe to offer them that?", "anything to watch out for when I cook for them?",
+                    "what would make them sick?"),
     "preference": ("what would they enjoy?", "what do they like?", "what don't they like?",
                    "what could I give them as a present?", "what are their hobbies?",
-                   "what are they into?", "what would make them happy?"),
+                   "what are they into?", "what would make them happy?", "what do they love doing?"),
     "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?",
              "what are they working towards?", "what are they saving up for?"),
 }
