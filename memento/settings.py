@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "documents",
     "extraction",
     "store",
+    "profiles",
     "panel",
 ]
 

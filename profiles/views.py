@@ -1,0 +1,95 @@
+"""The profile API: GET /api/profile/ (sections and text), entries edited, pinned, hidden or written by the user,
+and the user's settings. Thin: each action calls one service or selector."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.models import Project
+from profiles import selectors, services
+from profiles.models import ProfileEntry
+from profiles.serializers import (
+    EntryCreateSerializer,
+    EntryUpdateSerializer,
+    ProfileEntrySerializer,
+    ScopeQuerySerializer,
+    SettingsSerializer,
+)
+
+
+def project_of(user, project_id):
+    """The caller's project with this id, None for none; another user's id is an unknown project (a 400)."""
+    if project_id is None:
+        return None
+    project = Project.objects.filter(owner=user, pk=project_id).first()
+    if project is None:
+        raise serializers.ValidationError({"project": ["Unknown project."]})
+    return project
+
+
+def profile_data(view: selectors.ProfileView) -> dict:
+    return {
+        "sections": [{"section": section.value, "title": section.label,
+                      "entries": [{**ProfileEntrySerializer(e).data, "shown": e.pk in view.shown} for e in entries]}
+                     for section, entries in view.sections],
+        "text": view.text, "tokens": view.tokens, "budget": view.budget, "built_at": view.built_at,
+    }
+
+
+class ProfileAPIView(APIView):
+    """The caller's profile: entries by section, each with its supporting memories, and the text an agent reads
+    (within `budget` tokens: pinned entries first, then by importance and evidence)."""
+
+    @extend_schema(parameters=[ScopeQuerySerializer], responses=dict)
+    def get(self, request):
+        query = ScopeQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        project = project_of(request.user, query.validated_data.get("project"))
+        view = selectors.profile_view(owner=request.user, project=project,
+                                      budget=query.validated_data.get("budget"))
+        return Response(profile_data(view))
+
+
+class ProfileEntryViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+                          mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The caller's profile entries. PATCH changes text or section (the user's version then wins over rebuilds),
+    `pinned`, `hidden` (a deletion rebuilds respect) or `user_edited: false` (back to the memories)."""
+
+    serializer_class = ProfileEntrySerializer
+    queryset = ProfileEntry.objects.none()
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return ProfileEntry.objects.filter(owner=self.request.user)
+
+    @extend_schema(request=EntryCreateSerializer, responses={201: ProfileEntrySerializer})
+    def create(self, request, *args, **kwargs):
+        body = EntryCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        entry = services.entry_create(owner=request.user, project=project_of(request.user, data.get("project")),
+                                      section=data["section"], text=data["text"], actor=request.user)
+        return Response(ProfileEntrySerializer(entry).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=EntryUpdateSerializer, responses=ProfileEntrySerializer)
+    def partial_update(self, request, *args, **kwargs):
+        body = EntryUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        entry = services.entry_update(entry=self.get_object(), data=body.validated_data, actor=request.user)
+        return Response(ProfileEntrySerializer(entry).data)
+
+
+class SettingsAPIView(APIView):
+    """The caller's settings: the time zone reminders are read in, the profile's token budget."""
+
+    @extend_schema(responses=SettingsSerializer)
+    def get(self, request):
+        return Response(SettingsSerializer(services.settings_for(request.user)).data)
+
+    @extend_schema(request=SettingsSerializer, responses=SettingsSerializer)
+    def patch(self, request):
+        body = SettingsSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        return Response(SettingsSerializer(services.settings_update(owner=request.user,
+                                                                    data=body.validated_data)).data)
