@@ -20,6 +20,7 @@ router.register("projects", memory_views.ProjectViewSet, basename="project")
 router.register("conversations", conversation_views.ConversationViewSet, basename="conversation")
 router.register("documents", document_views.DocumentViewSet, basename="document")
 router.register("profile/entries", profile_views.ProfileEntryViewSet, basename="profile-entry")
+router.register("reminders", profile_views.ReminderViewSet, basename="reminder")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

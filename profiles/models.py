@@ -133,6 +133,8 @@ class Reminder(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True, help_text="When it was marked done or cancelled.")
     closed_reason = models.TextField(blank=True, help_text="Why: by the user, or the message that said it was done.")
     source_message_id = models.UUIDField(null=True, blank=True, help_text="The message that asked for it.")
+    said_at = models.DateTimeField(help_text="When it was asked for (the message's send time): only what is said "
+                                             "later can close it.")
     created_at = models.DateTimeField(auto_now_add=True, help_text="When it was recorded.")
 
     history = HistoricalRecords(user_related_name="+", history_change_reason_field=models.TextField(null=True))

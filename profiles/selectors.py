@@ -3,8 +3,10 @@ importance and evidence), as the API, the tools, the panel and the context show 
 
 from dataclasses import dataclass
 
+from django.db.models import F
+
 from integrations.embeddings import count_tokens
-from profiles.models import ProfileEntry, Section
+from profiles.models import ProfileEntry, Reminder, Section
 from profiles.sections import ORDER
 from profiles.services import entry_score, profile_current, settings_for
 
@@ -71,3 +73,13 @@ def profile_view(*, owner, project=None, budget: int | None = None, include_hidd
                            key=lambda e: (not e.pinned, -entry_score(e), e.key))) for s in ORDER]
     return ProfileView(sections=[(s, es) for s, es in sections if es], shown={e.pk for e in chosen}, text=text,
                        tokens=tokens, budget=budget, built_at=profile.built_at)
+
+
+def reminders_list(*, owner, status: str = "open", due_before=None):
+    """The owner's reminders, soonest first (those without a time last); `status` 'all' for every one."""
+    queryset = Reminder.objects.filter(owner=owner).select_related("memory")
+    if status != "all":
+        queryset = queryset.filter(status=status)
+    if due_before is not None:
+        queryset = queryset.filter(due_at__lte=due_before)
+    return queryset.order_by(F("due_at").asc(nulls_last=True), "created_at")

@@ -48,18 +48,22 @@ class Built:
                 "importance": max(m.importance for m in self.memories)}
 
 
+def _id(owner) -> int:
+    return getattr(owner, "pk", owner)
+
+
 def settings_for(owner) -> UserSettings:
-    found = UserSettings.objects.filter(owner=owner).first()
+    found = UserSettings.objects.filter(owner_id=_id(owner)).first()
     if found is not None:
         return found
     with transaction.atomic():
-        settings, _ = UserSettings.objects.get_or_create(owner=owner)
+        settings, _ = UserSettings.objects.get_or_create(owner_id=_id(owner))
         return settings
 
 
 def settings_update(*, owner, data: dict[str, Any]) -> UserSettings:
     with transaction.atomic():
-        settings, _ = UserSettings.objects.select_for_update().get_or_create(owner=owner)
+        settings, _ = UserSettings.objects.select_for_update().get_or_create(owner_id=_id(owner))
         for name in ("time_zone", "profile_budget"):
             if name in data:
                 setattr(settings, name, data[name])
@@ -93,14 +97,14 @@ def profile_rebuild(*, owner, project=None, reason: str = "rebuilt from memories
     stamp = memory_stamp(owner)
     built = built_entries(owner, project)
     with transaction.atomic():
-        profile, _ = Profile.objects.select_for_update().get_or_create(owner=owner, project=project)
+        profile, _ = Profile.objects.select_for_update().get_or_create(owner_id=_id(owner), project=project)
         stored = {e.key: e for e in ProfileEntry.objects.select_for_update().filter(profile=profile)}
         _follow_renames(built, stored)
         for key, entry in built.items():
             values = {**entry.values(), "current": True}
             existing = stored.get(key)
             if existing is None:
-                new = ProfileEntry(owner=owner, profile=profile, key=key, **values)
+                new = ProfileEntry(owner_id=_id(owner), profile=profile, key=key, **values)
                 new._change_reason = reason
                 new.save()
                 continue
@@ -145,7 +149,7 @@ def _save_if_changed(entry: ProfileEntry, values: dict[str, Any], reason: str) -
 
 def profile_current(*, owner, project=None) -> Profile:
     """The profile, rebuilt first when the owner's memories changed since the last build (their stamp moved)."""
-    profile = Profile.objects.filter(owner=owner, project=project).first()
+    profile = Profile.objects.filter(owner_id=_id(owner), project=project).first()
     if profile is None or profile.built_stamp != memory_stamp(owner):
         profile = profile_rebuild(owner=owner, project=project)
     return profile
@@ -184,8 +188,8 @@ def entry_create(*, owner, project=None, section: str, text: str, actor=None) ->
     if not (text or "").strip():
         raise ValidationError({"text": ["An entry's text may not be blank."]})
     with transaction.atomic():
-        profile, _ = Profile.objects.get_or_create(owner=owner, project=project)
-        entry = ProfileEntry(owner=owner, profile=profile, section=section, text=text.strip(),
+        profile, _ = Profile.objects.get_or_create(owner_id=_id(owner), project=project)
+        entry = ProfileEntry(owner_id=_id(owner), profile=profile, section=section, text=text.strip(),
                              key=f"user|{timezone.now().timestamp():.6f}", origin=ProfileEntry.Origin.USER,
                              user_edited=True, importance=0.8, last_confirmed=timezone.now(),
                              evidence_count=0)

@@ -7,12 +7,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.models import Project
-from profiles import selectors, services
-from profiles.models import ProfileEntry
+from profiles import reminder_services, selectors, services
+from profiles.models import ProfileEntry, Reminder
 from profiles.serializers import (
     EntryCreateSerializer,
     EntryUpdateSerializer,
     ProfileEntrySerializer,
+    ReminderCreateSerializer,
+    ReminderQuerySerializer,
+    ReminderSerializer,
+    ReminderUpdateSerializer,
     ScopeQuerySerializer,
     SettingsSerializer,
 )
@@ -93,3 +97,42 @@ class SettingsAPIView(APIView):
         body.is_valid(raise_exception=True)
         return Response(SettingsSerializer(services.settings_update(owner=request.user,
                                                                     data=body.validated_data)).data)
+
+
+class ReminderViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+                      mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The caller's reminders: GET ?status=open|done|cancelled|all&due_before=<ISO time>, POST {"text": "call mom
+    on Friday at 5pm"} (read in the user's time zone), PATCH {"status": "done"|"cancelled"|"open"}."""
+
+    serializer_class = ReminderSerializer
+    queryset = Reminder.objects.none()
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return Reminder.objects.filter(owner=self.request.user).select_related("memory")
+
+    @extend_schema(parameters=[ReminderQuerySerializer])
+    def list(self, request, *args, **kwargs):
+        query = ReminderQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        found = selectors.reminders_list(owner=request.user, status=data["status"],
+                                         due_before=data.get("due_before"))
+        page = self.paginate_queryset(found)
+        return self.get_paginated_response(ReminderSerializer(page, many=True).data)
+
+    @extend_schema(request=ReminderCreateSerializer, responses={201: ReminderSerializer})
+    def create(self, request, *args, **kwargs):
+        body = ReminderCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        reminder = reminder_services.reminder_create(owner=request.user, text=body.validated_data["text"],
+                                                     actor=request.user)
+        return Response(ReminderSerializer(reminder).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ReminderUpdateSerializer, responses=ReminderSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        body = ReminderUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        reminder = reminder_services.reminder_set_status(reminder=self.get_object(), actor=request.user,
+                                                         **body.validated_data)
+        return Response(ReminderSerializer(reminder).data)
