@@ -6,6 +6,7 @@ past episodes ("history") and reminders are not part of a profile: an agent find
 import re
 
 from extraction.attribute_kinds import BY_NAME
+from extraction.slots import topic_tags
 from profiles.models import Section
 
 # attribute (its name before ":", e.g. "allergy:peanuts" -> "allergy") -> section; None: not a profile fact
@@ -66,10 +67,11 @@ def section_of(memory) -> Section | None:
         return Section.ROUTINES
     if category in CATEGORY_SECTIONS:
         return CATEGORY_SECTIONS[category]
-    for tag in memory.tags or ():
+    # its tags, else the topics its words name (a memory written by hand often has neither category nor tags)
+    for tag in [*(memory.tags or ()), *topic_tags(memory.content)]:
         if tag in TAG_SECTIONS:
             return TAG_SECTIONS[tag]
-    return Section.IDENTITY if category in ("fact", "") else None
+    return Section.IDENTITY if category == "fact" else None
 
 
 _NON_WORD = re.compile(r"[^\w]+")
