@@ -21,6 +21,7 @@ router.register("conversations", conversation_views.ConversationViewSet, basenam
 router.register("documents", document_views.DocumentViewSet, basename="document")
 router.register("profile/entries", profile_views.ProfileEntryViewSet, basename="profile-entry")
 router.register("reminders", profile_views.ReminderViewSet, basename="reminder")
+router.register("consolidation", profile_views.ConsolidationViewSet, basename="consolidation")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -3,13 +3,15 @@ and the user's settings. Thin: each action calls one service or selector."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.models import Project
-from profiles import reminder_services, selectors, services
-from profiles.models import ProfileEntry, Reminder
+from profiles import consolidation, reminder_services, selectors, services
+from profiles.models import ConsolidationRun, ProfileEntry, Reminder
 from profiles.serializers import (
+    ConsolidationRunSerializer,
     EntryCreateSerializer,
     EntryUpdateSerializer,
     ProfileEntrySerializer,
@@ -17,6 +19,7 @@ from profiles.serializers import (
     ReminderQuerySerializer,
     ReminderSerializer,
     ReminderUpdateSerializer,
+    RevertSerializer,
     ScopeQuerySerializer,
     SettingsSerializer,
 )
@@ -136,3 +139,29 @@ class ReminderViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins
         reminder = reminder_services.reminder_set_status(reminder=self.get_object(), actor=request.user,
                                                          **body.validated_data)
         return Response(ReminderSerializer(reminder).data)
+
+
+class ConsolidationViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin,
+                           viewsets.GenericViewSet):
+    """The caller's consolidation runs, newest first: what each merged or retired, why, how long it took. POST
+    starts one (or answers the one running); POST .../revert/ undoes one change ({"change": i}) or all."""
+
+    serializer_class = ConsolidationRunSerializer
+    queryset = ConsolidationRun.objects.none()
+
+    def get_queryset(self):
+        return ConsolidationRun.objects.filter(owner=self.request.user)
+
+    @extend_schema(request=None, responses={202: ConsolidationRunSerializer})
+    def create(self, request, *args, **kwargs):
+        run = consolidation.consolidation_start(owner=request.user, trigger="request")
+        return Response(ConsolidationRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=RevertSerializer, responses=ConsolidationRunSerializer)
+    @action(detail=True, methods=["post"])
+    def revert(self, request, pk=None):
+        body = RevertSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        done = consolidation.consolidation_revert(run=self.get_object(), change=body.validated_data.get("change"),
+                                                  actor=request.user)
+        return Response(ConsolidationRunSerializer(done.run).data)
