@@ -210,6 +210,8 @@ SPECTACULAR_SETTINGS = {
     # the field must matter, took it for required: its "Missing required property: ranking" case was then
     # accepted (ST201). Read-only fields also leave the request components.
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"ReminderStatusEnum": "profiles.models.Reminder.Status",
+                            "ConsolidationRunStatusEnum": "profiles.models.ConsolidationRun.Status"},
 }
 
 # --- Embeddings. ---------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ class ScopeQuerySerializer(StrictSerializer):
 
     project = serializers.IntegerField(required=False, min_value=1)
     budget = serializers.IntegerField(required=False, min_value=16, max_value=4000)
-    format = CharField(required=False)
 
 
 class ProfileEntrySerializer(serializers.ModelSerializer):
@@ -69,7 +68,6 @@ class ReminderQuerySerializer(StrictSerializer):
     status = serializers.ChoiceField(choices=[*Reminder.Status.values, "all"], required=False, default="open")
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    format = CharField(required=False)
 
 
 class ReminderCreateSerializer(StrictSerializer):
@@ -89,5 +87,5 @@ class ConsolidationRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RevertSerializer(StrictSerializer):
+class ConsolidationRevertSerializer(StrictSerializer):
     change = serializers.IntegerField(required=False, min_value=0, help_text="The change's index; omit for all.")

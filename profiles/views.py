@@ -7,10 +7,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.parsers import JSONParser
 from memories.models import Project
 from profiles import consolidation, reminder_services, selectors, services
 from profiles.models import ConsolidationRun, ProfileEntry, Reminder
 from profiles.serializers import (
+    ConsolidationRevertSerializer,
     ConsolidationRunSerializer,
     EntryCreateSerializer,
     EntryUpdateSerializer,
@@ -19,10 +21,16 @@ from profiles.serializers import (
     ReminderQuerySerializer,
     ReminderSerializer,
     ReminderUpdateSerializer,
-    RevertSerializer,
     ScopeQuerySerializer,
     SettingsSerializer,
 )
+
+
+def query_of(serializer_class, request):
+    """The query string checked by `serializer_class`; DRF's own `format` parameter is left to DRF."""
+    query = serializer_class(data={k: v for k, v in request.query_params.dict().items() if k != "format"})
+    query.is_valid(raise_exception=True)
+    return query.validated_data
 
 
 def project_of(user, project_id):
@@ -50,11 +58,9 @@ class ProfileAPIView(APIView):
 
     @extend_schema(parameters=[ScopeQuerySerializer], responses=dict)
     def get(self, request):
-        query = ScopeQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        project = project_of(request.user, query.validated_data.get("project"))
-        view = selectors.profile_view(owner=request.user, project=project,
-                                      budget=query.validated_data.get("budget"))
+        query = query_of(ScopeQuerySerializer, request)
+        project = project_of(request.user, query.get("project"))
+        view = selectors.profile_view(owner=request.user, project=project, budget=query.get("budget"))
         return Response(profile_data(view))
 
 
@@ -65,6 +71,7 @@ class ProfileEntryViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mi
 
     serializer_class = ProfileEntrySerializer
     queryset = ProfileEntry.objects.none()
+    parser_classes = [JSONParser]
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_queryset(self):
@@ -90,6 +97,8 @@ class ProfileEntryViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mi
 class SettingsAPIView(APIView):
     """The caller's settings: the time zone reminders are read in, the profile's token budget."""
 
+    parser_classes = [JSONParser]
+
     @extend_schema(responses=SettingsSerializer)
     def get(self, request):
         return Response(SettingsSerializer(services.settings_for(request.user)).data)
@@ -109,6 +118,7 @@ class ReminderViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins
 
     serializer_class = ReminderSerializer
     queryset = Reminder.objects.none()
+    parser_classes = [JSONParser]
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_queryset(self):
@@ -116,9 +126,7 @@ class ReminderViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins
 
     @extend_schema(parameters=[ReminderQuerySerializer])
     def list(self, request, *args, **kwargs):
-        query = ReminderQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        data = query.validated_data
+        data = query_of(ReminderQuerySerializer, request)
         found = selectors.reminders_list(owner=request.user, status=data["status"],
                                          due_before=data.get("due_before"))
         page = self.paginate_queryset(found)
@@ -148,6 +156,7 @@ class ConsolidationViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, m
 
     serializer_class = ConsolidationRunSerializer
     queryset = ConsolidationRun.objects.none()
+    parser_classes = [JSONParser]
 
     def get_queryset(self):
         return ConsolidationRun.objects.filter(owner=self.request.user)
@@ -157,10 +166,10 @@ class ConsolidationViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, m
         run = consolidation.consolidation_start(owner=request.user, trigger="request")
         return Response(ConsolidationRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(request=RevertSerializer, responses=ConsolidationRunSerializer)
+    @extend_schema(request=ConsolidationRevertSerializer, responses=ConsolidationRunSerializer)
     @action(detail=True, methods=["post"])
     def revert(self, request, pk=None):
-        body = RevertSerializer(data=request.data)
+        body = ConsolidationRevertSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         done = consolidation.consolidation_revert(run=self.get_object(), change=body.validated_data.get("change"),
                                                   actor=request.user)
