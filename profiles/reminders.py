@@ -5,13 +5,16 @@ says the task was done ("I called mom") or cancelled closes it. Pure functions: 
 profiles.reminder_services."""
 
 import re
+from calendar import monthrange
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from dateparser.search import search_dates
 from lemminflect import getAllLemmas
 from spacy.lang.en.stop_words import STOP_WORDS
+
+from extraction.slots import MONTHS
 
 DEFAULT_HOUR = 9  # a reminder for a day without a time is due that morning
 
@@ -27,6 +30,13 @@ TIME_SAID = re.compile(r"(?i)\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|\bnoon
 NOT_YET = re.compile(r"(?i)\b(?:need to|needs to|have to|has to|must|will|'ll|going to|gonna|should|want to|plan to|"
                      r"forgot to|forget to|didn'?t|did not|haven'?t|have not|not yet|still)\b")
 _WORD = re.compile(r"[a-z]+")
+_MONTH = "|".join(MONTHS)
+# where an explicit date starts ("on May 10", "3 March"): read from there, so that words before it ("Mother's Day")
+# are not taken for a date
+DATE_START = re.compile(rf"(?i)\b(?:on )?(?:the )?(?:\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH})\b|(?:{_MONTH})\.? "
+                        r"\d{1,2}(?:st|nd|rd|th)?\b)")
+# "on the 5th" without a month: the next 5th
+DAY_ONLY = re.compile(rf"(?i)\b(?:on )?the (\d{{1,2}})(?:st|nd|rd|th)\b(?! (?:of )?(?:{_MONTH})\b)")
 _FILLER = re.compile(r"(?i)^(?:to|that|about|is|are|was|'s)\s+|\s+(?:on|at|by|in|for|this|next|is)$")
 
 
@@ -42,11 +52,15 @@ class Found:
 def _due(phrase: str, said_at: datetime, zone: str) -> tuple[datetime | None, str]:
     """The first date in `phrase` read against `said_at` in `zone`, and the phrase without it."""
     tz = ZoneInfo(zone)
-    text = BARE_HOUR.sub(lambda m: f"{m[1]} {m[2]}:00", phrase)  # "at 10" is 10:00, not the year 2010
     local = said_at.astimezone(tz)
-    found = search_dates(text, languages=["en"], settings={
-        "RELATIVE_BASE": local.replace(tzinfo=None), "PREFER_DATES_FROM": "future", "TIMEZONE": zone,
-        "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DAY_OF_MONTH": "first"})
+    bare = bool(BARE_HOUR.search(phrase))
+    text = BARE_HOUR.sub(lambda m: f"{m[1]} {m[2]}:00", phrase)  # "at 10" is 10:00, not the year 2010
+    text = DAY_ONLY.sub(lambda m: _next_day_of_month(int(m[1]), local), text)
+    settings = {"RELATIVE_BASE": local.replace(tzinfo=None), "PREFER_DATES_FROM": "future", "TIMEZONE": zone,
+                "RETURN_AS_TIMEZONE_AWARE": True, "PREFER_DAY_OF_MONTH": "first"}
+    start = DATE_START.search(text)
+    found = (start and search_dates(text[start.start():], languages=["en"], settings=settings)) or search_dates(
+        text, languages=["en"], settings=settings)
     if not found:
         return None, phrase
     words, when = found[0]
@@ -55,8 +69,24 @@ def _due(phrase: str, said_at: datetime, zone: str) -> tuple[datetime | None, st
     when = when.astimezone(tz)
     if not TIME_SAID.search(words) and when.time() == time(0, 0):
         when = when.replace(hour=DEFAULT_HOUR)
+    if when < local and when.date() == local.date():  # a time of day already past: "at 7:00" is tomorrow's
+        when += timedelta(hours=12) if bare and when + timedelta(hours=12) > local else timedelta(days=1)
+    if bare and when.hour < 12:  # "at 4" said at 14:00 is 16:00 today rather than 4:00 tomorrow
+        sooner = when.replace(hour=when.hour + 12) - timedelta(days=1)
+        if local < sooner < when and sooner.date() == local.date():
+            when = sooner
     rest = text.replace(words, " ")
     return when, rest
+
+
+def _next_day_of_month(day: int, local: datetime) -> str:
+    """The next date (today included) whose day of the month is `day`, said as "on <Month> <day> <year>"."""
+    year, month = local.year, local.month
+    for _ in range(13):
+        if day <= monthrange(year, month)[1] and (year, month, day) >= (local.year, local.month, local.day):
+            return f"on {date(year, month, day):%B} {day} {year}"
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return f"the {day}th"
 
 
 def _task(text: str) -> str:

@@ -22,6 +22,12 @@ THURSDAY = datetime(2026, 11, 26, 13, 0, tzinfo=ZoneInfo("UTC"))
     ("Please remind me to buy milk tomorrow at 9pm", "buy milk", datetime(2026, 11, 27, 21, 0)),
     ("remind me in 2 hours to stretch", "stretch", datetime(2026, 11, 26, 16, 0)),
     ("I have a job interview next Monday at 2pm.", "job interview", datetime(2026, 11, 30, 14, 0)),
+    ("Remind me on the 5th to pay the bill", "pay the bill", datetime(2026, 12, 5, 9, 0)),
+    ("Remind me to email Bob at 4.", "email Bob", datetime(2026, 11, 26, 16, 0)),  # 4 in the morning is past
+    ("remind me to stretch at 7:00", "stretch", datetime(2026, 11, 27, 7, 0)),
+    ("Don't let me forget to buy flowers for Mother's Day on May 10.", "buy flowers for Mother's Day",
+     datetime(2027, 5, 10, 9, 0)),
+    ("Remind me to pay rent in 3 days.", "pay rent", datetime(2026, 11, 29, 14, 0)),
 ])
 def test_due_times_are_read_against_the_send_time_in_the_users_zone(text, task, due):
     found = reminders.reminder_in(text, said_at=THURSDAY, zone="Europe/Paris")
