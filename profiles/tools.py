@@ -46,7 +46,10 @@ def _reminder_data(reminder: Reminder) -> dict:
 def list_reminders(user, args):
     due_before = None
     if "due_before" in args:
-        due_before = as_of_arg({"as_of": args["due_before"]})
+        try:
+            due_before = as_of_arg({"as_of": args["due_before"]})
+        except ValidationError as exc:
+            raise ValidationError({"due_before": exc.message_dict["as_of"]}) from None
     found = list(selectors.reminders_list(owner=user, status=args.get("status", "open"),
                                           due_before=due_before)[:100])
     lines = [f"- {r.task} ({r.status}{', due ' + r.due_at.isoformat() if r.due_at else ''}) [id {r.pk}]"

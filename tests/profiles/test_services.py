@@ -81,3 +81,15 @@ def test_profiles_are_row_level_secured(user, other_user):
         assert ProfileEntry.objects.count() == 0 and ProfileEntry.history.count() == 0
     with rls.as_user(user.pk):
         assert ProfileEntry.objects.count() == 1
+
+
+def test_a_project_profile_adds_the_projects_memories(user):
+    from tests.factories import ProjectFactory
+
+    project = ProjectFactory(owner=user)
+    memory_services.memory_create(owner=user, content="The user is vegetarian.", category="restriction")
+    memory_services.memory_create(owner=user, content="The user prefers tabs over spaces.", category="preference",
+                                  project=project)
+    assert "tabs" not in selectors.profile_view(owner=user).text
+    text = selectors.profile_view(owner=user, project=project).text
+    assert "tabs" in text and "vegetarian" in text
