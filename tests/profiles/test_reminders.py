@@ -92,3 +92,30 @@ def test_due_and_overdue_reminders_and_the_profile_open_the_context(user, said):
     assert context.text.startswith("About the user (profile):")
     assert "renew my passport (overdue since" in context.text and "peanuts" in context.text.split("Memories")[0]
     assert context.used_tokens <= 1000
+
+
+@pytest.mark.slow
+def test_end_to_end_on_the_real_worker(celery_worker):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from tests.factories import UserFactory
+    from tests.worker import wait_for
+
+    user = UserFactory()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.patch("/api/profile/settings/", {"time_zone": "Europe/Paris"}, format="json")
+    cid = api.post("/api/conversations/", {"title": "chat"}, format="json").json()["id"]
+    api.post(f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "content": "I'm allergic to peanuts.", "sent_at": THURSDAY.isoformat()},
+        {"role": "user", "content": "Remind me to call mom on Friday.", "sent_at": THURSDAY.isoformat()},
+    ]}, format="json")
+    wait_for(lambda: api.get("/api/reminders/").json()["results"], worker=celery_worker)
+    [reminder] = api.get("/api/reminders/").json()["results"]
+    assert reminder["task"] == "call mom" and reminder["due_at"].startswith("2026-11-27T08:00:00")  # 9:00 Paris
+    assert "peanuts" in api.get("/api/profile/").json()["text"]
+    api.post(f"/api/conversations/{cid}/messages/", {"messages": [
+        {"role": "user", "content": "I called mom.", "sent_at": (THURSDAY + timedelta(days=1)).isoformat()}]},
+        format="json")
+    wait_for(lambda: api.get("/api/reminders/", {"status": "done"}).json()["results"], worker=celery_worker)
