@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from panel import profile_views, views
+from panel import profile_views, project_views, views
 
 app_name = "panel"
 
@@ -30,6 +30,9 @@ urlpatterns = [
     path("documents/<uuid:pk>/delete/", views.document_delete, name="document_delete"),
     path("conversations/", views.conversation_list, name="conversation_list"),
     path("conversations/<uuid:pk>/", views.conversation_detail, name="conversation_detail"),
+    path("projects/", project_views.project_list, name="projects"),
+    path("projects/new/", project_views.project_create, name="project_create"),
+    path("projects/<int:pk>/", project_views.project_edit, name="project_edit"),
     path("profile/", profile_views.profile_page, name="profile"),
     path("profile/add/", profile_views.profile_entry_add, name="profile_entry_add"),
     path("profile/settings/", profile_views.profile_settings, name="profile_settings"),

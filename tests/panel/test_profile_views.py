@@ -66,3 +66,22 @@ def test_agent_view_shows_the_context_with_scores_and_tokens(panel, user):
     context = response.context["context"]
     assert context.used_tokens <= 400 and "peanuts" in context.text
     assert "tokens used" in response.content.decode()
+
+
+def test_projects_are_created_renamed_and_deleted_in_the_panel(panel, user, other_user):
+    from memories.models import Project
+    from tests.factories import ProjectFactory
+
+    panel.post("/projects/new/", {"name": "Thesis", "description": "the PhD"})
+    project = Project.objects.get(owner=user)
+    memory_services.memory_create(owner=user, content="Chapter 2 is due in May.", project=project)
+    assert "Thesis" in panel.get("/projects/").content.decode()
+    panel.post(f"/projects/{project.pk}/", {"name": "PhD thesis", "description": ""})
+    project.refresh_from_db()
+    assert project.name == "PhD thesis"
+    panel.post("/projects/new/", {"name": ""})
+    assert Project.objects.filter(owner=user).count() == 1  # a blank name is refused
+    theirs = ProjectFactory(owner=other_user)
+    assert panel.post(f"/projects/{theirs.pk}/", {"action": "delete"}).status_code == 404
+    panel.post(f"/projects/{project.pk}/", {"action": "delete"})
+    assert not Project.objects.filter(owner=user).exists() and not Memory.objects.filter(owner=user).exists()
