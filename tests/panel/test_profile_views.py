@@ -85,3 +85,9 @@ def test_projects_are_created_renamed_and_deleted_in_the_panel(panel, user, othe
     assert panel.post(f"/projects/{theirs.pk}/", {"action": "delete"}).status_code == 404
     panel.post(f"/projects/{project.pk}/", {"action": "delete"})
     assert not Project.objects.filter(owner=user).exists() and not Memory.objects.filter(owner=user).exists()
+
+
+def test_a_failed_login_keeps_next(client, user):
+    page = client.post("/accounts/login/?next=/profile/", {"username": user.get_username(), "password": "wrong",
+                                                          "next": "/profile/"}).content.decode()
+    assert 'action="/accounts/login/?next=/profile/"' in page and 'name="next" value="/profile/"' in page
