@@ -22,6 +22,7 @@ from integrations.embeddings import count_tokens
 from memories.models import Memory
 from memories.search import ScoredMemory, embed_query, memory_search, query_periods
 from memories.selectors import MemoryFilters
+from profiles.context import profile_block
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
 MEMORY_SHARE = 0.35  # of the budget, for memories first; excerpts get the rest, then memories any leftover
@@ -333,14 +334,15 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
                               query_vector=vector)
     memory_items = [_memory_item(s) for s in memories.results]
 
-    fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2
+    head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of)  # the profile first
+    fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2 + head.tokens
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))
     excerpts, used_excerpts = _excerpts(owner_id, worth_an_excerpt(messages.results), room - used_memories, query)
     rest, _ = _pack([i for i in memory_items if i not in first], room - used_memories - used_excerpts)
     chosen_memories = sorted(first + rest, key=lambda i: -i.score)
 
-    sections = []
+    sections = [head.text] if head.text else []
     if chosen_memories:
         sections.append("\n".join([MEMORIES_HEADER, *(i.text for i in chosen_memories)]))
     if excerpts:

@@ -22,6 +22,7 @@ from memories import services as memory_services
 from memories.models import Memory
 from memories.reconcile import memories_reconcile, reconcile_frames
 from memories.vectors import embed_or_pending
+from profiles.reminder_services import reminders_apply, reminders_prepare
 
 logger = logging.getLogger(__name__)
 
@@ -314,6 +315,8 @@ def _extract(message_id) -> Message | None:
     conversation = message.conversation
     vectors, _ = embed_or_pending([c.content for c in candidates])  # the model, before any lock
     self_names = [message.name] if message.name else []
+    reminder = reminders_prepare(owner=conversation.owner, text=message.content, said_at=message.sent_at,
+                                 subject=message.name or "user") if message.role == Message.Role.USER else None
     known = reconcile_frames(owner=conversation.owner, candidates=candidates, vectors=vectors,
                              project=conversation.project, frames=statement_frames, self_names=self_names)
     try:
@@ -329,6 +332,8 @@ def _extract(message_id) -> Message | None:
                 llm_decide=extraction.reconcile_llm if use_llm else None, vectors=vectors,
                 happened_at=locked.sent_at, frames=statement_frames, self_names=self_names, known=known,
             )
+            if reminder is not None:  # "remind me to call mom on Friday"; "I called mom" closes it
+                reminders_apply(owner=conversation.owner, prepared=reminder, message=locked)
             locked.extraction_status = Message.Extraction.DONE
             locked.extraction_error = ""
             locked.full_clean()

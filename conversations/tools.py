@@ -1,5 +1,6 @@
-"""Every tool an agent calls, in one registry: the memory tools (memories/tools.py) and get_context, which
-packs memories and past conversation into a prompt's background. Served twice: as OpenAI function-calling tools at
+"""Every tool an agent calls, in one registry: the memory tools (memories/tools.py), the profile and reminder
+tools (profiles/tools.py) and get_context, which packs memories and past conversation into a prompt's
+background. Served twice: as OpenAI function-calling tools at
 /api/tools/ and as MCP tools at /mcp (conversations/mcp.py). No tool takes a user: identity is the caller's
 token."""
 
@@ -25,8 +26,9 @@ from memories.tools import (
     tool,
     validated,
 )
+from profiles import tools as profile_tools
 
-TOOLS: dict[str, MemoryTool] = dict(memory_tools.TOOLS)
+TOOLS: dict[str, MemoryTool] = {**memory_tools.TOOLS, **profile_tools.TOOLS}
 
 
 @tool(TOOLS, "get_context", title="Relevant memories and past conversation for a prompt", required=("query",),

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "documents",
     "extraction",
     "store",
+    "profiles",
     "panel",
 ]
 
@@ -209,6 +210,8 @@ SPECTACULAR_SETTINGS = {
     # the field must matter, took it for required: its "Missing required property: ranking" case was then
     # accepted (ST201). Read-only fields also leave the request components.
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"ReminderStatusEnum": "profiles.models.Reminder.Status",
+                            "ConsolidationRunStatusEnum": "profiles.models.ConsolidationRun.Status"},
 }
 
 # --- Embeddings. ---------------------------------------------------------------------------------------------
@@ -351,7 +354,15 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
     # large owners' own HNSW indexes made or dropped (memories.owner_indexes; a no-op when nothing changed)
     "sync-owner-indexes": {"task": "memories.tasks.sync_owner_indexes", "schedule": 900.0},
+    # consolidation runs for owners with CONSOLIDATION_AFTER new memories, or anything new for a day (profiles)
+    "consolidate-due": {"task": "profiles.tasks.consolidate_due", "schedule": 600.0},
 }
+# Consolidation (profiles.consolidation): near-duplicates (cosine at least this, same subject and attribute) are
+# merged; a run starts after this many new memories or this many hours; a task compares this many memories.
+CONSOLIDATION_THRESHOLD = env.float("CONSOLIDATION_THRESHOLD", default=0.9)
+CONSOLIDATION_AFTER = env.int("CONSOLIDATION_AFTER", default=50)
+CONSOLIDATION_PERIOD_HOURS = env.int("CONSOLIDATION_PERIOD_HOURS", default=24)
+CONSOLIDATION_SHARE = env.int("CONSOLIDATION_SHARE", default=200)
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"

@@ -12,12 +12,16 @@ from documents import views as document_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
+from profiles import views as profile_views
 
 router = DefaultRouter()
 router.register("memories", memory_views.MemoryViewSet, basename="memory")
 router.register("projects", memory_views.ProjectViewSet, basename="project")
 router.register("conversations", conversation_views.ConversationViewSet, basename="conversation")
 router.register("documents", document_views.DocumentViewSet, basename="document")
+router.register("profile/entries", profile_views.ProfileEntryViewSet, basename="profile-entry")
+router.register("reminders", profile_views.ReminderViewSet, basename="reminder")
+router.register("consolidation", profile_views.ConsolidationViewSet, basename="consolidation")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -30,6 +34,8 @@ urlpatterns = [
     # before the router: its memory detail route would take "search" for an id
     path("api/memories/search/", MemorySearchView.as_view(), name="memory-search"),  # joins three apps
     path("api/chunks/search/", document_views.ChunkSearchView.as_view(), name="chunk-search"),
+    path("api/profile/", profile_views.ProfileAPIView.as_view(), name="profile"),
+    path("api/profile/settings/", profile_views.SettingsAPIView.as_view(), name="profile-settings"),
     path("api/tools/", conversation_views.ToolListView.as_view(), name="tools"),
     path("api/tools/call/", conversation_views.ToolCallView.as_view(), name="tool-call"),
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from panel import views
+from panel import profile_views, project_views, views
 
 app_name = "panel"
 
@@ -30,6 +30,20 @@ urlpatterns = [
     path("documents/<uuid:pk>/delete/", views.document_delete, name="document_delete"),
     path("conversations/", views.conversation_list, name="conversation_list"),
     path("conversations/<uuid:pk>/", views.conversation_detail, name="conversation_detail"),
+    path("projects/", project_views.project_list, name="projects"),
+    path("projects/new/", project_views.project_create, name="project_create"),
+    path("projects/<int:pk>/", project_views.project_edit, name="project_edit"),
+    path("profile/", profile_views.profile_page, name="profile"),
+    path("profile/add/", profile_views.profile_entry_add, name="profile_entry_add"),
+    path("profile/settings/", profile_views.profile_settings, name="profile_settings"),
+    path("profile/<int:pk>/", profile_views.profile_entry_action, name="profile_entry_action"),
+    path("reminders/", profile_views.reminders_page, name="reminders"),
+    path("reminders/add/", profile_views.reminder_add, name="reminder_add"),
+    path("reminders/<int:pk>/", profile_views.reminder_status, name="reminder_status"),
+    path("consolidation/", profile_views.consolidation_page, name="consolidation"),
+    path("consolidation/run/", profile_views.consolidation_start, name="consolidation_start"),
+    path("consolidation/<int:pk>/revert/", profile_views.consolidation_revert, name="consolidation_revert"),
+    path("agent-view/", profile_views.agent_view, name="agent_view"),
     path("settings/", views.settings_page, name="settings"),
     path("settings/token/", views.token, name="token"),
     path("settings/export/", views.export, name="export"),

@@ -163,7 +163,8 @@ def test_context_respects_the_budget(api, user):
     cid = post(api, "/api/conversations/", {}).json()["id"]
     query = "any food allergies or food preferences to keep in mind for dinner?"
     big = api.get(f"/api/conversations/{cid}/context/", {"query": query}).json()
-    assert big["memories"] and big["text"].startswith("Memories (most relevant first):")
+    assert big["memories"] and big["text"].startswith("About the user (profile):")  # the profile first
+    assert "\nMemories (most relevant first):" in big["text"]
     assert any("peanut" in m["content"] for m in big["memories"])
     assert all(item["type"] == "memory" and item["source"]["memory_id"] for item in big["items"])
     assert big["used_tokens"] <= big["budget"]
@@ -220,7 +221,8 @@ def test_tool_definitions(api):
     tools = api.get("/api/tools/").json()["tools"]
     names = [t["function"]["name"] for t in tools]
     assert names == ["add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
-                     "delete_memory", "memory_history", "get_context"]
+                     "delete_memory", "memory_history", "get_profile", "list_reminders", "update_reminder",
+                     "get_context"]
     add = tools[0]["function"]["parameters"]
     assert {"content", "metadata", "key"} <= set(add["properties"]) and add["required"] == ["content"]
     assert not any("user" in name for t in tools for name in t["function"]["parameters"]["properties"])

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CLIENT_PACKAGE = str(settings.BASE_DIR / "clients" / "python")
 TOOL_NAMES = {"add_memory", "search_memories", "get_memory", "list_memories", "update_memory", "delete_memory",
-              "memory_history", "get_context"}
+              "memory_history", "get_context", "get_profile", "list_reminders", "update_reminder"}
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,8 @@ def test_tools_are_listed_with_their_hints(server, mode):
     tools = {tool.name: tool for tool in asyncio.run(scenario())}
     assert set(tools) == TOOL_NAMES
     read_only = {name for name, tool in tools.items() if tool.annotations.read_only_hint}
-    assert read_only == {"search_memories", "get_memory", "list_memories", "memory_history", "get_context"}
+    assert read_only == {"search_memories", "get_memory", "list_memories", "memory_history", "get_context",
+                         "get_profile", "list_reminders"}
     destructive = {name for name, tool in tools.items() if tool.annotations.destructive_hint}
     assert destructive == {"delete_memory"}
     for tool in tools.values():

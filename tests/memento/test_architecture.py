@@ -12,9 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # app -> floor; an app may import only apps on a lower floor
 FLOORS = {
-    "memento": 5,
-    "panel": 4,
-    "conversations": 3, "documents": 3, "store": 3,
+    "memento": 6,
+    "panel": 5,
+    "conversations": 4, "documents": 4, "store": 4,
+    "profiles": 3,
     "memories": 2, "extraction": 2,
     "integrations": 1, "core": 1,
 }

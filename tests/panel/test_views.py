@@ -448,3 +448,17 @@ def test_overview_counts_by_category_tag_and_source(panel, user):
     assert rows["document"] == "1"
     assert page.count("<rect ") == 30
     assert '<strong>2</strong> live memories' in page
+
+
+def test_rough_edges_empty_list_invites_readable_metadata_and_score_parts(panel, user):
+    assert "Add your first memory" in panel.get("/memories/").content.decode()
+    assert "Add your first memory" not in panel.get("/memories/", {"category": "x"}).content.decode()
+    memory = services.memory_create(owner=user, content="The user lives in Lisbon.",
+                                    metadata={"attribute": "home", "value": "Lisbon"},
+                                    entities={"places": ["Lisbon"]}).memory
+    page = panel.get(f"/memories/{memory.pk}/").content.decode()
+    assert "<dt>attribute</dt><dd>home</dd>" in page and "<dt>places</dt><dd>Lisbon</dd>" in page
+    assert "{'" not in page
+    found = panel.get("/memories/", {"q": "where does the user live", "mode": "hybrid"}).content.decode()
+    assert 'class="muted score-parts"' in found
+    assert "<strong>1</strong> live memory</a>" in panel.get("/").content.decode()
