@@ -42,7 +42,6 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -53,6 +52,7 @@ INSTALLED_APPS = [
     "documents",
     "extraction",
     "store",
+    "accounts",
     "panel",
 ]
 
@@ -144,9 +144,13 @@ LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
 
-# API tokens are refused this many days after they were made (0: never); the panel and POST /api/auth/token/ issue
-# a new one.
+# API tokens (accounts/): a new token expires this many days after it is made unless its maker chooses otherwise
+# (0: never); the panel, POST /api/tokens/ and POST /api/auth/token/ make them.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
+# What a read-only token may still POST to (core/grants.py): views whose POST only reads, and views that check
+# each call themselves (a tool that writes, a store op that writes). Every other unsafe request is refused to it.
+TOKEN_READS_BY_POST = frozenset({"memory-search", "chunk-search", "store-search", "store-namespaces"})
+TOKEN_CHECKS_EACH_CALL = frozenset({"tool-call", "mcp", "store-batch"})
 
 BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
 
@@ -172,18 +176,21 @@ REST_FRAMEWORK = {
         "core.parsers.JSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "core.rls.TokenAuthentication",
-        "core.rls.BearerTokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
+        "accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "core.grants.WriteAccess"],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
+        "accounts.throttles.TokenRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
         "user": env.str("API_THROTTLE_USER", default="6000/minute"),
+        # per API token, beside per user: one leaked or runaway agent's token cannot use up its user's allowance
+        "token": env.str("API_THROTTLE_TOKEN", default="6000/minute"),
         # POST /api/auth/token/ per IP address, right or wrong password: each try costs a password hash (~0.5 s)
         "auth": env.str("API_THROTTLE_AUTH", default="10/minute"),
     },
