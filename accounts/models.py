@@ -43,6 +43,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True, help_text="Revoked then: refused from then on.")
 
     class Meta:
+        verbose_name = "API token"
         indexes = [models.Index(fields=["user", "-created_at"], name="apitoken_user_created")]
 
     def __str__(self) -> str:
@@ -51,6 +52,18 @@ class ApiToken(models.Model):
     @property
     def read_only(self) -> bool:
         return self.access == self.Access.READ
+
+    @property
+    def scope_text(self) -> str:
+        """The token's scope in words (lists, audit lines)."""
+        parts = [self.get_access_display()]
+        if self.project_id is not None:
+            parts.append(f"project {self.project.name if self.project else self.project_id}")
+        if self.agent_id:
+            parts.append(f"agent {self.agent_id}")
+        if self.for_end_users:
+            parts.append("for end users")
+        return ", ".join(parts)
 
 
 class EndUser(models.Model):

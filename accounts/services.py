@@ -61,20 +61,8 @@ def token_create(*, user, name: str, read_only: bool = False, project: Project |
             for_end_users=for_end_users, expires_at=None if never_expires else expires_at or default_expiry(),
         )
         audit.record(audit.Kind.TOKEN_CREATED, user=user, address=address, token_prefix=token.prefix,
-                     detail=f"{token.name}: {describe(token)}")
+                     detail=f"{token.name}: {token.scope_text}")
     return Issued(token, key)
-
-
-def describe(token: ApiToken) -> str:
-    """The token's scope in words (lists, audit lines)."""
-    parts = [token.get_access_display()]
-    if token.project_id is not None:
-        parts.append(f"project {token.project_id}")
-    if token.agent_id:
-        parts.append(f"agent {token.agent_id}")
-    if token.for_end_users:
-        parts.append("for end users")
-    return ", ".join(parts)
 
 
 def token_revoke(*, token: ApiToken, address: str | None = None, reason: str = "revoked") -> bool:
@@ -85,6 +73,19 @@ def token_revoke(*, token: ApiToken, address: str | None = None, reason: str = "
             audit.record(audit.Kind.TOKEN_REVOKED, user=token.user, address=address, token_prefix=token.prefix,
                          detail=f"{token.name}: {reason}")
     return bool(revoked)
+
+
+def token_replace(*, token: ApiToken, address: str | None = None) -> Issued:
+    """A new key with `token`'s name and scope (and as long a life as it was given), and `token` revoked: one
+    transaction, so the account never has both or neither."""
+    life = token.expires_at - token.created_at if token.expires_at else None
+    with transaction.atomic():
+        issued = token_create(user=token.user, name=token.name, read_only=token.read_only, project=token.project,
+                              agent_id=token.agent_id, for_end_users=token.for_end_users,
+                              expires_at=timezone.now() + life if life else None, never_expires=life is None,
+                              address=address)
+        token_revoke(token=token, address=address, reason=f"replaced by {issued.token.prefix}…")
+    return issued
 
 
 def tokens_revoke_all(*, user, reason: str) -> int:

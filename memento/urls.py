@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from accounts import views as account_views
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from documents import views as document_views
@@ -18,6 +19,8 @@ router.register("memories", memory_views.MemoryViewSet, basename="memory")
 router.register("projects", memory_views.ProjectViewSet, basename="project")
 router.register("conversations", conversation_views.ConversationViewSet, basename="conversation")
 router.register("documents", document_views.DocumentViewSet, basename="document")
+router.register("tokens", account_views.TokenViewSet, basename="token")
+router.register("end-users", account_views.EndUserViewSet, basename="end-user")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

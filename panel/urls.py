@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from panel import views
+from panel import access, views
 
 app_name = "panel"
 
@@ -31,7 +31,12 @@ urlpatterns = [
     path("conversations/", views.conversation_list, name="conversation_list"),
     path("conversations/<uuid:pk>/", views.conversation_detail, name="conversation_detail"),
     path("settings/", views.settings_page, name="settings"),
-    path("settings/token/", views.token, name="token"),
+    path("access/tokens/", access.tokens, name="access_tokens"),
+    path("access/tokens/<int:pk>/revoke/", access.token_revoke, name="access_token_revoke"),
+    path("access/tokens/<int:pk>/replace/", access.token_replace, name="access_token_replace"),
+    path("access/end-users/", access.end_users, name="access_end_users"),
+    path("access/end-users/<int:pk>/erase/", access.end_user_erase, name="access_end_user_erase"),
+    path("access/activity/", access.activity, name="access_activity"),
     path("settings/export/", views.export, name="export"),
     path("settings/import/", views.import_memories, name="import"),
 ]

@@ -34,6 +34,7 @@ class Migration(migrations.Migration):
                 ('user', models.ForeignKey(help_text='Whose token it is: the requests it authenticates act as this user.', on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
             ],
             options={
+                'verbose_name': 'API token',
                 'indexes': [models.Index(fields=['user', '-created_at'], name='apitoken_user_created')],
             },
         ),
