@@ -21,6 +21,7 @@ import threading
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
@@ -112,6 +113,25 @@ def confinement(user) -> Binding | None:
     as the policies), else None."""
     binding = bound()
     return binding if binding.confined and binding.user_id == getattr(user, "pk", user) else None
+
+
+def fit_to_scope(instance) -> None:
+    """A row about to be written by a user the binding confines (`project_id`, and `agent_id` where the model has
+    one): an unset project or agent takes the binding's, another is refused (400 naming the field) rather than
+    left for the policies to refuse."""
+    scope = confinement(instance.owner_id)
+    if scope is None:
+        return
+    if scope.project_id is not None:
+        if instance.project_id is None:
+            instance.project_id = scope.project_id
+        elif instance.project_id != scope.project_id:
+            raise ValidationError({"project": ["This token is bound to another project."]})
+    if scope.agent_id and hasattr(instance, "agent_id"):
+        if not instance.agent_id:
+            instance.agent_id = scope.agent_id
+        elif instance.agent_id != scope.agent_id:
+            raise ValidationError({"agent_id": ["This token is bound to another agent_id."]})
 
 
 def reset() -> None:
