@@ -8,6 +8,7 @@ token is refused by the very next request, in every process. Python checks expir
 refuses, leaving the session bound to nobody, should the two clocks disagree at the expiry instant.
 """
 
+import json
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
@@ -17,7 +18,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from accounts import audit, endusers, keys
+from oauth2_provider.models import get_access_token_model
+
+from accounts import audit, endusers, keys, oauth
 from accounts.models import ApiToken
 from core import grants, rls
 
@@ -40,6 +43,22 @@ _TOKEN_SQL = """
     CROSS JOIN LATERAL (SELECT u.is_active AND t.revoked_at IS NULL
                                AND (t.expires_at IS NULL OR t.expires_at > now()) AS ok) b
     WHERE t.digest = %s
+"""
+# The same for an OAuth access token (django-oauth-toolkit keeps only its SHA-256, `token_checksum`): its project
+# is the grant's `project:<id>` scope; it binds no agent.
+_OAUTH_SQL = """
+    SELECT u.*, t.id AS tok_id, t.scope AS tok_scope, t.expires AS tok_expires_at, t.resource AS tok_resource,
+           t.application_id AS tok_application_id, b.ok AS tok_bound,
+           set_config('memento.user_id', CASE WHEN b.ok THEN u.id::text ELSE '' END, false),
+           set_config('memento.rls_bypass', 'off', false),
+           set_config('memento.project_id',
+                      CASE WHEN b.ok THEN coalesce(substring(t.scope from '(?:^| )project:([0-9]+)(?: |$)'), '')
+                      ELSE '' END, false),
+           set_config('memento.agent_id', '', false)
+    FROM {token} t
+    JOIN {user} u ON u.id = t.user_id
+    CROSS JOIN LATERAL (SELECT u.is_active AND t.expires > now() AS ok) b
+    WHERE t.token_checksum = %s
 """
 _TOKEN_FIELDS = ("id", "name", "prefix", "access", "project_id", "agent_id", "for_end_users", "created_at",
                  "expires_at", "last_used_at", "revoked_at")
@@ -78,7 +97,11 @@ class TokenAuthentication(authentication.TokenAuthentication):
         address = audit.address_of(self.request)
         rows = list(User.objects.raw(_TOKEN_SQL.format(user=User._meta.db_table, token=ApiToken._meta.db_table),
                                      [keys.digest(key)]))
-        if not rows:  # the session keeps the binding it had (the middleware's)
+        if not rows:
+            found = oauth_credentials(User, key, self.request)
+            if found is not None:
+                return found
+            # the session keeps the binding it had (the middleware's)
             audit.failed(address=address, token_prefix=keys.prefix(key), reason="unknown token")
             raise AuthenticationFailed(_("Invalid token."))
         user = rows[0]
@@ -108,8 +131,59 @@ class TokenAuthentication(authentication.TokenAuthentication):
         return None
 
 
+    def authenticate_header(self, request):
+        """The 401's challenge names where to learn how to sign in with OAuth (RFC 9728; the MCP authorization
+        specification): the protected-resource metadata of /mcp, or of the API."""
+        path = "/mcp" if request.path.startswith("/mcp") else ""
+        metadata = request.build_absolute_uri(f"/.well-known/oauth-protected-resource{path}")
+        return f'Bearer realm="memento", resource_metadata="{metadata}"'
+
+
+def oauth_credentials(User, key: str, request):
+    """(user, access token) for a live OAuth access token, with the session bound to its user and project and
+    the request's grant read-only unless it has the `write` scope; None when `key` is no OAuth access token."""
+    AccessToken = get_access_token_model()
+    rows = list(User.objects.raw(_OAUTH_SQL.format(user=User._meta.db_table, token=AccessToken._meta.db_table),
+                                 [keys.digest(key)]))
+    if not rows:
+        return None
+    user = rows[0]
+    scopes = user.tok_scope.split()
+    project_id = oauth.project_of(scopes)
+    rls._applied(rls.Binding(user.pk, False, project_id) if user.tok_bound else rls.Binding(None, False))
+    address = audit.address_of(request)
+    token = AccessToken(id=user.tok_id, user=user, scope=user.tok_scope, expires=user.tok_expires_at,
+                        application_id=user.tok_application_id, resource=user.tok_resource)
+    token._state.adding, token._state.db = False, user._state.db
+    label = f"OAuth grant {user.tok_id}"
+    refusal = (str(_("User inactive or deleted.")) if not user.is_active else
+               "Token has expired: refresh it." if token.expires <= timezone.now() else
+               "This token is for another resource." if not _covers(token.resource, request) else None)
+    if refusal:
+        rls.activate(None)
+        audit.failed(address=address, token_prefix="oauth", reason=refusal, user=user)
+        raise AuthenticationFailed(refusal)
+    if not user.tok_bound:
+        rls.activate(user.pk, project_id=project_id)
+    grants.grant_for_request(grants.Grant(read_only=oauth.WRITE not in scopes, label=label))
+    return user, token
+
+
+def _covers(resources, request) -> bool:
+    """The token's RFC 8707 resources (none: any of ours) include the URL asked for."""
+    if isinstance(resources, str):  # read by a raw statement: the column's JSON text
+        resources = json.loads(resources or "[]")
+    if not resources:
+        return True
+    if request is None:
+        return False
+    asked = request.build_absolute_uri(request.path).rstrip("/")
+    return any(asked == r.rstrip("/") or asked.startswith(r.rstrip("/") + "/") for r in resources)
+
+
 class BearerTokenAuthentication(TokenAuthentication):
-    """The same tokens sent as `Authorization: Bearer <key>`, as MCP clients send them."""
+    """The same tokens sent as `Authorization: Bearer <key>`, as MCP clients send them; OAuth access tokens
+    too."""
 
     keyword = "Bearer"
 

@@ -2,17 +2,21 @@
 
 from rest_framework.throttling import SimpleRateThrottle
 
+from oauth2_provider.models import AbstractAccessToken
+
 from accounts.models import ApiToken
 
 
 class TokenRateThrottle(SimpleRateThrottle):
-    """API_THROTTLE_TOKEN requests per token; requests without a token (sessions, anonymous) are not counted
-    here."""
+    """API_THROTTLE_TOKEN requests per token (an API token, or an OAuth access token); requests without a token
+    (sessions, anonymous) are not counted here."""
 
     scope = "token"
 
     def get_cache_key(self, request, view):
         token = request.auth
-        if not isinstance(token, ApiToken):
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": token.pk}
+        if isinstance(token, ApiToken):
+            return self.cache_format % {"scope": self.scope, "ident": token.pk}
+        if isinstance(token, AbstractAccessToken):
+            return self.cache_format % {"scope": self.scope, "ident": f"oauth-{token.pk}"}
+        return None

@@ -23,8 +23,10 @@ class ManagesCredentials(permissions.BasePermission):
 
     def has_permission(self, request, view) -> bool:
         token = request.auth
-        if not isinstance(token, ApiToken):
+        if token is None:  # a browser session
             return True
+        if not isinstance(token, ApiToken):  # an OAuth client acts on memories, never on credentials
+            return False
         unbound = token.project_id is None and not token.agent_id
         return unbound and request.user.pk == token.user_id
 

@@ -106,9 +106,6 @@ class MCPView(APIView):
                               if not issubclass(c, SessionAuthentication)]
     schema = None  # not part of the REST API's OpenAPI description
 
-    def get_authenticate_header(self, request):
-        return 'Bearer realm="memento"'
-
     def perform_content_negotiation(self, request, force=False):
         return super().perform_content_negotiation(request, force=True)  # the SDK checks Accept itself
 

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "documents",
     "extraction",
     "store",
+    "oauth2_provider",
     "accounts",
     "panel",
 ]
@@ -151,6 +152,30 @@ API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
 # each call themselves (a tool that writes, a store op that writes). Every other unsafe request is refused to it.
 TOKEN_READS_BY_POST = frozenset({"memory-search", "chunk-search", "store-search", "store-namespaces"})
 TOKEN_CHECKS_EACH_CALL = frozenset({"tool-call", "mcp", "store-batch"})
+
+# OAuth 2.1 for /mcp and the API (django-oauth-toolkit, accounts/oauth.py): what the MCP authorization specification
+# asks of a server (authorization code with PKCE S256, metadata, dynamic client registration, resource indicators),
+# nothing older (no implicit or password grant), and tokens stored as digests only.
+OAUTH2_PROVIDER = {
+    "SCOPES": {"read": "Read your memories, conversations and documents",
+               "write": "Add, change and delete your memories, conversations and documents"},
+    "DEFAULT_SCOPES": ["read", "write"],
+    "OAUTH2_VALIDATOR_CLASS": "accounts.oauth.Validator",
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_REFRESH_TOKEN_DAYS", default=30) * 86400,
+    "ROTATE_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "DCR_ENABLED": True,  # MCP clients register themselves (RFC 7591); a person still consents to each one
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Memento",
+}
 
 BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
 

@@ -38,6 +38,7 @@ urlpatterns = [
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     path("api/", include(router.urls)),
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
+    path("", include("accounts.oauth_urls")),  # OAuth 2.1: /.well-known metadata, /oauth/ endpoints
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]
 

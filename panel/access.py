@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from accounts import audit, endusers, services
+from accounts import audit, endusers, oauth, services
 from accounts.models import ApiToken, AuthEvent, EndUser
 from panel.forms import TokenForm, add_service_errors
 
@@ -25,6 +25,7 @@ def _tokens_page(request, *, form=None, issued=None, status: int = 200):
     return render(request, "panel/access_tokens.html", {
         "tokens": _tokens(request.user), "form": form or TokenForm(owner=request.user), "issued": issued,
         "base_url": f"{request.scheme}://{request.get_host()}", "now": timezone.now(),
+        "oauth_grants": oauth.grants_of(request.user),
     }, status=status)
 
 
@@ -72,6 +73,16 @@ def token_replace(request, pk):
     old = _own_token(request, pk)
     issued = services.token_replace(token=old, address=audit.address_of(request))
     return _tokens_page(request, issued=issued)
+
+
+@login_required
+@require_POST
+def oauth_revoke(request, application_id):
+    if oauth.oauth_grant_revoke(user=request.user, application_id=application_id, address=audit.address_of(request)):
+        messages.success(request, "Access revoked: the app is refused from now on and must ask you again.")
+    else:
+        messages.info(request, "That app had no access left.")
+    return redirect("panel:access_tokens")
 
 
 @login_required

@@ -34,6 +34,7 @@ urlpatterns = [
     path("access/tokens/", access.tokens, name="access_tokens"),
     path("access/tokens/<int:pk>/revoke/", access.token_revoke, name="access_token_revoke"),
     path("access/tokens/<int:pk>/replace/", access.token_replace, name="access_token_replace"),
+    path("access/oauth/<int:application_id>/revoke/", access.oauth_revoke, name="access_oauth_revoke"),
     path("access/end-users/", access.end_users, name="access_end_users"),
     path("access/end-users/<int:pk>/erase/", access.end_user_erase, name="access_end_user_erase"),
     path("access/activity/", access.activity, name="access_activity"),
