@@ -15,10 +15,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from oauth2_provider.models import get_access_token_model
 from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
-
-from oauth2_provider.models import get_access_token_model
 
 from accounts import audit, endusers, keys, oauth
 from accounts.models import ApiToken

@@ -29,6 +29,15 @@ class IssuedTokenSerializer(TokenSerializer):
         read_only_fields = fields
 
 
+class JSONBooleanField(serializers.BooleanField):
+    """true or false, nothing else ("yes", 0 and 1 are what the schema calls the wrong type: a 400)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class TokenCreateSerializer(StrictSerializer):
     name = CharField(max_length=100, help_text="What it is for (the agent or script using it).")
     access = serializers.ChoiceField(choices=ApiToken.Access.choices, default=ApiToken.Access.WRITE)
@@ -36,11 +45,11 @@ class TokenCreateSerializer(StrictSerializer):
                                    help_text="Bind it to one of your projects.")
     agent_id = CharField(max_length=200, required=False, default="", allow_blank=True,
                          help_text="Bind it to one agent_id.")
-    for_end_users = serializers.BooleanField(default=False, help_text="A service token acting for end users "
+    for_end_users = JSONBooleanField(default=False, help_text="A service token acting for end users "
                                                                       "(X-Memento-End-User).")
     expires_in_days = serializers.IntegerField(min_value=1, max_value=3650, required=False, allow_null=True,
                                                help_text="Default: API_TOKEN_TTL_DAYS.")
-    never_expires = serializers.BooleanField(default=False)
+    never_expires = JSONBooleanField(default=False)
 
 
 class EndUserSerializer(serializers.ModelSerializer):

@@ -1,8 +1,7 @@
 """Rate limits per API token, beside DRF's per user (an end user is a user: their own allowance)."""
 
-from rest_framework.throttling import SimpleRateThrottle
-
 from oauth2_provider.models import AbstractAccessToken
+from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.models import ApiToken
 
