@@ -102,6 +102,8 @@ def test_erasing_an_end_user_erases_their_data_and_no_one_elses(user, service_ke
     assert api.delete(f"/api/end-users/{alice_id}/").status_code == 204
     rls.activate(None, bypass=True)  # the test process's own view: every owner's rows
     assert not Memory.objects.filter(owner_id=alice_user).exists()
+    assert not Memory.history.filter(owner_id=alice_user).exists()  # nor their versions
+    assert Memory.history.filter(content__contains="collect records").exists()
     assert Memory.objects.filter(content__contains="collect records").count() == 4
     assert "collect records (rest)" in seen_by(bob, "records")
     assert AuthEvent.objects.filter(user=user, kind=AuthEvent.Kind.END_USER_ERASED, detail="alice").exists()
