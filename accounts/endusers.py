@@ -91,8 +91,9 @@ def end_user_erase(*, end_user: EndUser, address: str | None = None) -> None:
         try:
             files = [name for name in Document.objects.filter(owner_id=user_id).values_list("file", flat=True)
                      if name]
-            Memory.history.filter(owner_id=user_id).delete()  # versions point at their owner without a constraint
             get_user_model().objects.filter(pk=user_id).delete()
+            # versions point at their owner without a constraint, and deleting the memories wrote one more each
+            Memory.history.filter(owner_id=user_id).delete()
         finally:
             rls.rebind(binding)
         audit.record(audit.Kind.END_USER_ERASED, user=app, address=address, detail=external_id)

@@ -129,3 +129,39 @@ def test_an_agent_bound_token_sees_and_writes_only_that_agents_memories(user, wo
     assert _contents(api.get("/api/memories/?all_projects=true").json()["results"]) == {made["coder"].content}
     written = api.post("/api/memories/", {"content": "Tests run with pytest"}, format="json").json()
     assert Memory.objects.get(pk=written["id"]).agent_id == "coder"
+
+
+def test_the_database_itself_confines_a_bound_session(user, world):
+    """Row-level security, not only the code: raw SQL in a session bound to a project (or an agent) sees and
+    writes that scope's rows only; messages follow their conversation, chunks their document."""
+    from django.db import DatabaseError, connection, transaction
+
+    from conversations import services as conversation_services
+    from core import rls
+    from tests.factories import ConversationFactory, DocumentFactory
+
+    garden, work, made = world
+    chat = ConversationFactory(owner=user, project=work)
+    conversation_services.messages_append(conversation=chat, messages=[{"role": "user", "content": "Budget talk"}])
+    DocumentFactory(owner=user, project=work, title="Budget")
+
+    def visible(sql: str) -> list:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return [row[0] for row in cursor.fetchall()]
+
+    rls.activate(user.pk, project_id=garden.pk)
+    try:
+        assert set(visible("SELECT content FROM memories_memory")) == {made["garden"].content, made["coder"].content}
+        assert visible("SELECT content FROM conversations_message") == []
+        assert visible("SELECT title FROM documents_document") == []
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("UPDATE memories_memory SET project_id = %s WHERE id = %s", [work.pk, made["garden"].pk])
+        rls.activate(user.pk, agent_id="coder")
+        assert visible("SELECT content FROM memories_memory") == [made["coder"].content]
+        rls.activate(user.pk)
+        assert len(visible("SELECT content FROM memories_memory")) == 4
+        assert visible("SELECT content FROM conversations_message") == ["Budget talk"]
+    finally:
+        rls.reset()
