@@ -89,7 +89,8 @@ class Person:
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(self.redirect).query)
-        return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0])
+        return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
+                                       iss=query.get("iss", [None])[0])
 
 
 async def call_with_oauth(base: str, person: Person, storage: Storage, tool: str, arguments: dict):
@@ -171,5 +172,6 @@ def test_a_401_points_at_the_metadata_which_describes_the_endpoints(server):
     assert metadata["code_challenge_methods_supported"] == ["S256"]
     assert set(metadata["grant_types_supported"]) == {"authorization_code", "refresh_token"}
     assert "none" in metadata["token_endpoint_auth_methods_supported"]
+    assert metadata["authorization_response_iss_parameter_supported"] is True
     api = requests.get(f"{server}/api/memories/", timeout=30)
     assert api.status_code == 401 and "oauth-protected-resource" in api.headers["WWW-Authenticate"]
