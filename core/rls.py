@@ -6,15 +6,18 @@ when its `owner_id` equals the `memento.user_id` setting of the connection, or w
 member (memento/roles.py): for them the bypass setting does nothing, whoever sets it.
 
 - Web requests run as the authenticated user: the middleware (session logins) and the DRF authentication classes
-  (tokens, sent as `Token` or `Bearer`, or as `x-api-key` like LangGraph's SDK; /mcp too) set the user; anonymous
-  requests see nothing. Staff pages of the Django admin ask for the bypass, which only a process logged in as the
+  (accounts/authentication.py: API and OAuth tokens, sent as `Token` or `Bearer`, or as `x-api-key` like
+  LangGraph's SDK; /mcp too) set the user; anonymous requests see nothing. A token bound to a project and/or an
+  agent also sets `memento.project_id` / `memento.agent_id`: the policies of tables whose rows belong to a
+  project or an agent (accounts migration 0002) then show only those, and `confinement()` tells code the same. Staff pages of the Django admin ask for the bypass, which only a process logged in as the
   maintenance role gets (`manage.py runserver` for operators); served by gunicorn, they show staff's own rows.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
   request) log in as the maintenance role and start in bypass: they are system code that loads rows by id and
   scopes in code. A web process (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request
   sees nothing.
 
-Code-level scoping (`Memory.objects.owned_by(user)`) stays the first line of defence; this is the second.
+Code-level scoping (`Memory.objects.owned_by(user)`, which applies a token's confinement too) stays the first line
+of defence; this is the second.
 """
 
 import threading
