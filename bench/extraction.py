@@ -133,10 +133,10 @@ def main() -> None:
     database_url = setup_django(DATABASE)
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     import extraction
+    from accounts.services import token_create
     from conversations import services
     from conversations.models import Conversation, Message
     from memories.models import Memory
@@ -181,7 +181,7 @@ def main() -> None:
           f"{memories} memories stored)")
 
     # 3. POST -> searchable, with a real worker
-    token, _ = Token.objects.get_or_create(user=user)
+    token = token_create(user=user, name="bench")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     redis_process = None

@@ -45,10 +45,11 @@ COOLOFF = 10.0
 
 def make_user(name: str) -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.services import token_create
 
     user = get_user_model().objects.create_user(PREFIX + name, password=None)
-    return Token.objects.create(user=user).key
+    return token_create(user=user, name="bench").key
 
 
 def session(token: str):

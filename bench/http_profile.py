@@ -41,7 +41,6 @@ def prepare() -> None:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from kombu import Connection
-    from rest_framework.authtoken.models import Token
 
     from bench.common import wipe_users
     from conversations.services import conversation_create
@@ -56,7 +55,6 @@ def prepare() -> None:
     serial = itertools.count()
     for i in range(USERS):
         user = get_user_model().objects.create(username=f"{PREFIX}{i:03d}")
-        Token.objects.create(user=user)
         conversation_create(owner=user, title="profile")
         memory_batch_create(owner=user, items=[{"content": fact(rng, next(serial)), "allow_duplicate": True}
                                                for _ in range(MEMORIES)])
@@ -78,6 +76,7 @@ class Users:
     def __init__(self, rng: random.Random):
         from django.contrib.auth import get_user_model
 
+        from accounts.services import token_create
         from conversations.models import Conversation
         from core import rls
         from memories.models import Memory
@@ -88,7 +87,8 @@ class Users:
             with rls.as_user(user.pk):
                 conversation = Conversation.objects.filter(owner=user).values_list("pk", flat=True).first()
                 memories = list(Memory.objects.filter(owner=user).values_list("pk", flat=True)[:50])
-            self.users.append((user.auth_token.key, str(conversation), [str(m) for m in memories]))
+            key = token_create(user=user, name="bench").key  # keys are not stored: a new token per run
+            self.users.append((key, str(conversation), [str(m) for m in memories]))
         if not self.users:
             raise SystemExit("run `bench/http_profile.py prepare` first")
 

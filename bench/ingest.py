@@ -63,8 +63,8 @@ def main() -> None:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import token_create
     from integrations.embeddings import get_provider
     from memories import services
     from memories.models import Memory
@@ -73,7 +73,7 @@ def main() -> None:
     user, _ = get_user_model().objects.get_or_create(username="bench-ingest")
     for memory in Memory.objects.filter(owner=user).iterator():
         services.memory_forget(memory=memory)
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = token_create(user=user, name="bench").key
 
     texts = make_texts(args.memories)
     provider = get_provider()

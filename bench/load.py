@@ -59,7 +59,8 @@ def tokens_for(users: int, prefix: str = "load-") -> list[str]:
     django.setup()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # Django's logging config would print every request
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.services import token_create
 
     User = get_user_model()
     keys = []
@@ -68,7 +69,7 @@ def tokens_for(users: int, prefix: str = "load-") -> list[str]:
         if created:
             user.set_unusable_password()
             user.save()
-        keys.append(Token.objects.get_or_create(user=user)[0].key)
+        keys.append(token_create(user=user, name="bench").key)
     return keys
 
 

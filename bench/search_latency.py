@@ -194,8 +194,8 @@ def main() -> None:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db.models import Count
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import token_create
     from integrations.embeddings import get_provider
 
     provider = get_provider()
@@ -241,7 +241,7 @@ def main() -> None:
         recall = recall_at_10(owner, queries, vectors)
         print(f"recall@10 of the vector search vs an exact scan ({label} user): {recall:.3f}")
 
-    token = Token.objects.get_or_create(user=heavy)[0].key
+    token = token_create(user=heavy, name="bench").key
     with gunicorn(database_url, workers=2, threads=4, env={"MEMORY_LOG_READS": "false"}) as url:
         http_latency(url, token, warm_queries[:32], 8)  # load the model in both workers
         print("\nHTTP POST /api/memories/search/ (heavy user, hybrid, query embedding included):")

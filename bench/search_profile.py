@@ -48,8 +48,8 @@ def main() -> None:
     setup_django(migrate=False)
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import token_create
     from core import rls
     from memories import services
     from memories.models import Memory, MemoryEvent
@@ -59,7 +59,7 @@ def main() -> None:
     texts = [q.text for q in questions if q.sample_id == args.conversation]
     texts = (texts * (args.queries // max(len(texts), 1) + 1))[: args.queries]
     vectors = {text: embed_query(text, None, what="bench")[0] for text in texts}  # fills the per-process cache
-    token = Token.objects.get_or_create(user=owner)[0].key
+    token = token_create(user=owner, name="bench").key
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     total = Memory.objects.filter(owner=owner).count()
     print(f"user {owner.username}: {total} memories; {len(texts)} queries ({len(set(texts))} distinct), limit 10")

@@ -81,13 +81,13 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from langgraph.store.postgres import PostgresStore
     from memento_client.langgraph import MementoStore
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import token_create
     from integrations import embeddings
 
     wipe_users(PREFIX)
     user = get_user_model().objects.create_user(username=f"{PREFIX}user", password="x")
-    token = Token.objects.create(user=user).key
+    token = token_create(user=user, name="bench").key
     texts = make_texts(args.items, seed=21)
     rng = random.Random(8)
     queries = list(dict.fromkeys(

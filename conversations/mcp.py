@@ -19,7 +19,7 @@ from mcp import types
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, PermissionDenied
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
@@ -64,6 +64,8 @@ async def _call_tool(ctx, params: types.CallToolRequestParams) -> types.CallTool
         result = await run(user=_user.get(), name=params.name, arguments=params.arguments or {})
     except ValidationError as exc:  # the model can read this and call again with the field fixed
         return types.CallToolResult(content=[types.TextContent(text=_problem(exc))], is_error=True)
+    except PermissionDenied as exc:  # a read-only token calling a tool that writes
+        return types.CallToolResult(content=[types.TextContent(text=str(exc.detail))], is_error=True)
     return types.CallToolResult(content=[types.TextContent(text=result.text)], structured_content=result.data)
 
 
@@ -103,9 +105,6 @@ class MCPView(APIView):
     authentication_classes = [c for c in api_settings.DEFAULT_AUTHENTICATION_CLASSES
                               if not issubclass(c, SessionAuthentication)]
     schema = None  # not part of the REST API's OpenAPI description
-
-    def get_authenticate_header(self, request):
-        return 'Bearer realm="memento"'
 
     def perform_content_negotiation(self, request, force=False):
         return super().perform_content_negotiation(request, force=True)  # the SDK checks Accept itself

@@ -14,6 +14,7 @@ from django.utils import timezone
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
+from core import rls
 from core.claims import claim, serialize, unclaimed
 from core.tasks import TRANSIENT
 from extraction.attributes import statement_frames
@@ -33,6 +34,7 @@ CONVERSATION_FIELDS = ("title", "agent_id", "project", "status", "summary", "met
 def _check_project(conversation: Conversation) -> None:
     if conversation.project is not None and conversation.project.owner_id != conversation.owner_id:
         raise ValidationError({"project": ["Unknown project."]})
+    rls.fit_to_scope(conversation)  # a token bound to a project or agent keeps its conversations there
 
 
 def conversation_create(*, owner, **fields: Any) -> Conversation:

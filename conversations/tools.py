@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from conversations.context import context_for
 from conversations.models import Conversation
+from core import grants
 from memories import tools as memory_tools
 from memories.tools import (
     ALIASES,
@@ -74,6 +75,8 @@ def run_tool(*, user, name: str, arguments: Any) -> ToolResult:
     """Run tool `name` for `user`. An unknown name or bad arguments raise ValidationError naming the field."""
     if name not in TOOLS:
         raise ValidationError({"name": [f"Unknown tool {name[:100]!r}; the tools are: {', '.join(TOOLS)}."]})
+    if not TOOLS[name].read_only:
+        grants.require_write(f"call {name}")  # a read-only token calls read-only tools only (403)
     return TOOLS[name].run(user, validated(TOOLS[name], arguments))
 
 

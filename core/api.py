@@ -2,6 +2,7 @@
 quotes the input quotes it in a form JSON can carry. The schema class that documents those errors."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DatabaseError
 from drf_spectacular import openapi
 from rest_framework import exceptions, serializers
 from rest_framework.permissions import AllowAny
@@ -22,7 +23,16 @@ def _printable(value):
     return value
 
 
+def _refused_by_policy(exc) -> bool:
+    """A write row-level security refused: a row outside what the session is bound to (a bound token's scope)."""
+    cause = getattr(exc, "__cause__", None)
+    return (isinstance(exc, DatabaseError) and getattr(cause, "sqlstate", None) == "42501"
+            and "row-level security" in str(cause))
+
+
 def exception_handler(exc, context):
+    if _refused_by_policy(exc):
+        exc = exceptions.PermissionDenied("Outside what this token may reach (its project, agent or end user).")
     if isinstance(exc, DjangoValidationError):
         if hasattr(exc, "error_dict"):
             detail = {field: [str(m) for e in errors for m in e.messages] for field, errors in exc.error_dict.items()}

@@ -42,7 +42,6 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -54,6 +53,8 @@ INSTALLED_APPS = [
     "extraction",
     "store",
     "profiles",
+    "oauth2_provider",
+    "accounts",
     "panel",
 ]
 
@@ -145,9 +146,44 @@ LOGIN_URL = "panel:login"
 LOGIN_REDIRECT_URL = "panel:overview"
 LOGOUT_REDIRECT_URL = "panel:login"
 
-# API tokens are refused this many days after they were made (0: never); the panel and POST /api/auth/token/ issue
-# a new one.
+# API tokens (accounts/): a new token expires this many days after it is made unless its maker chooses otherwise
+# (0: never); the panel, POST /api/tokens/ and POST /api/auth/token/ make them.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=90)
+# What a read-only token may still POST to (core/grants.py): views whose POST only reads, and views that check
+# each call themselves (a tool that writes, a store op that writes). Every other unsafe request is refused to it.
+TOKEN_READS_BY_POST = frozenset({"memory-search", "chunk-search", "store-search", "store-namespaces"})
+TOKEN_CHECKS_EACH_CALL = frozenset({"tool-call", "mcp", "store-batch"})
+
+# OAuth 2.1 for /mcp and the API (django-oauth-toolkit, accounts/oauth.py): what the MCP authorization specification
+# asks of a server (authorization code with PKCE S256, metadata, dynamic client registration, resource indicators),
+# nothing older (no implicit or password grant), and tokens stored as digests only.
+OAUTH2_PROVIDER = {
+    "SCOPES": {"read": "Read your memories, conversations and documents",
+               "write": "Add, change and delete your memories, conversations and documents"},
+    "DEFAULT_SCOPES": ["read", "write"],
+    "OAUTH2_VALIDATOR_CLASS": "accounts.oauth.Validator",
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env.int("OAUTH_REFRESH_TOKEN_DAYS", default=30) * 86400,
+    "ROTATE_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,  # never in a URL's query string
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,  # RFC 9207: the redirect names its issuer
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,  # a replayed refresh token revokes its whole family
+    "DCR_ENABLED": True,  # MCP clients register themselves (RFC 7591); a person still consents to each one
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Memento",
+}
+# MCP clients on a person's machine (Claude Code, Cursor, VS Code) receive the code on a loopback http:// redirect
+# (RFC 8252), so http redirect addresses stay allowed; the consent page shows the address before anything is sent.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 BEHIND_PROXY = env.bool("DJANGO_BEHIND_PROXY", default=False)  # one reverse proxy in front, setting X-Forwarded-*
 
@@ -173,18 +209,21 @@ REST_FRAMEWORK = {
         "core.parsers.JSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "core.rls.TokenAuthentication",
-        "core.rls.BearerTokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
+        "accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "core.grants.WriteAccess"],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
+        "accounts.throttles.TokenRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/minute"),
         "user": env.str("API_THROTTLE_USER", default="6000/minute"),
+        # per API token, beside per user: one leaked or runaway agent's token cannot use up its user's allowance
+        "token": env.str("API_THROTTLE_TOKEN", default="6000/minute"),
         # POST /api/auth/token/ per IP address, right or wrong password: each try costs a password hash (~0.5 s)
         "auth": env.str("API_THROTTLE_AUTH", default="10/minute"),
     },

@@ -11,15 +11,15 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.http import JsonResponse
 from django.shortcuts import render
-from rest_framework import serializers
-from rest_framework.authtoken.models import Token
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import parsers, renderers, serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
-from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.views import APIView
 
-from core.rls import token_obtain
+from accounts.services import token_obtain, tokens_revoke_all
 
 
 def client_address(request) -> str:
@@ -51,16 +51,24 @@ class TokenRequestSerializer(AuthTokenSerializer):
     )
 
 
-class TokenView(ObtainAuthToken):
-    """POST username + password: the user's API token. Each try costs a password hash, so tries are throttled
-    per IP address (scope `auth`) and fall under the sign-in lockout; both answer 429 with Retry-After."""
+class TokenView(APIView):
+    """POST username + password: a new read-write API token named "sign-in" (scripts; agents get scoped tokens
+    from POST /api/tokens/ or the panel). Each try costs a password hash, so tries are throttled per IP address
+    (scope `auth`) and fall under the sign-in lockout; both answer 429 with Retry-After."""
 
-    serializer_class = TokenRequestSerializer
+    authentication_classes = ()
+    permission_classes = ()
+    parser_classes = (parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser)
+    renderer_classes = (renderers.JSONRenderer,)
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "auth"
 
+    @extend_schema(request=TokenRequestSerializer, responses=inline_serializer("SignInToken", {
+        "token": serializers.CharField(help_text="The key: shown this once, stored only as a digest."),
+        "expires_at": serializers.DateTimeField(allow_null=True),
+    }))
     def post(self, request, *args, **kwargs):
-        serializer = self.get_serializer(data=request.data)
+        serializer = TokenRequestSerializer(data=request.data, context={"request": request})
         try:
             serializer.is_valid(raise_exception=True)
         except ValidationError:
@@ -68,16 +76,17 @@ class TokenView(ObtainAuthToken):
             if getattr(request, "axes_locked_out", False):
                 raise Throttled(wait=_retry_after(request), detail=str(get_lockout_message())) from None
             raise
-        # DRF's own view would hand back an expired token (get_or_create); this one replaces it
-        return Response({"token": token_obtain(user=serializer.validated_data["user"]).key})
+        # a new token each time (only digests are stored, so an earlier key cannot be handed back)
+        issued = token_obtain(user=serializer.validated_data["user"], address=client_address(request))
+        return Response({"token": issued.key, "expires_at": issued.token.expires_at})
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL)
 def revoke_token_on_password_change(sender, instance, created, **kwargs):
-    """A new password revokes the API token: whoever had the old password may have taken the token too.
+    """A new password revokes the user's API tokens: whoever had the old password may have made tokens too.
 
     set_password() keeps the raw password on the user until save() has told the password validators
     (`_password`, Django's own marker); a hash merely upgraded at login is saved without it and revokes nothing.
     """
     if not created and getattr(instance, "_password", None) is not None:
-        Token.objects.filter(user=instance).delete()
+        tokens_revoke_all(user=instance, reason="password changed")

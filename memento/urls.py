@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from accounts import views as account_views
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from documents import views as document_views
@@ -22,6 +23,8 @@ router.register("documents", document_views.DocumentViewSet, basename="document"
 router.register("profile/entries", profile_views.ProfileEntryViewSet, basename="profile-entry")
 router.register("reminders", profile_views.ReminderViewSet, basename="reminder")
 router.register("consolidation", profile_views.ConsolidationViewSet, basename="consolidation")
+router.register("tokens", account_views.TokenViewSet, basename="token")
+router.register("end-users", account_views.EndUserViewSet, basename="end-user")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -41,6 +44,7 @@ urlpatterns = [
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     path("api/", include(router.urls)),
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
+    path("", include("accounts.oauth_urls")),  # OAuth 2.1: /.well-known metadata, /oauth/ endpoints
     path("", include("panel.urls")),  # the personal panel, last: it owns the site root
 ]
 

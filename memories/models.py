@@ -15,6 +15,8 @@ from pgvector import HalfVector
 from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
+from core import rls
+
 EMBEDDING_DIMENSIONS = 384
 # The longest TTL a write may set: 100 years (PostgreSQL cannot add much larger intervals to a date, and every
 # list computes updated_at + ttl).
@@ -107,7 +109,15 @@ def expired_q() -> Q:
 
 class MemoryQuerySet(models.QuerySet):
     def owned_by(self, user) -> "MemoryQuerySet":
-        return self.filter(owner=user)
+        """`user`'s memories; when the request's token confines the user to a project or an agent, only those
+        (the same limits row-level security applies: core.rls.confinement)."""
+        qs = self.filter(owner=user)
+        scope = rls.confinement(user)
+        if scope is not None and scope.project_id is not None:
+            qs = qs.filter(project_id=scope.project_id)
+        if scope is not None and scope.agent_id:
+            qs = qs.filter(agent_id=scope.agent_id)
+        return qs
 
     def active(self) -> "MemoryQuerySet":
         """Live memories: not soft-deleted, not superseded, not expired."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import prefetch_related_objects
 
+from core import rls
 from core.text import nfc_path
 from memories.models import Memory, MemoryQuerySet, Project
 
@@ -46,8 +47,8 @@ def filter_memories(queryset: MemoryQuerySet, filters: MemoryFilters) -> MemoryQ
         qs = qs.filter(superseded_by__isnull=True)
     if not filters.include_expired:
         qs = qs.unexpired()
-    if not filters.all_projects:
-        qs = qs.in_scope(filters.project)
+    if not filters.all_projects and rls.bound().project_id is None:
+        qs = qs.in_scope(filters.project)  # a project-bound token's rows are its project's (owned_by): no rule left
     if filters.agent_id is not None:
         qs = qs.filter(agent_id=filters.agent_id)
     if filters.namespace:

@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from core import rls
 from core.text import nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
@@ -69,11 +70,13 @@ RELATED_FIELDS = ("project", "conversation", "message")  # the owner's own objec
 
 
 def _check_ownership(memory: Memory) -> None:
-    """Related objects must belong to the memory's owner: a user cannot attach to someone else's data."""
+    """Related objects must belong to the memory's owner: a user cannot attach to someone else's data; a token
+    bound to a project or agent writes there (rls.fit_to_scope)."""
     for name in RELATED_FIELDS:
         related = getattr(memory, name)
         if related is not None and related.owner_id != memory.owner_id:
             raise ValidationError({name: [f"Unknown {name}."]})
+    rls.fit_to_scope(memory)
 
 
 # --- saving ---------------------------------------------------------------------------------------------------

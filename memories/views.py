@@ -4,6 +4,7 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core import rls
 from core.parsers import JSONLinesParser, JSONParser
 from core.serializers import represent
 from memories import batch, portability, selectors, services
@@ -30,7 +31,9 @@ class ProjectViewSet(viewsets.ModelViewSet):
     queryset = Project.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
-        return Project.objects.filter(owner=self.request.user)
+        projects = Project.objects.filter(owner=self.request.user)
+        scope = rls.confinement(self.request.user)  # a token bound to a project sees that project only
+        return projects if scope is None or scope.project_id is None else projects.filter(pk=scope.project_id)
 
     def perform_create(self, serializer):
         serializer.instance = services.project_create(owner=self.request.user, **serializer.validated_data)

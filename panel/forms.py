@@ -145,3 +145,25 @@ class DocumentUploadForm(forms.Form):
 
 class ImportForm(forms.Form):
     file = forms.FileField(allow_empty_file=True, help_text="JSON Lines, as the export writes it")
+
+
+class TokenForm(forms.Form):
+    """A new API token: its name and scope. `owner` limits the project choices to the owner's projects."""
+
+    name = forms.CharField(max_length=100, help_text="The agent or script that will use it, e.g. “Cursor at work”")
+    access = forms.ChoiceField(choices=[("read_write", "Read and write"), ("read", "Read only")],
+                               initial="read_write")
+    project = OwnedProjectField(empty_label="Every project and your user-scoped memories",
+                                help_text="Bound to one project: it sees and writes that project's memories only")
+    agent_id = forms.CharField(required=False, max_length=200, label="Agent id",
+                               help_text="Bound to one agent_id: it sees and writes that agent's memories only")
+    expires_in_days = forms.IntegerField(required=False, min_value=1, max_value=3650, label="Expires in (days)",
+                                         help_text="Empty: the server's default")
+    never_expires = forms.BooleanField(required=False, label="Never expires")
+    for_end_users = forms.BooleanField(required=False, label="Service token for end users",
+                                       help_text="Acts for your app's end users, each named by the "
+                                                 "X-Memento-End-User header, never for you")
+
+    def __init__(self, *args, owner, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = Project.objects.filter(owner=owner)

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from panel import profile_views, project_views, views
+from panel import access, profile_views, project_views, views
 
 app_name = "panel"
 
@@ -45,7 +45,13 @@ urlpatterns = [
     path("consolidation/<int:pk>/revert/", profile_views.consolidation_revert, name="consolidation_revert"),
     path("agent-view/", profile_views.agent_view, name="agent_view"),
     path("settings/", views.settings_page, name="settings"),
-    path("settings/token/", views.token, name="token"),
+    path("access/tokens/", access.tokens, name="access_tokens"),
+    path("access/tokens/<int:pk>/revoke/", access.token_revoke, name="access_token_revoke"),
+    path("access/tokens/<int:pk>/replace/", access.token_replace, name="access_token_replace"),
+    path("access/oauth/<int:application_id>/revoke/", access.oauth_revoke, name="access_oauth_revoke"),
+    path("access/end-users/", access.end_users, name="access_end_users"),
+    path("access/end-users/<int:pk>/erase/", access.end_user_erase, name="access_end_user_erase"),
+    path("access/activity/", access.activity, name="access_activity"),
     path("settings/export/", views.export, name="export"),
     path("settings/import/", views.import_memories, name="import"),
 ]

@@ -12,11 +12,9 @@ from django.db.models import Count, Prefetch
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ParseError
 
 from conversations.models import Conversation
-from core import rls
 from core.parsers import JSONLinesParser
 from documents import selectors as document_selectors
 from documents import services as document_services
@@ -27,7 +25,7 @@ from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
-from panel import selectors, services
+from panel import selectors
 from panel.forms import (
     DocumentUploadForm,
     ImportForm,
@@ -272,29 +270,14 @@ def conversation_detail(request, pk):
     })
 
 
-# --- settings: token, export, import --------------------------------------------------------------------------
+# --- settings: export, import (tokens: panel/access.py) -------------------------------------------------------
 
 
 @login_required
-def settings_page(request, *, new_key: str | None = None, import_form=None, status: int = 200):
-    token = Token.objects.filter(user=request.user).first()
+def settings_page(request, *, import_form=None, status: int = 200):
     return render(request, "panel/settings.html", {
-        "token": token, "new_key": new_key, "import_form": import_form or ImportForm(),
-        "token_expires": token and rls.token_expires_at(token), "token_expired": token and rls.token_expired(token),
-        "memory_count": Memory.objects.owned_by(request.user).count(),
+        "import_form": import_form or ImportForm(), "memory_count": Memory.objects.owned_by(request.user).count(),
     }, status=status)
-
-
-@login_required
-@require_POST
-def token(request):
-    if request.POST.get("action") == "revoke":
-        revoked = services.token_revoke(user=request.user)
-        messages.success(request, "API token revoked." if revoked else "There was no API token to revoke.")
-        return redirect("panel:settings")
-    issued = services.token_issue(user=request.user)
-    # the key is shown in this response only, never put in a message or a URL
-    return settings_page(request, new_key=issued.key)
 
 
 @login_required

@@ -10,6 +10,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core import grants
 from core.parsers import JSONParser
 from core.serializers import StrictSerializer
 from store import ops
@@ -82,6 +83,8 @@ class StoreView(APIView):
     renderer_classes = [JSONRenderer]
 
     def run(self, batch: list[ops.Op]) -> list:
+        if any(isinstance(op, ops.Put) for op in batch):
+            grants.require_write("put or delete store items")  # a read-only token's batch may only read
         return store_batch(owner=self.request.user, batch=batch)
 
     def handle_exception(self, exc):

@@ -3,10 +3,9 @@ import os
 import pytest
 from django.conf import settings
 from django.core.cache import cache
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 
 # fixtures of modules that are not conftests, for every test package: the fake OpenAI server, the Celery worker
 pytest_plugins = ["tests.fakes.openai_server", "tests.worker"]
@@ -35,8 +34,7 @@ def other_user(db):
 
 def _client_for(user) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

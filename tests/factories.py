@@ -88,3 +88,10 @@ def memories_with_random_vectors(user, count: int, seed: int = 7):
         owner=user, items=[{"content": f"note number {i}", "allow_duplicate": True} for i in range(count)],
         vectors=vectors.tolist(), actor=user)
     return [w.memory.pk for w in writes], vectors
+
+
+def token_for(user, **kwargs) -> str:
+    """A new API token's key for `user` (accounts.services.token_create's keyword arguments: scope, expiry)."""
+    from accounts.services import token_create
+
+    return token_create(user=user, name=kwargs.pop("name", "tests"), **kwargs).key

@@ -15,11 +15,10 @@ from django.conf import settings
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from rest_framework.authtoken.models import Token
 
 from memories import services as memory_services
 from memories.models import Memory
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.web import free_port, start_gunicorn, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -38,10 +37,6 @@ def server(django_db_setup):
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(process)
-
-
-def token_for(user) -> str:
-    return Token.objects.get_or_create(user=user)[0].key
 
 
 @asynccontextmanager

@@ -5,13 +5,12 @@ from datetime import timedelta
 import pytest
 from django.db.models import Max
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from conversations import services
 from conversations.models import Message
 from memories.models import Memory
-from tests.factories import ConversationFactory, UserFactory
+from tests.factories import ConversationFactory, UserFactory, token_for
 from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 def _client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return client
 
 

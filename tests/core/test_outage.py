@@ -12,12 +12,11 @@ import psycopg
 import pytest
 import requests
 from django.db import DataError, close_old_connections, connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from core.outage import RETRY_AFTER_SECONDS, outage_error
 from tests import web
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.web import database_url, free_port, start_gunicorn, stop
 
 
@@ -27,7 +26,7 @@ def client(transactional_db):
     which returns the 500 handler's answer instead of raising what the view raised."""
     user = UserFactory()
     api = APIClient(raise_request_exception=False)
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     return api
 
 
@@ -173,7 +172,7 @@ class DatabaseProxy:
 def test_served_app_answers_503_while_the_database_is_down_and_recovers_without_a_restart(transactional_db,
                                                                                          monkeypatch):
     user = UserFactory()
-    token = Token.objects.create(user=user).key
+    token = token_for(user)
     query = {k: v[0] for k, v in parse_qs(urlsplit(database_url()).query).items()}
     proxy = DatabaseProxy(f"{query['host']}/.s.PGSQL.{query['port']}")
     proxy.up()

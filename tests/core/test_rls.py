@@ -154,83 +154,10 @@ def test_a_users_keyword_match_is_looked_up_in_the_full_text_index_under_rls(two
     assert "Index Cond: (memento_owner_lexemes(" in plan, plan
 
 
-# --- API tokens expire ----------------------------------------------------------------------------------------
-
-
-def _aged_token(user, days: float):
-    from datetime import timedelta
-
-    from django.utils import timezone
-    from rest_framework.authtoken.models import Token
-
-    token, _ = Token.objects.get_or_create(user=user)
-    Token.objects.filter(pk=token.pk).update(created=timezone.now() - timedelta(days=days))
-    return token.key
-
-
-@pytest.mark.parametrize("header", ["HTTP_AUTHORIZATION=Token", "HTTP_AUTHORIZATION=Bearer", "HTTP_X_API_KEY="])
-def test_a_token_older_than_its_ttl_is_refused_however_it_is_sent(settings, user, header):
-    from rest_framework.test import APIClient
-
-    settings.API_TOKEN_TTL_DAYS = 30
-    name, prefix = header.split("=")
-    key = _aged_token(user, 29)
-    fresh = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
-    assert fresh.status_code == 200
-    key = _aged_token(user, 31)
-    expired = APIClient(**{name: f"{prefix} {key}".strip()}).get("/api/memories/")
-    assert expired.status_code == 401
-    assert "expired" in expired.json()["detail"]
-
-
-def test_a_ttl_of_zero_days_means_tokens_never_expire(settings, user):
-    from rest_framework.test import APIClient
-
-    settings.API_TOKEN_TTL_DAYS = 0
-    key = _aged_token(user, 10_000)
-    assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 200
-
-
-# --- tokens are looked up (and the session bound) in one statement, never cached ------------------------------
-
-
 def _bound_user() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
         return cursor.fetchone()
-
-
-def test_a_revoked_token_is_refused_by_the_next_request(api, user):
-    from rest_framework.authtoken.models import Token
-
-    assert api.get("/api/memories/").status_code == 200
-    Token.objects.filter(user=user).delete()
-    assert api.get("/api/memories/").status_code == 401
-
-
-def test_an_inactive_users_token_is_refused(api, user):
-    assert api.get("/api/memories/").status_code == 200
-    user.is_active = False
-    user.save(update_fields=["is_active"])
-    response = api.get("/api/memories/")
-    assert response.status_code == 401 and "inactive" in response.json()["detail"]
-
-
-def test_a_good_token_binds_the_session_to_its_user_and_a_bad_one_to_nobody(settings, user):
-    from rest_framework.exceptions import AuthenticationFailed
-
-    settings.API_TOKEN_TTL_DAYS = 30
-    auth = rls.TokenAuthentication()
-    found, token = auth.authenticate_credentials(_aged_token(user, 29))
-    assert found == user and token.user == user and token.key
-    assert _bound_user() == (str(user.pk), "off")
-    rls.reset()
-    with pytest.raises(AuthenticationFailed, match="expired"):
-        auth.authenticate_credentials(_aged_token(user, 31))
-    assert _bound_user()[0] == ""  # the statement that found the expired token bound nobody
-    with pytest.raises(AuthenticationFailed, match="Invalid"):
-        auth.authenticate_credentials("0" * 40)
-    assert _bound_user()[0] == ""
 
 
 # --- the binding's round trips ----------------------------------------------------------------------------------

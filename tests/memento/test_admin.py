@@ -104,25 +104,21 @@ def test_conversation_page_lists_its_messages_and_document_page_its_chunks(admin
     assert chunk.content in page and "pending" in page
 
 
-def test_tokens_are_managed_in_the_admin(admin_client, one_of_each):
-    from rest_framework.authtoken.models import Token, TokenProxy
+def test_tokens_end_users_and_the_audit_are_in_the_admin_without_any_key(admin_client, user):
+    from accounts.models import ApiToken, AuthEvent, EndUser
+    from accounts.services import token_create
 
-    Token.objects.create(user=one_of_each["memories.project"].owner)
-    assert "Tokens" in admin_client.get(reverse("admin:index")).content.decode()
-    assert admin_client.get(url(TokenProxy, "changelist")).status_code == 200
-    assert admin_client.get(url(TokenProxy, "add")).status_code == 200
-
-
-def test_the_admin_shows_only_a_prefix_of_each_api_token(admin_client, user):
-    from rest_framework.authtoken.models import Token, TokenProxy
-
-    key = Token.objects.create(user=user).key
-    for page in (url(TokenProxy, "changelist"), url(TokenProxy, "change", user.pk),
-                 url(TokenProxy, "delete", user.pk)):
+    issued = token_create(user=user, name="agent")
+    assert "API tokens" in admin_client.get(reverse("admin:index")).content.decode()
+    for page in (url(ApiToken, "changelist"), url(ApiToken, "change", issued.token.pk),
+                 url(ApiToken, "delete", issued.token.pk), url(AuthEvent, "changelist"),
+                 url(EndUser, "changelist")):
         response = admin_client.get(page)
-        assert response.status_code == 200
+        assert response.status_code == 200, page
         html = response.content.decode()
-        assert key[:6] + "…" in html and key not in html, page
+        assert issued.key not in html and issued.token.digest not in html, page
+    assert issued.token.prefix in admin_client.get(url(ApiToken, "changelist")).content.decode()
+    assert admin_client.get(url(ApiToken, "add")).status_code == 403  # a key is shown once, to its maker
 
 
 def test_staff_see_every_owner_even_when_the_process_enforces_rls(admin_client, monkeypatch):

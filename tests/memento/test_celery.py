@@ -67,7 +67,7 @@ def test_each_task_starts_bound_to_the_workers_default_whatever_the_one_before_b
     user = UserFactory()
     rls.activate(user.pk)
     _before_task()
-    assert connection.memento_rls == (None, True)  # a worker's process default: bypass, bound to nobody
+    assert connection.memento_rls == rls.Binding(None, True)  # a worker's process default: bypass, bound to nobody
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('memento.user_id'), current_setting('memento.rls_bypass')")
         assert cursor.fetchone() == ("", "on")

@@ -10,10 +10,9 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
-from rest_framework.authtoken.models import Token
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 
 
 @pytest.fixture
@@ -23,7 +22,7 @@ def api_schema(live_server):
 
 @pytest.fixture
 def token(transactional_db):
-    return Token.objects.create(user=UserFactory()).key
+    return token_for(UserFactory())
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

@@ -7,9 +7,11 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
+
+from accounts.models import ApiToken
+from tests.factories import token_for
 
 PASSWORD = "correct horse battery staple"  # tests.factories.UserFactory's
 
@@ -75,18 +77,20 @@ def test_admin_login_failures_lock_out_too(client, admin_user):
     assert statuses[-1] == 429
 
 
-def test_a_password_change_revokes_the_api_token(user):
-    token = Token.objects.create(user=user)
+def test_a_password_change_revokes_the_api_tokens(user):
+    tokens = [token_for(user, name=name) for name in ("one", "two")]
     user.first_name = "Ana"
     user.save()
-    assert Token.objects.filter(pk=token.pk).exists()  # other changes keep it
+    assert ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() == 2  # other changes keep them
     user.set_password("a much longer secret 42")
     user.save()
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user, revoked_at__isnull=True).exists()
+    assert all(APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 401
+               for key in tokens)
 
 
 def test_changing_the_password_in_the_panel_revokes_the_api_token(client, user):
-    key = Token.objects.create(user=user).key
+    key = token_for(user)
     client.force_login(user)
     new = "a much longer secret 42"
     response = client.post(reverse("panel:password_change"),
@@ -124,11 +128,12 @@ def test_behind_a_proxy_the_address_it_forwards_is_the_one_locked_out(settings, 
     assert AccessAttempt.objects.get().ip_address == "192.0.2.1"
 
 
-def test_signing_in_replaces_an_expired_token_and_keeps_a_live_one(settings, user):
+def test_signing_in_makes_a_new_hashed_token_each_time_and_earlier_ones_keep_working(settings, user):
     settings.API_TOKEN_TTL_DAYS = 30
-    old = Token.objects.create(user=user)
-    Token.objects.filter(pk=old.pk).update(created=timezone.now() - timedelta(days=31))
-    renewed = get_token(user, PASSWORD).json()["token"]
-    assert renewed != old.key and Token.objects.get(user=user).key == renewed
-    assert get_token(user, PASSWORD, ip="10.0.0.9").json()["token"] == renewed
-    assert APIClient(HTTP_AUTHORIZATION=f"Token {renewed}").get("/api/memories/").status_code == 200
+    first = get_token(user, PASSWORD).json()
+    second = get_token(user, PASSWORD, ip="10.0.0.9").json()
+    assert first["token"] != second["token"] and first["expires_at"]
+    assert ApiToken.objects.filter(user=user, name="sign-in").count() == 2
+    assert not ApiToken.objects.filter(digest__in=[first["token"], second["token"]]).exists()  # digests only
+    for key in (first["token"], second["token"]):
+        assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 200

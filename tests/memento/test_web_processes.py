@@ -2,9 +2,8 @@
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, token_for
 from tests.web import free_port, start_gunicorn, stop
 
 
@@ -13,8 +12,8 @@ from tests.web import free_port, start_gunicorn, stop
 def test_two_gunicorn_processes_serve_the_same_data():
     user = UserFactory()
     other = UserFactory()
-    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
-    other_headers = {"Authorization": f"Token {Token.objects.create(user=other).key}"}
+    headers = {"Authorization": f"Token {token_for(user)}"}
+    other_headers = {"Authorization": f"Token {token_for(other)}"}
     ports = [free_port(), free_port()]
     processes = []
     try:

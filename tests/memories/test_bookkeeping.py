@@ -99,7 +99,7 @@ def test_a_web_process_writes_the_touch_on_a_thread_of_its_own(user, in_backgrou
         touch_after_response(memory_ids=[memory.pk], owner_id=user.pk, action="SEARCH", query="peanut allergy")
         request_finished.send(sender=None)
         # the request's thread is done with the session: unbound (no touch waits on it)
-        assert connection.memento_rls == (None, True)
+        assert connection.memento_rls == rls.Binding(None, True)
     bookkeeping.wait_written()
     assert writers and threading.current_thread() not in writers
     event = MemoryEvent.objects.get(action="SEARCH")

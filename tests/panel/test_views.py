@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
+from accounts.models import ApiToken
 from core import rls
 from memories import services
 from memories.models import Memory
@@ -73,10 +73,10 @@ def test_csrf_protection_is_on(user):
     memory = MemoryFactory(owner=user)
     assert client.post(reverse("panel:memory_create"), {"content": "x"}).status_code == 403
     assert client.post(reverse("panel:memory_delete", args=[memory.pk])).status_code == 403
-    assert client.post(reverse("panel:token")).status_code == 403
+    assert client.post(reverse("panel:access_tokens"), {"name": "x", "access": "read"}).status_code == 403
     memory.refresh_from_db()
     assert memory.is_active
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
     page = client.get(reverse("panel:memory_create")).content.decode()
     assert 'name="csrfmiddlewaretoken"' in page
 
@@ -384,31 +384,64 @@ def test_imported_messages_show_when_they_were_said_and_who_said_them(panel, use
     assert "received" in first  # arrival time only as a hint
 
 
-def test_token_create_replace_and_revoke(panel, user):
-    response = panel.post(reverse("panel:token"), {"action": "create"})
-    key = Token.objects.get(user=user).key
-    assert key in response.content.decode()
-    assert key not in panel.get(reverse("panel:settings")).content.decode()  # shown once
-    panel.post(reverse("panel:token"), {"action": "create"})
-    assert Token.objects.get(user=user).key != key
-    panel.post(reverse("panel:token"), {"action": "revoke"})
-    assert not Token.objects.filter(user=user).exists()
+def test_tokens_are_made_shown_once_replaced_and_revoked_in_the_panel(panel, user):
+    from rest_framework.test import APIClient
+
+    project = ProjectFactory(owner=user, name="Garden")
+    response = panel.post(reverse("panel:access_tokens"), {"name": "Cursor", "access": "read", "project": project.pk,
+                                                           "agent_id": "coder"})
+    page = response.content.decode()
+    key = re.search(r'id="new-token">([^<]+)<', page).group(1)
+    assert f'Bearer {key}' in page and "/mcp" in page  # ready-made MCP snippets
+    token = ApiToken.objects.get(user=user)
+    assert token.read_only and token.project == project and token.agent_id == "coder"
+    listed = panel.get(reverse("panel:access_tokens")).content.decode()
+    assert key not in listed and token.prefix in listed and "read-only, project Garden, agent coder" in listed
+    assert 'data-confirm="Revoke' in listed and 'data-confirm="Replace' in listed
+
+    page = panel.post(reverse("panel:access_token_replace", args=[token.pk])).content.decode()
+    new_key = re.search(r'id="new-token">([^<]+)<', page).group(1)
+    assert new_key != key
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/memories/").status_code == 401
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {new_key}").get("/api/memories/").status_code == 200
+    replacement = ApiToken.objects.get(user=user, revoked_at__isnull=True)
+    assert replacement.read_only and replacement.project == project  # same name and scope
+    panel.post(reverse("panel:access_token_revoke", args=[replacement.pk]))
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {new_key}").get("/api/memories/").status_code == 401
 
 
-def test_the_token_page_says_when_the_token_expires(panel, user, settings):
+def test_a_token_form_error_is_shown_next_to_its_field_and_other_users_tokens_are_404(panel, user, other_user):
+    from accounts.services import token_create
+
+    response = panel.post(reverse("panel:access_tokens"), {"name": "", "access": "read"})
+    assert response.status_code == 400 and errors_of(response, "name")
+    others = token_create(user=other_user, name="theirs").token
+    assert panel.post(reverse("panel:access_token_revoke", args=[others.pk])).status_code == 404
+    assert ApiToken.objects.get(pk=others.pk).revoked_at is None
+
+
+def test_the_token_list_says_when_each_token_expires(panel, user, settings):
     from datetime import timedelta
 
     from django.utils import timezone
 
     settings.API_TOKEN_TTL_DAYS = 30
-    response = panel.post(reverse("panel:token"), {"action": "create"})
-    expires = (Token.objects.get(user=user).created + timedelta(days=30)).strftime("%Y-%m-%d %H:%M")
+    response = panel.post(reverse("panel:access_tokens"), {"name": "a", "access": "read_write"})
+    expires = ApiToken.objects.get(user=user).expires_at.strftime("%Y-%m-%d %H:%M")
     assert f"expires {expires} UTC" in response.content.decode()
-    assert f"expires {expires} UTC" in panel.get(reverse("panel:settings")).content.decode()
-    Token.objects.filter(user=user).update(created=timezone.now() - timedelta(days=31))
-    assert "expired" in panel.get(reverse("panel:settings")).content.decode()
-    settings.API_TOKEN_TTL_DAYS = 0
-    assert "does not expire" in panel.get(reverse("panel:settings")).content.decode()
+    assert expires in panel.get(reverse("panel:access_tokens")).content.decode()
+    ApiToken.objects.filter(user=user).update(expires_at=timezone.now() - timedelta(days=1))
+    assert "expired" in panel.get(reverse("panel:access_tokens")).content.decode()
+    panel.post(reverse("panel:access_tokens"), {"name": "b", "access": "read", "never_expires": "on"})
+    assert ApiToken.objects.get(user=user, name="b").expires_at is None
+
+
+def test_the_activity_page_shows_sign_ins_and_token_events(client, user):
+    client.post(reverse("panel:login"), {"username": user.username, "password": "wrong"})
+    client.post(reverse("panel:login"), {"username": user.username, "password": "correct horse battery staple"})
+    client.post(reverse("panel:access_tokens"), {"name": "agent", "access": "read"})
+    page = client.get(reverse("panel:access_activity")).content.decode()
+    assert "sign-in failed" in page and "signed in" in page and "token created" in page
 
 
 def test_export_then_import_round_trip(panel, user, other_user):

@@ -4,12 +4,12 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memories import batch as memory_batch
 from memories.models import Memory
 from store.models import ItemVector
+from tests.factories import token_for
 
 pytestmark = pytest.mark.django_db
 
@@ -331,7 +331,7 @@ def test_users_never_see_each_others_items_or_namespaces(api, other_api, put):
 
 
 def test_tokens_are_accepted_as_x_api_key_and_bearer_and_bad_ones_refused(user):
-    key = Token.objects.create(user=user).key
+    key = token_for(user)
     for credentials in ({"HTTP_X_API_KEY": key}, {"HTTP_AUTHORIZATION": f"Bearer {key}"},
                         {"HTTP_AUTHORIZATION": f"Token {key}"}):
         client = APIClient()

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from core.rls import token_obtain
+from accounts.services import token_obtain
 from memento.embedded_db import prune_dead_handles
 
 
@@ -79,15 +79,16 @@ def ensure_private_media_root() -> None:
 
 
 def ensure_demo_user(username: str):
-    """The demo superuser and its token; the password is random, made and returned only when the user is created
-    (None afterwards: it is not stored anywhere but as a hash)."""
+    """The demo superuser and a new API token (only its digest is stored, so each start makes one; earlier ones
+    stay valid until they expire or are revoked in the panel); the password is random, made and returned only
+    when the user is created (None afterwards: it is not stored anywhere but as a hash)."""
     User = get_user_model()
     password = None
     user = User.objects.filter(username=username).first()
     if user is None:
         password = secrets.token_urlsafe(12)
         user = User.objects.create_superuser(username=username, email=f"{username}@example.com", password=password)
-    return user, token_obtain(user=user), password
+    return user, token_obtain(user=user).key, password
 
 
 def login_lines(host: str, base: str) -> str:
@@ -97,15 +98,15 @@ def login_lines(host: str, base: str) -> str:
         return (f"  panel:    {base}/   no demo login off loopback: `manage.py createsuperuser` makes one\n"
                 f"  API docs: {base}/api/docs/\n")
     username = os.environ.get("DEMO_USERNAME", "demo")
-    _, token, password = ensure_demo_user(username)
+    _, key, password = ensure_demo_user(username)
     login = (f"login {username} / {password}   (a superuser; the password is shown this once)" if password else
              f"login {username}   (password shown at the first start; `manage.py changepassword {username}`)")
     return (
         f"  panel:    {base}/         {login}\n"
         f"  admin:    {base}/admin/   (same login)\n"
-        f"  API:      {base}/api/     header 'Authorization: Token {token.key}'\n"
+        f"  API:      {base}/api/     header 'Authorization: Token {key}'\n"
         f"  API docs: {base}/api/docs/\n"
-        f"  MCP:      {base}/mcp      header 'Authorization: Bearer {token.key}'\n"
+        f"  MCP:      {base}/mcp      header 'Authorization: Bearer {key}'\n"
     )
 
 

@@ -1,5 +1,5 @@
-// The panel's only script: confirmations for destructive buttons, and a progress bar that follows a document's
-// processing by polling its status endpoint. Pages work without it (the detail page then shows the state as of
+// The panel's only script: confirmations for destructive buttons, copy buttons, and a progress bar that follows a
+// document's processing by polling its status endpoint. Pages work without it (the detail page then shows the state as of
 // its last load, in words). The Content-Security-Policy allows no inline script or style: behaviour is bound
 // here, and the bar's width is set from its aria-valuenow (a style="" attribute would be refused).
 "use strict";
@@ -47,4 +47,15 @@ document.addEventListener("DOMContentLoaded", () => {
     bar.style.width = `${bar.getAttribute("aria-valuenow")}%`;
   });
   document.querySelectorAll(".progress[data-status-url]").forEach(followProgress);
+});
+
+// Copy buttons: <button data-copy="ID"> copies the text of the element with that id (a new token's key).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("[data-copy]");
+  if (!button) return;
+  const source = document.getElementById(button.dataset.copy);
+  if (!source || !navigator.clipboard) return;
+  navigator.clipboard.writeText(source.textContent.trim()).then(() => {
+    button.textContent = "Copied";
+  });
 });
