@@ -134,6 +134,7 @@ def evaluate(samples, questions, users, budgets: list[int]):
     from conversations.models import Message
     from core import rls
     from integrations.embeddings import embed_texts
+    from memories.models import Memory
 
     by_sample = defaultdict(list)
     for q in questions:
@@ -163,6 +164,9 @@ def evaluate(samples, questions, users, budgets: list[int]):
                     for item in context.items:
                         if item.type == "excerpt":
                             shown.update(m.client_message_id for m in item.messages)
+                        elif item.type == "profile":
+                            shown.update(dia.get(m) for m in Memory.objects.filter(
+                                pk__in=item.memory_ids).values_list("message_id", flat=True))
                         elif item.memory.message_id:
                             shown.add(dia.get(item.memory.message_id))
                 found = sum(1 for e in q.evidence if e in shown) / len(q.evidence)

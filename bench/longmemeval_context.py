@@ -145,7 +145,10 @@ def evaluate(chosen: list[dict], users: dict, budget: int) -> dict:
         context = context_for(owner=user, query=question["question"], budget=budget)
         in_excerpts, as_current, as_past = set(), set(), set()
         for item in context.items:
-            if item.type == "excerpt":
+            if item.type == "profile":
+                as_current.update(turn_of.get(m) for m in Memory.objects.filter(pk__in=item.memory_ids)
+                                  .values_list("message_id", flat=True))
+            elif item.type == "excerpt":
                 in_excerpts.update(m.client_message_id for m in item.messages if m.pk not in item.outdated)
                 as_past.update(m.client_message_id for m in item.messages if m.pk in item.outdated)
             elif item.memory.message_id:

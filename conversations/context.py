@@ -74,10 +74,10 @@ def asks_about_past(query: str) -> bool:
 
 @dataclass
 class ContextItem:
-    """One thing in the context: a memory, or an excerpt of a conversation (matching messages with their
-    neighbouring turns, all said on one day). `text` is what the model reads."""
+    """One thing in the context: the profile (with due reminders), a memory, or an excerpt of a conversation
+    (matching messages with their neighbouring turns, all said on one day). `text` is what the model reads."""
 
-    type: str  # memory | excerpt
+    type: str  # profile | memory | excerpt
     text: str
     score: float
     tokens: int
@@ -86,8 +86,11 @@ class ContextItem:
     messages: list[Message] = field(default_factory=list)  # an excerpt's turns, in order
     hits: list[uuid.UUID] = field(default_factory=list)  # the excerpt's matching messages
     outdated: list[uuid.UUID] = field(default_factory=list)  # its turns marked as saying what is no longer true
+    memory_ids: tuple = ()  # the profile's: the memories behind its entries
 
     def source(self) -> dict:
+        if self.type == "profile":
+            return {"memory_ids": [str(m) for m in self.memory_ids]}
         if self.type == "memory":
             m = self.memory
             return {"memory_id": str(m.pk), "conversation_id": str(m.conversation_id) if m.conversation_id else None,
@@ -348,7 +351,8 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     if excerpts:
         sections.append("\n".join([EXCERPTS_HEADER, *(i.text for i in excerpts)]))
     text = "\n".join(sections)
-    items = chosen_memories + excerpts
+    profile = [ContextItem("profile", head.text, 1.0, head.tokens, memory_ids=head.memory_ids)] if head.text else []
+    items = profile + chosen_memories + excerpts
     return Context(query=query, budget=budget, used_tokens=count_tokens(text) if text else 0, items=items,
                    text=text, degraded=vector is None, as_of=as_of, past=past)
 

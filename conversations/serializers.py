@@ -89,12 +89,12 @@ class ScoredMessageSerializer(serializers.Serializer):
 
 
 class ContextItemSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["memory", "excerpt"])
+    type = serializers.ChoiceField(choices=["profile", "memory", "excerpt"])
     text = CharField(help_text="What the model reads for this item.")
     score = serializers.FloatField()
     tokens = serializers.IntegerField()
     source = DictField(help_text=(
-        "Where it came from: a memory's id, the conversation/message or document it was extracted from and its "
+        "Where it came from: the profile's supporting memory ids; a memory's id, the conversation/message or document it was extracted from and its "
         "valid time (valid_from, valid_to: null while true); an excerpt's conversation, its messages in order and "
         "which of them matched, and when it was said."))
 

@@ -23,6 +23,7 @@ class Head:
 
     text: str
     tokens: int
+    memory_ids: tuple = ()  # the memories behind the profile entries shown
 
 
 def due_reminders(*, owner, until: datetime | None = None) -> list[Reminder]:
@@ -54,6 +55,7 @@ def profile_block(*, owner, project=None, budget: int, as_of: datetime | None = 
             break
         reminders = ""
     left = room - (count_tokens(reminders) + 1 if reminders else 0)
-    _, profile, _ = packed(visible_entries(profile_current(owner=owner, project=project)), left)
+    shown, profile, _ = packed(visible_entries(profile_current(owner=owner, project=project)), left)
     text = "\n".join(part for part in (profile, reminders) if part)
-    return Head(text, count_tokens(text) if text else 0)
+    memory_ids = tuple(dict.fromkeys(m for entry in shown for m in entry.memory_ids))
+    return Head(text, count_tokens(text) if text else 0, memory_ids)

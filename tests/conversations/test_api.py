@@ -166,7 +166,8 @@ def test_context_respects_the_budget(api, user):
     assert big["memories"] and big["text"].startswith("About the user (profile):")  # the profile first
     assert "\nMemories (most relevant first):" in big["text"]
     assert any("peanut" in m["content"] for m in big["memories"])
-    assert all(item["type"] == "memory" and item["source"]["memory_id"] for item in big["items"])
+    assert big["items"][0]["type"] == "profile" and big["items"][0]["source"]["memory_ids"]
+    assert all(item["type"] == "memory" and item["source"]["memory_id"] for item in big["items"][1:])
     assert big["used_tokens"] <= big["budget"]
     small = api.get(f"/api/conversations/{cid}/context/", {"query": query, "budget": 20}).json()
     assert small["used_tokens"] <= 20

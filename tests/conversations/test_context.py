@@ -61,7 +61,8 @@ def test_context_memories_name_their_origin(said, user):
     memory = memory_services.memory_create(owner=user, content="Caroline is thinking about studying counseling",
                                            conversation=said).memory
     context = ctx.context_for(owner=user, query="what will Caroline study?", budget=300)
-    first = context.items[0]
+    profile, first = context.items[:2]
+    assert profile.type == "profile" and str(memory.pk) in profile.source()["memory_ids"]
     assert first.type == "memory" and first.memory.pk == memory.pk
     assert first.source() == {"memory_id": str(memory.pk), "conversation_id": str(said.pk), "message_id": None,
                               "document_id": None, "valid_from": memory.valid_from.isoformat(), "valid_to": None}

@@ -136,7 +136,7 @@ def test_memories_round_trip(server, transport):
     assert [v["version"] for v in history["versions"]] == [2, 1]
     assert [v["content"] for v in history["versions"]] == ["Is allergic to peanuts and cashews",
                                                             "Is allergic to peanuts"]
-    assert "peanuts and cashews" in context["text"] and context["items"][0]["memory"]["id"] == memory_id
+    assert "peanuts and cashews" in context["text"] and context["items"][1]["memory"]["id"] == memory_id
     assert context["used_tokens"] <= context["budget"]
     assert listed["total"] == 3
     assert deleted["outcome"] == "deleted" and deleted["memory"]["is_active"] is False
