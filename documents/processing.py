@@ -24,10 +24,13 @@ A document that cannot be read (damaged, encrypted, no text) ends `failed` with 
 changes. Memory writes go through the memories services only.
 """
 
+import dataclasses
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -174,15 +177,41 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     return out
 
 
-def _prepare(document: Document, chunks: list[Chunk], use_llm: bool):
+def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: "_Share"):
     """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
-    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread)."""
-    candidates = [_candidates(document, chunk, use_llm) for chunk in chunks]
+    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread).
+    Once the task's share of time is used, the chunks not yet extracted are left for the next task: returns the
+    chunks it prepared (at least one) with their vectors and candidates."""
+    candidates = []
+    for chunk in chunks:
+        if candidates and share.over():
+            break
+        candidates.append(_candidates(document, chunk, use_llm))
+    chunks = chunks[: len(candidates)]
     texts = [chunk.content for chunk in chunks]
     vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
     rest = iter(vectors[len(texts):])
     candidate_vectors = [[next(rest) for _ in found] for found in candidates]
-    return vectors[: len(texts)], candidates, candidate_vectors
+    return chunks, vectors[: len(texts)], candidates, candidate_vectors
+
+
+class _Share:
+    """What one task may spend: `deadline` (DOCUMENT_WORK_SECONDS, the hard budget: past it the document fails,
+    and it is cancelled when the document is deleted or reprocessed) and, for a share, DOCUMENT_TASK_SECONDS
+    (past it the task starts no new chunk and the document goes to the back of the queue)."""
+
+    def __init__(self, document_id, sliced: bool):
+        self.deadline = parsing.Deadline(settings.DOCUMENT_WORK_SECONDS, cancelled=lambda: _cancelled(document_id))
+        self.ends = time.monotonic() + settings.DOCUMENT_TASK_SECONDS if sliced else None
+
+    def over(self) -> bool:
+        return self.ends is not None and time.monotonic() > self.ends
+
+
+def _cancelled(document_id) -> bool:
+    """True when the run's work is no longer wanted: the document was deleted, or reprocessed (sent back to
+    pending: while this run holds the document's claim nobody else sets it processing)."""
+    return not Document.objects.filter(pk=document_id, processing_status=Document.Status.PROCESSING).exists()
 
 
 def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, candidate_vectors) -> int:
@@ -273,19 +302,18 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
+    share = _Share(document.pk, sliced=max_chunks is not None)
     try:
         if not _chunks_ready(document):
             try:
-                parsed = parsing.parse(read_file(document), kind_of(document), services.limits())
+                limits = dataclasses.replace(services.limits(), deadline=share.deadline)
+                parsed = parsing.parse(read_file(document), kind_of(document), limits)
             except parsing.UnsupportedFileType as exc:
                 raise parsing.ParseError(str(exc)) from exc
-            specs = chunking.chunk_blocks(parsed.blocks)
+            specs = chunking.chunk_blocks(parsed.blocks, deadline=share.deadline,
+                                          max_chunks=settings.DOCUMENT_MAX_CHUNKS)
             if not specs:
                 raise parsing.ParseError("The file contains no text to index.")
-            if len(specs) > settings.DOCUMENT_MAX_CHUNKS:
-                raise parsing.TooLarge(
-                    f"The document makes {len(specs):,} passages to index; the most one document may make is "
-                    f"{settings.DOCUMENT_MAX_CHUNKS:,}. Split it into smaller documents.")
             document = _store_chunks(document, parsed, specs)
         use_llm = llm.llm_configured()
         size = batch_size()
@@ -293,17 +321,18 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
         first = size if document.chunks_done == 0 or max_chunks is None else _call_size(left)
         with ThreadPoolExecutor(max_workers=1) as pool:
             group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
-            future = pool.submit(_prepare, document, group, use_llm) if group else None
+            future = pool.submit(_prepare, document, group, use_llm, share) if group else None
             while group:
-                vectors, candidates, candidate_vectors = future.result()
+                group, vectors, candidates, candidate_vectors = future.result()
                 left -= len(group)
                 following = []
-                if left > 0:
+                if left > 0 and not share.over():
                     following = _next_batch(document, group[-1].chunk_index,
                                             embed_batch_size() if max_chunks is None else _call_size(left))
-                future = pool.submit(_prepare, document, following, use_llm) if following else None
+                future = pool.submit(_prepare, document, following, use_llm, share) if following else None
                 try:
                     for start in range(0, len(group), size):
+                        share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
                         part = slice(start, start + size)
                         _store_batch(document, group[part], vectors[part], candidates[part],
                                      candidate_vectors[part])
@@ -313,12 +342,16 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
                         future.cancel()
                     raise
                 group = following
-        if left <= 0 and _next_batch(document, -1, 1):
+        if (left <= 0 or share.over()) and _next_batch(document, -1, 1):
             return Document.objects.filter(pk=document.pk).first()  # this task's share is done; more to do
         return _finish(document)
     except (parsing.ParseError, ExtractionFailed) as exc:
         return services.document_mark_failed(document_id=document.pk, error=str(exc))
-    except _Stop:
+    except SoftTimeLimitExceeded:
+        return services.document_mark_failed(document_id=document.pk, error=parsing.WorkBudgetExceeded(
+            f"Processing this document took longer than the {settings.DOCUMENT_WORK_SECONDS:g} seconds one task "
+            "may take; split it into smaller documents.").args[0])
+    except (_Stop, parsing.Cancelled):
         return Document.objects.filter(pk=document.pk).first()
 
 

@@ -302,6 +302,12 @@ DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=60)
 # Chunks one task processes (~10 s on two cores) before the document goes to the back of the queue; with one
 # document per owner in the queue, the worker takes turns between the users with work.
 DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
+# ... or this many seconds, whichever comes first: a share ends after the chunk that passes it, so another user's
+# message waits for one short share, not for a whole book's worth of chunks.
+DOCUMENT_TASK_SECONDS = env.float("DOCUMENT_TASK_SECONDS", default=3.0)
+# The hard budget of one task (reading and cutting up a document is one task): past it the document ends `failed`
+# saying so; deleting or reprocessing a document stops its running task within a second.
+DOCUMENT_WORK_SECONDS = env.float("DOCUMENT_WORK_SECONDS", default=300.0)
 
 # --- Retention: what the hourly cleanup (memories.retention) deletes, in batches. Versions are the audit trail
 # and are never deleted by it; expired sessions always go.
