@@ -4,7 +4,7 @@ import datetime
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Memory, Project
 
 
@@ -89,7 +89,7 @@ class WrittenMemorySerializer(MemorySerializer):
         fields = [*MemorySerializer.Meta.fields, "duplicate"]
 
 
-class AsOfField(serializers.DateTimeField):
+class AsOfField(DateTimeField):
     """A moment in valid time: an ISO datetime, or an ISO date (meaning the end of that day, UTC)."""
 
     def to_internal_value(self, value):
@@ -123,10 +123,10 @@ class FilterSerializer(StrictSerializer):
     category = CharField(required=False, max_length=100)
     subject = CharField(required=False, max_length=200)
     source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
-    created_after = serializers.DateTimeField(required=False)
-    created_before = serializers.DateTimeField(required=False)
-    happened_after = serializers.DateTimeField(required=False)
-    happened_before = serializers.DateTimeField(required=False)
+    created_after = DateTimeField(required=False)
+    created_before = DateTimeField(required=False)
+    happened_after = DateTimeField(required=False)
+    happened_before = DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
     include_inactive = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
@@ -204,7 +204,7 @@ class HistoryEntrySerializer(serializers.Serializer):
     version = serializers.IntegerField()
     action = CharField()
     actor = CharField(allow_null=True)
-    at = serializers.DateTimeField()
+    at = DateTimeField()
     reason = CharField(allow_null=True)
     changed_fields = serializers.ListField(child=CharField())
     content = CharField()
