@@ -4,6 +4,7 @@ PostgreSQL refuses NUL in text and jsonb, and lone surrogates (\\ud800-\\udfff, 
 UTF-8) cannot be encoded at all: either would otherwise fail the INSERT, a 500. Checking every string of a value
 (keys included) before the write makes both a 400 naming the field."""
 
+import math
 import unicodedata
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 NUL = "May not contain NUL characters (\\u0000)."
 SURROGATE = "May not contain lone surrogate characters (\\ud800-\\udfff)."
+NON_FINITE = "May not contain NaN, Infinity or numbers beyond a float's range."
 
 
 def unstorable(value: Any) -> str | None:
@@ -27,6 +29,9 @@ def unstorable(value: Any) -> str | None:
                     item.encode("utf-8")
                 except UnicodeEncodeError:
                     return SURROGATE
+        elif isinstance(item, float):
+            if not math.isfinite(item):  # jsonb has no NaN or Infinity: the INSERT would fail (a 500)
+                return NON_FINITE
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())

@@ -4,6 +4,7 @@ services, whose ValidationErrors `add_service_errors` puts next to the fields th
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core.parsers import FiniteJSONDecoder
 from core.times import check_moment
 from memories.models import Memory, Project
 
@@ -48,7 +49,8 @@ class MemoryForm(forms.Form):
                                       validators=[check_moment])
     expires_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Expires at",
                                      validators=[check_moment])
-    metadata = forms.JSONField(required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 2}))
+    metadata = forms.JSONField(required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 2}),
+                               decoder=FiniteJSONDecoder)
 
     FIELDS = ("content", "category", "subject", "tags", "project", "importance", "confidence", "namespace", "key",
               "happened_at", "expires_at", "metadata")
