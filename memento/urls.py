@@ -8,10 +8,13 @@ from rest_framework.routers import DefaultRouter
 
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
+from core.throttles import throttle_sign_in
 from documents import views as document_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
+
+admin.site.login = throttle_sign_in(admin.site.login)  # per address, as the panel's login and the API's token
 
 router = DefaultRouter()
 router.register("memories", memory_views.MemoryViewSet, basename="memory")
