@@ -272,6 +272,13 @@ MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
 STORE_BATCH_MAX_OPS = env.int("STORE_BATCH_MAX_OPS", default=1000)
 STORE_VALUE_MAX_BYTES = env.int("STORE_VALUE_MAX_BYTES", default=256 * 1024)  # one item's JSON value
 STORE_MAX_FIELDS = env.int("STORE_MAX_FIELDS", default=100)  # texts (vectors) one item may be indexed by
+# Embedding runs on the request's thread: word pieces one put (its content and indexed texts) and one batch may
+# have embedded (~2 and ~8 s of one core); over either, a 400 naming the value or `ops`
+STORE_VALUE_MAX_TOKENS = env.int("STORE_VALUE_MAX_TOKENS", default=8192)
+STORE_BATCH_MAX_TOKENS = env.int("STORE_BATCH_MAX_TOKENS", default=32768)
+# A tool call's arguments as JSON (REST /api/tools/call/ and MCP): a memory's content is at most MEMORY_MAX_TOKENS
+# word pieces anyway; a larger call is a 400 naming `arguments` before anything is tokenized or embedded
+TOOL_ARGUMENTS_MAX_BYTES = env.int("TOOL_ARGUMENTS_MAX_BYTES", default=64 * 1024)
 STORE_SEARCH_MAX_LIMIT = env.int("STORE_SEARCH_MAX_LIMIT", default=1000)
 
 # --- Extraction pipeline (conversations). ----------------------------------------------------------------------
