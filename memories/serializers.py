@@ -5,6 +5,7 @@ import datetime
 from rest_framework import serializers
 
 from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
 from memories.models import Memory, Project
 
 
@@ -19,7 +20,8 @@ class ProjectSerializer(StrictSerializer, serializers.ModelSerializer):
 class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
     namespace = serializers.ListField(
-        child=CharField(max_length=200, allow_blank=False), allow_empty=False, required=False
+        child=CharField(max_length=LABEL_MAX_CHARS, allow_blank=False), allow_empty=False, required=False,
+        max_length=NAMESPACE_MAX_LABELS,
     )
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
@@ -116,7 +118,8 @@ class FilterSerializer(StrictSerializer):
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: memories of every project and none.")
     agent_id = CharField(required=False, max_length=200)
-    namespace = serializers.ListField(child=CharField(max_length=200), required=False,
+    namespace = serializers.ListField(child=CharField(max_length=LABEL_MAX_CHARS), required=False,
+                                      max_length=NAMESPACE_MAX_LABELS,
                                       help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
     tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
@@ -138,9 +141,16 @@ class ListQuerySerializer(FilterSerializer):
 
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile")
+    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile",
+                          max_length=NAMESPACE_MAX_LABELS * (LABEL_MAX_CHARS + 1))
     tags = CharField(required=False, help_text="Comma-separated tags.")
     project = CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
+
+    def validate_namespace(self, value: str) -> str:
+        problem = namespace_problem([p for p in value.split("/") if p])
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class SearchSerializer(FilterSerializer):
