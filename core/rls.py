@@ -47,6 +47,9 @@ def _apply(user_id: int | None, bypass: bool) -> None:
     binding = (user_id, bypass)
     if _in_force(binding):  # a round trip saved: every request starts by binding nobody, as the last one ended
         return
+    if connection.connection is None and binding == (None, _process_default_bypass):
+        return  # a connection opened later starts so bound (below): an anonymous request for the API schema or
+        # docs never touches the database (the schema built while it was down logged a traceback)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('memento.user_id', %s, false), set_config('memento.rls_bypass', %s, false)",
