@@ -4,7 +4,8 @@ Applies migrations, makes sure the demo login exists, then runs gunicorn (two we
 with its beat scheduler until Ctrl-C. The demo login (a random password, printed once) and a secret key of the
 checkout's own are for a developer's machine: made on a loopback address (the default 127.0.0.1), never when
 serving any other. The embedded PostgreSQL (when DATABASE_URL is unset) lives as long as any of these processes.
-A lock file refuses a second `serve` from the same folder.
+A lock file refuses a second `serve` from the same folder. A worker that dies is started again (`Supervisor`);
+only the web server's end ends `serve`.
 """
 
 import fcntl
@@ -128,6 +129,65 @@ def export_onnx_model() -> None:
                         "get_provider; get_provider().embed(['ready'])"], cwd=settings.BASE_DIR, check=False)
 
 
+class Supervisor:
+    """The processes `serve` runs: the web server, whose end ends `serve`, and the worker, started again when it
+    dies (killed, out of memory, a crash): the web server keeps answering meanwhile, and the new worker sends
+    again the work the dead one held (memento/celery.py). A worker that keeps dying is started again after a
+    pause that doubles each time, up to RESTART_MAX_PAUSE, and back to the first once one has lived that long."""
+
+    RESTART_FIRST_PAUSE = 1.0
+    RESTART_MAX_PAUSE = 60.0
+
+    def __init__(self, *, web: list[str], web_env: dict, worker: list[str] | None, say=print):
+        self.web_command, self.web_env, self.worker_command, self.say = web, web_env, worker, say
+        self.web: subprocess.Popen | None = None
+        self.worker: subprocess.Popen | None = None
+        self.pause = self.RESTART_FIRST_PAUSE
+        self.restart_at: float | None = None
+        self.worker_started = 0.0
+        self.restarts = 0
+
+    def start(self) -> None:
+        self.web = subprocess.Popen(self.web_command, env=self.web_env)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
+        if self.worker_command is not None:
+            self.worker = subprocess.Popen(self.worker_command)
+            self.worker_started = time.monotonic()
+
+    def check(self) -> bool:
+        """False once the web server has ended; a dead worker is started again (after its pause)."""
+        if self.web.poll() is not None:
+            return False
+        if self.worker is None or self.worker.poll() is None:
+            return True
+        now = time.monotonic()
+        if self.restart_at is None:
+            if now - self.worker_started >= self.RESTART_MAX_PAUSE:
+                self.pause = self.RESTART_FIRST_PAUSE  # it had been running fine: not a crash loop
+            self.restart_at = now + self.pause
+            self.say(f"The worker stopped (exit code {self.worker.returncode}); starting it again in "
+                     f"{self.pause:g} s. The web server keeps running.")
+            self.pause = min(self.pause * 2, self.RESTART_MAX_PAUSE)
+        elif now >= self.restart_at:
+            self.restart_at = None
+            self.restarts += 1
+            self._start_worker()
+        return True
+
+    def stop(self) -> None:
+        children = [child for child in (self.web, self.worker) if child is not None]
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
 class Command(BaseCommand):
     help = "Migrate, create the demo login and serve the app with a background worker until Ctrl-C."
     requires_system_checks = []  # handle() runs them, once the local secret key is in place
@@ -156,25 +216,25 @@ class Command(BaseCommand):
         logins = login_lines(options["host"], base)
 
         python = sys.executable
-        children = [
-            subprocess.Popen([
-                python, "-m", "gunicorn", "memento.wsgi:application",
-                "--bind", f"{options['host']}:{options['port']}",
-                "--workers", str(options["web_workers"]), "--threads", str(options["web_threads"]),
-                "--access-logfile", "-", "--graceful-timeout", "5",
-                # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
-                # server is closing at that moment (a ReadError under load)
-                "--keep-alive", "10",
-                # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
-                # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
-                "--limit-request-line", "8190",
-            ], env=WEB_ENV | os.environ)
+        web = [
+            python, "-m", "gunicorn", "memento.wsgi:application",
+            "--bind", f"{options['host']}:{options['port']}",
+            "--workers", str(options["web_workers"]), "--threads", str(options["web_threads"]),
+            "--access-logfile", "-", "--graceful-timeout", "5",
+            # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
+            # server is closing at that moment (a ReadError under load)
+            "--keep-alive", "10",
+            # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
+            # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
+            "--limit-request-line", "8190",
         ]
-        if not options["no_worker"]:
-            children.append(subprocess.Popen([
-                python, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
-                "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
-            ]))
+        worker = None if options["no_worker"] else [
+            python, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
+            "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
+        ]
+        supervisor = Supervisor(web=web, web_env=WEB_ENV | os.environ, worker=worker,
+                                say=lambda text: self.stderr.write(text))
+        supervisor.start()
 
         self.stdout.write(self.style.SUCCESS(
             f"\nMemento is starting on {base}/\n{logins}"
@@ -190,21 +250,14 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         try:
-            while not stopping and all(child.poll() is None for child in children):
+            while not stopping and supervisor.check():
                 time.sleep(0.5)
         finally:
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            for child in children:
-                try:
-                    child.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            supervisor.stop()
             lock.close()
             if "DATABASE_URL" not in os.environ:
                 # our atexit handler then stops the embedded server unless someone else still uses it
                 prune_dead_handles(settings.STATE_DIR / "pgdata")
-        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
-        if failed and not stopping:
-            raise CommandError(f"A server process exited unexpectedly (exit code {failed[0].returncode}).")
+        code = supervisor.web.returncode
+        if not stopping and code not in (0, -signal.SIGTERM, None):
+            raise CommandError(f"The web server exited unexpectedly (exit code {code}).")
