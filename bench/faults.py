@@ -343,7 +343,8 @@ def crafted_docx(words: int = 490_000) -> bytes:
     return out.getvalue()
 
 
-def one_paragraph_text(size: int = 5 * 1024 * 1024) -> bytes:
+def one_paragraph_text(size: int = 4_990_000) -> bytes:
+    """One paragraph of words, just under DOCUMENT_MAX_TEXT_CHARS (5 million characters)."""
     import random
 
     rng = random.Random(25)
@@ -357,7 +358,7 @@ def hostile(url_db: str) -> None:
     from documents.models import Document
 
     docx, text = crafted_docx(), one_paragraph_text()
-    print(f"\n## hostile upload: a {len(docx):,}-byte one-paragraph DOCX and a {len(text) / 2**20:.0f} MB "
+    print(f"\n## hostile upload: a {len(docx):,}-byte one-paragraph DOCX and a {len(text) / 1e6:.2f} MB "
           "one-paragraph text, while another user appends messages one at a time")
     workdir = tempfile.mkdtemp(prefix="memento-faults-")
     chatter = session(make_user("chatter"))

@@ -40,6 +40,7 @@ import extraction
 from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
+from documents.shares import Share
 from extraction import extract_document, slug
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
@@ -177,11 +178,12 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     return out
 
 
-def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: "_Share"):
+def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Share):
     """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
     chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread).
     Once the task's share of time is used, the chunks not yet extracted are left for the next task: returns the
     chunks it prepared (at least one) with their vectors and candidates."""
+    started = time.monotonic()
     candidates = []
     for chunk in chunks:
         if candidates and share.over():
@@ -192,26 +194,10 @@ def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: "_Sh
     vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
     rest = iter(vectors[len(texts):])
     candidate_vectors = [[next(rest) for _ in found] for found in candidates]
+    share.paced(time.monotonic() - started, len(chunks))
     return chunks, vectors[: len(texts)], candidates, candidate_vectors
 
 
-class _Share:
-    """What one task may spend: `deadline` (DOCUMENT_WORK_SECONDS, the hard budget: past it the document fails,
-    and it is cancelled when the document is deleted or reprocessed) and, for a share, DOCUMENT_TASK_SECONDS
-    (past it the task starts no new chunk and the document goes to the back of the queue)."""
-
-    def __init__(self, document_id, sliced: bool):
-        self.deadline = parsing.Deadline(settings.DOCUMENT_WORK_SECONDS, cancelled=lambda: _cancelled(document_id))
-        self.ends = time.monotonic() + settings.DOCUMENT_TASK_SECONDS if sliced else None
-
-    def over(self) -> bool:
-        return self.ends is not None and time.monotonic() > self.ends
-
-
-def _cancelled(document_id) -> bool:
-    """True when the run's work is no longer wanted: the document was deleted, or reprocessed (sent back to
-    pending: while this run holds the document's claim nobody else sets it processing)."""
-    return not Document.objects.filter(pk=document_id, processing_status=Document.Status.PROCESSING).exists()
 
 
 def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, candidate_vectors) -> int:
@@ -302,7 +288,7 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
-    share = _Share(document.pk, sliced=max_chunks is not None)
+    share = Share(document.pk, sliced=max_chunks is not None)
     try:
         if not _chunks_ready(document):
             try:
@@ -318,7 +304,7 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
         use_llm = llm.llm_configured()
         size = batch_size()
         left = max_chunks if max_chunks is not None else document.chunks_total
-        first = size if document.chunks_done == 0 or max_chunks is None else _call_size(left)
+        first = share.sized(size if document.chunks_done == 0 or max_chunks is None else _call_size(left))
         with ThreadPoolExecutor(max_workers=1) as pool:
             group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
             future = pool.submit(_prepare, document, group, use_llm, share) if group else None
@@ -327,8 +313,8 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
                 left -= len(group)
                 following = []
                 if left > 0 and not share.over():
-                    following = _next_batch(document, group[-1].chunk_index,
-                                            embed_batch_size() if max_chunks is None else _call_size(left))
+                    following = _next_batch(document, group[-1].chunk_index, share.sized(
+                        embed_batch_size() if max_chunks is None else _call_size(left)))
                 future = pool.submit(_prepare, document, following, use_llm, share) if following else None
                 try:
                     for start in range(0, len(group), size):

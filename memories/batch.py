@@ -123,13 +123,29 @@ def memories_deactivate_expired(*, batch_size: int = 500) -> int:
 def memories_embed_pending(*, batch_size: int = 200) -> int:
     """Embed live memories stored while the embedding provider was down (embedding pending), oldest first, one
     history row each. Stops at the first provider failure (EmbeddingError propagates: the caller retries later).
-    Returns how many were embedded."""
-    done = 0
+    A row that cannot be read is skipped and logged (`_readable`). Returns how many were embedded."""
+    done, after = 0, None
     while True:
-        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True)
-                       .order_by("pk")[:batch_size])
-        if not pending:
+        due = Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True).order_by("pk")
+        ids = list((due.filter(pk__gt=after) if after else due).values_list("pk", flat=True)[:batch_size])
+        pending = _readable(ids, "embedding")
+        if pending:
+            done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
+        if len(ids) < batch_size:
             return done
-        done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
-        if len(pending) < batch_size:
-            return done
+        after = ids[-1]
+
+
+def _readable(ids: list, sweep: str) -> list[Memory]:
+    """The memories of `ids` that can be read: a moment stored before core.times checked them (year 10000 in UTC)
+    fails the whole read, so the batch is read again one row at a time and the unreadable rows are logged."""
+    try:
+        return list(Memory.objects.filter(pk__in=ids).order_by("pk"))
+    except (DatabaseError, ValueError, OverflowError):
+        rows = []
+        for pk in ids:
+            try:
+                rows.append(Memory.objects.get(pk=pk))
+            except (DatabaseError, ValueError, OverflowError) as exc:
+                logger.warning("%s skipped memory %s: %s: %s", sweep, pk, type(exc).__name__, exc)
+        return rows

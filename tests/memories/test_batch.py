@@ -58,3 +58,18 @@ def test_one_unreadable_row_does_not_stop_everyones_expiry(user, other_user, cap
     assert not Memory.objects.filter(pk__in=[m.pk for m in mine], is_active=True).exists()
     assert Memory.objects.filter(pk=poisoned.pk, is_active=True).exists()
     assert f"expiry skipped memory {poisoned.pk}" in caplog.text
+
+
+def test_one_unreadable_row_does_not_stop_the_pending_embedding_sweep(user, other_user, caplog):
+    from django.db import connection
+
+    from memories.batch import memories_embed_pending
+
+    rows = [create(user, f"Waiting fact {i}").memory for i in range(3)] + [create(other_user, "Poisoned").memory]
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memories_memory SET embedding = NULL WHERE id = ANY(%s)", [[r.pk for r in rows]])
+        cursor.execute("UPDATE memories_memory SET created_at = '9999-12-31T23:59:59-12:00' WHERE id = %s",
+                       [rows[-1].pk])
+    assert memories_embed_pending(batch_size=2) == 3
+    assert Memory.objects.filter(pk__in=[r.pk for r in rows[:3]], embedding__isnull=False).count() == 3
+    assert f"embedding skipped memory {rows[-1].pk}" in caplog.text
