@@ -13,10 +13,11 @@ prefork, concurrency 1), on loopback only, bounded (about 6 minutes):
 3. database: the embedded PostgreSQL is stopped for 10 s and started again while a client writes and lists: what
    the API answered meanwhile, how soon after the restart it served again, the same gunicorn processes, and every
    acknowledged write readable.
-4. hostile: a crafted one-paragraph DOCX (~490,000 words in a ~2 KB file, its XML under the unpacked-size check)
-   and a 5 MB one-paragraph text file, uploaded by two users, while another user appends one message at a time:
-   that user's extraction latency (append -> extracted) quiet and then during the uploads (p50/p95), and each
-   document's outcome after the measurement (then they are deleted, which stops their running work).
+4. hostile (two workers as serve runs them, documents on one of their own): a crafted one-paragraph DOCX (~490,000
+   words in a small file, its XML under the unpacked-size check) and a 5 MB one-paragraph text file, uploaded by
+   two users, while another user appends one message at a time: that user's extraction latency (append ->
+   extracted) quiet and then during the uploads (p50/p95), and each document's outcome after the measurement
+   (then they are deleted, which stops their running work).
 
     .venv/bin/python bench/faults.py [--only provider,worker,database,hostile]
 
@@ -127,12 +128,13 @@ def provider(url_db: str) -> None:
 # --- 2. worker ------------------------------------------------------------------------------------------------
 
 
-def start_worker(url_db: str, env: dict, workdir: str) -> tuple[subprocess.Popen, float]:
-    """`celery worker --beat` as serve runs it, in its own process group; returns it once ready, and when it was
-    started (`process.ready` is when it said it was ready)."""
+def start_worker(url_db: str, env: dict, workdir: str, args: tuple[str, ...] = ("--beat",)
+                 ) -> tuple[subprocess.Popen, float]:
+    """`celery worker --beat`, in its own process group; returns it once ready, and when it was started
+    (`process.ready` is when it said it was ready)."""
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
+        [sys.executable, "-m", "celery", "-A", "memento", "worker", *args, "--loglevel", "INFO",
          "--concurrency", "1", "--schedule", f"{workdir}/celerybeat-schedule"],
         cwd=ROOT, env={**os.environ, "DATABASE_URL": url_db, **env}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -363,8 +365,10 @@ def hostile(url_db: str) -> None:
     workdir = tempfile.mkdtemp(prefix="memento-faults-")
     chatter = session(make_user("chatter"))
     uploaders = [session(make_user("uploader-docx")), session(make_user("uploader-text"))]
-    with gunicorn(url_db, workers=2, threads=4) as base:
-        process, _ = start_worker(url_db, {}, workdir)
+    queue = {"DOCUMENT_TASK_QUEUE": "documents"}  # as serve runs them: documents on a worker of their own
+    with gunicorn(url_db, workers=2, threads=4, env=queue) as base:
+        process, _ = start_worker(url_db, queue, workdir, ("-n", "main@%h", "-Q", "celery", "--beat"))
+        documents_worker, _ = start_worker(url_db, queue, workdir, ("-n", "documents@%h", "-Q", "documents"))
         conversation = chatter.post(f"{base}/api/conversations/", json={"title": "chat"}, timeout=60).json()["id"]
         counter = iter(range(10_000))
 
@@ -406,6 +410,7 @@ def hostile(url_db: str) -> None:
         print(f"  deleted both; the next 5 messages were extracted in {describe(after)} "
               f"(first {after[0]:4.2f} s, {time.monotonic() - deleted:4.1f} s after the deletes)")
         kill_worker(process)
+        kill_worker(documents_worker)
 
 
 def main() -> None:

@@ -312,6 +312,11 @@ DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
 # ... or this many seconds, whichever comes first: a share ends after the chunk that passes it, so another user's
 # message waits for one short share, not for a whole book's worth of chunks.
 DOCUMENT_TASK_SECONDS = env.float("DOCUMENT_TASK_SECONDS", default=3.0)
+# A queue of their own for document tasks (empty: the default queue), which a worker of their own consumes:
+# `serve` runs two workers so (a message's extraction never waits for someone's book); see README, "Workers"
+DOCUMENT_TASK_QUEUE = env.str("DOCUMENT_TASK_QUEUE", default="")
+CELERY_TASK_ROUTES = {"documents.tasks.process_document": {"queue": DOCUMENT_TASK_QUEUE}} if DOCUMENT_TASK_QUEUE \
+    else {}
 # The hard budget of one task (reading and cutting up a document is one task): past it the document ends `failed`
 # saying so; deleting or reprocessing a document stops its running task within a second.
 DOCUMENT_WORK_SECONDS = env.float("DOCUMENT_WORK_SECONDS", default=300.0)

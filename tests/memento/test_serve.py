@@ -120,19 +120,20 @@ def test_a_dead_worker_is_started_again_and_the_web_server_keeps_running(tmp_pat
                                     "time.sleep(600)"]
     monkeypatch.setattr(serve.Supervisor, "RESTART_FIRST_PAUSE", 0.1)
     said = []
-    supervisor = serve.Supervisor(web=web, web_env=dict(os.environ), worker=worker, say=said.append)
+    supervisor = serve.Supervisor(web=web, env=dict(os.environ), workers=[worker], say=said.append)
     supervisor.start()
     try:
         _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 1, supervisor)
         first = int(pids.read_text().split()[0])
         os.kill(first, signal.SIGKILL)
         _wait_for(lambda: len(pids.read_text().split()) == 2, supervisor)
-        assert supervisor.web.poll() is None and supervisor.worker.poll() is None
-        assert supervisor.worker.pid != first and supervisor.restarts == 1
+        [current] = supervisor.workers
+        assert supervisor.web.poll() is None and current.poll() is None
+        assert current.pid != first and supervisor.restarts == 1
         assert "starting it again" in said[0] and "web server keeps running" in said[0]
         supervisor.web.kill()
         supervisor.web.wait()
         assert supervisor.check() is False  # the web server's end ends serve
     finally:
         supervisor.stop()
-    assert supervisor.worker.poll() is not None
+    assert all(worker.poll() is not None for worker in supervisor.workers)

@@ -130,54 +130,58 @@ def export_onnx_model() -> None:
 
 
 class Supervisor:
-    """The processes `serve` runs: the web server, whose end ends `serve`, and the worker, started again when it
-    dies (killed, out of memory, a crash): the web server keeps answering meanwhile, and the new worker sends
-    again the work the dead one held (memento/celery.py). A worker that keeps dying is started again after a
-    pause that doubles each time, up to RESTART_MAX_PAUSE, and back to the first once one has lived that long."""
+    """The processes `serve` runs: the web server, whose end ends `serve`, and the workers, each started again
+    when it dies (killed, out of memory, a crash): the web server keeps answering meanwhile, and the new worker
+    sends again the work the dead one held (memento/celery.py). A worker that keeps dying is started again after
+    a pause that doubles each time, up to RESTART_MAX_PAUSE, and back to the first once one has lived that long."""
 
     RESTART_FIRST_PAUSE = 1.0
     RESTART_MAX_PAUSE = 60.0
 
-    def __init__(self, *, web: list[str], web_env: dict, worker: list[str] | None, say=print):
-        self.web_command, self.web_env, self.worker_command, self.say = web, web_env, worker, say
+    def __init__(self, *, web: list[str], env: dict, workers: list[list[str]], say=print):
+        self.web_command, self.env, self.say = web, env, say
         self.web: subprocess.Popen | None = None
-        self.worker: subprocess.Popen | None = None
-        self.pause = self.RESTART_FIRST_PAUSE
-        self.restart_at: float | None = None
-        self.worker_started = 0.0
+        self.slots = [{"command": command, "process": None, "started": 0.0, "pause": self.RESTART_FIRST_PAUSE,
+                       "restart_at": None} for command in workers]
         self.restarts = 0
 
-    def start(self) -> None:
-        self.web = subprocess.Popen(self.web_command, env=self.web_env)
-        self._start_worker()
+    @property
+    def workers(self) -> list[subprocess.Popen]:
+        return [slot["process"] for slot in self.slots if slot["process"] is not None]
 
-    def _start_worker(self) -> None:
-        if self.worker_command is not None:
-            self.worker = subprocess.Popen(self.worker_command)
-            self.worker_started = time.monotonic()
+    def start(self) -> None:
+        self.web = subprocess.Popen(self.web_command, env=self.env)
+        for slot in self.slots:
+            self._start(slot)
+
+    def _start(self, slot: dict) -> None:
+        slot["process"] = subprocess.Popen(slot["command"], env=self.env)
+        slot["started"] = time.monotonic()
 
     def check(self) -> bool:
         """False once the web server has ended; a dead worker is started again (after its pause)."""
         if self.web.poll() is not None:
             return False
-        if self.worker is None or self.worker.poll() is None:
-            return True
         now = time.monotonic()
-        if self.restart_at is None:
-            if now - self.worker_started >= self.RESTART_MAX_PAUSE:
-                self.pause = self.RESTART_FIRST_PAUSE  # it had been running fine: not a crash loop
-            self.restart_at = now + self.pause
-            self.say(f"The worker stopped (exit code {self.worker.returncode}); starting it again in "
-                     f"{self.pause:g} s. The web server keeps running.")
-            self.pause = min(self.pause * 2, self.RESTART_MAX_PAUSE)
-        elif now >= self.restart_at:
-            self.restart_at = None
-            self.restarts += 1
-            self._start_worker()
+        for slot in self.slots:
+            process = slot["process"]
+            if process.poll() is None:
+                continue
+            if slot["restart_at"] is None:
+                if now - slot["started"] >= self.RESTART_MAX_PAUSE:
+                    slot["pause"] = self.RESTART_FIRST_PAUSE  # it had been running fine: not a crash loop
+                slot["restart_at"] = now + slot["pause"]
+                self.say(f"A worker stopped (exit code {process.returncode}); starting it again in "
+                         f"{slot['pause']:g} s. The web server keeps running.")
+                slot["pause"] = min(slot["pause"] * 2, self.RESTART_MAX_PAUSE)
+            elif now >= slot["restart_at"]:
+                slot["restart_at"] = None
+                self.restarts += 1
+                self._start(slot)
         return True
 
     def stop(self) -> None:
-        children = [child for child in (self.web, self.worker) if child is not None]
+        children = [child for child in (self.web, *self.workers) if child is not None]
         for child in children:
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
@@ -228,12 +232,17 @@ class Command(BaseCommand):
             # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
             "--limit-request-line", "8190",
         ]
-        worker = None if options["no_worker"] else [
-            python, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
-            "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
+        # Two workers: documents on one of their own (DOCUMENT_TASK_QUEUE), so that another user's message is
+        # extracted while someone's book is read; everything else, and beat, on the other.
+        queue = os.environ.get("DOCUMENT_TASK_QUEUE") or "documents"
+        celery = [python, "-m", "celery", "-A", "memento", "worker", "--loglevel", "INFO", "--concurrency", "1"]
+        workers = [] if options["no_worker"] else [
+            [*celery, "-n", "main@%h", "-Q", "celery", "--beat",
+             "--schedule", str(settings.STATE_DIR / "celerybeat-schedule")],
+            [*celery, "-n", "documents@%h", "-Q", queue],
         ]
-        supervisor = Supervisor(web=web, web_env=WEB_ENV | os.environ, worker=worker,
-                                say=lambda text: self.stderr.write(text))
+        supervisor = Supervisor(web=web, env=WEB_ENV | os.environ | {"DOCUMENT_TASK_QUEUE": queue},
+                                workers=workers, say=lambda text: self.stderr.write(text))
         supervisor.start()
 
         self.stdout.write(self.style.SUCCESS(
