@@ -12,7 +12,8 @@ attempt finishes with the same result as a clean run:
    retry skips it.
 3. one transaction: status `completed`, `processed_at`; the owner's next document goes to the worker.
 
-A task does at most DOCUMENT_TASK_CHUNKS chunks and then queues the document again, behind the work queued
+A task does at most DOCUMENT_TASK_CHUNKS chunks, or DOCUMENT_TASK_SECONDS of them (documents.shares: its calls are
+sized to fit), and then queues the document again, behind the work queued
 meanwhile, and each owner has one document in the queue at a time (services.documents_dispatch): the worker's
 time goes round the users with work, a slice each, so a small upload is not stuck behind someone's book.
 
