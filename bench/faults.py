@@ -13,8 +13,13 @@ prefork, concurrency 1), on loopback only, bounded (about 6 minutes):
 3. database: the embedded PostgreSQL is stopped for 10 s and started again while a client writes and lists: what
    the API answered meanwhile, how soon after the restart it served again, the same gunicorn processes, and every
    acknowledged write readable.
+4. hostile (two workers as serve runs them, documents on one of their own): a crafted one-paragraph DOCX (~490,000
+   words in a small file, its XML under the unpacked-size check) and a 5 MB one-paragraph text file, uploaded by
+   two users, while another user appends one message at a time: that user's extraction latency (append ->
+   extracted) quiet and then during the uploads (p50/p95), and each document's outcome after the measurement
+   (then they are deleted, which stops their running work).
 
-    .venv/bin/python bench/faults.py [--only provider,worker,database]
+    .venv/bin/python bench/faults.py [--only provider,worker,database,hostile]
 
 Works in its own database (memento_faults) on the app's PostgreSQL server; the database step needs the embedded
 server (no DATABASE_URL).
@@ -35,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import describe, gunicorn, setup_django, wipe_users  # noqa: E402
+from bench.common import describe, gunicorn, percentile, setup_django, wipe_users  # noqa: E402
 
 PREFIX = "faults-"
 EMBEDDED = "DATABASE_URL" not in os.environ  # (setup_django sets it to the bench database)
@@ -124,12 +129,13 @@ def provider(url_db: str) -> None:
 # --- 2. worker ------------------------------------------------------------------------------------------------
 
 
-def start_worker(url_db: str, env: dict, workdir: str) -> tuple[subprocess.Popen, float]:
-    """`celery worker --beat` as serve runs it, in its own process group; returns it once ready, and when it was
-    started (`process.ready` is when it said it was ready)."""
+def start_worker(url_db: str, env: dict, workdir: str, args: tuple[str, ...] = ("--beat",)
+                 ) -> tuple[subprocess.Popen, float]:
+    """`celery worker --beat`, in its own process group; returns it once ready, and when it was started
+    (`process.ready` is when it said it was ready)."""
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
+        [sys.executable, "-m", "celery", "-A", "memento", "worker", *args, "--loglevel", "INFO",
          "--concurrency", "1", "--schedule", f"{workdir}/celerybeat-schedule"],
         cwd=ROOT, env={**os.environ, "DATABASE_URL": url_db, **env}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -314,14 +320,108 @@ def database(url_db: str) -> None:
         print(f"  acknowledged writes readable afterwards: {readable}/{len(acknowledged)}")
 
 
+# --- 4. hostile upload ---------------------------------------------------------------------------------------
+
+
+def crafted_docx(words: int = 490_000) -> bytes:
+    """A valid Word document of one paragraph of `words` one-letter words: its XML (~1 MB) is under the size
+    from which the packing ratio is checked, and it packs to a couple of KB."""
+    import io
+    import zipfile
+
+    from tests.documents import files
+
+    base = files.make_docx([("p", "x")])
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9
+                                                                      ) as target:
+        for member in source.infolist():
+            data = source.read(member)
+            if member.filename == "word/document.xml":
+                head, _, tail = data.decode().partition("<w:body>")
+                paragraph = "<w:p><w:r><w:t>" + " ".join(["a"] * words) + "</w:t></w:r></w:p>"
+                data = (head + "<w:body>" + paragraph + tail.split("<w:p>", 1)[0] + tail.split("</w:p>", 1)[1]
+                        ).encode()
+            target.writestr(member.filename, data)
+    return out.getvalue()
+
+
+def one_paragraph_text(size: int = 4_990_000) -> bytes:
+    """One paragraph of words, just under DOCUMENT_MAX_TEXT_CHARS (5 million characters)."""
+    import random
+
+    rng = random.Random(25)
+    words = ["budget", "meeting", "river", "seven", "garden", "policy", "data", "review", "office", "north"]
+    text = " ".join(rng.choice(words) for _ in range(size // 6))
+    return text.encode()[:size]
+
+
+def hostile(url_db: str) -> None:
+    from conversations.models import Message
+    from documents.models import Document
+
+    docx, text = crafted_docx(), one_paragraph_text()
+    print(f"\n## hostile upload: a {len(docx):,}-byte one-paragraph DOCX and a {len(text) / 1e6:.2f} MB "
+          "one-paragraph text, while another user appends messages one at a time")
+    workdir = tempfile.mkdtemp(prefix="memento-faults-")
+    chatter = session(make_user("chatter"))
+    uploaders = [session(make_user("uploader-docx")), session(make_user("uploader-text"))]
+    queue = {"DOCUMENT_TASK_QUEUE": "documents"}  # as serve runs them: documents on a worker of their own
+    with gunicorn(url_db, workers=2, threads=4, env=queue) as base:
+        process, _ = start_worker(url_db, queue, workdir, ("-n", "main@%h", "-Q", "celery", "--beat"))
+        documents_worker, _ = start_worker(url_db, queue, workdir, ("-n", "documents@%h", "-Q", "documents"))
+        conversation = chatter.post(f"{base}/api/conversations/", json={"title": "chat"}, timeout=60).json()["id"]
+        counter = iter(range(10_000))
+
+        def extraction_latency() -> float:
+            i = next(counter)
+            started = time.monotonic()
+            r = chatter.post(f"{base}/api/conversations/{conversation}/messages/", timeout=60, json={
+                "messages": [{"role": "user", "content": f"I moved to city number {i} and I love the food there."}]})
+            message_id = r.json()[0]["id"] if isinstance(r.json(), list) else r.json()["messages"][0]["id"]
+            wait(lambda: Message.objects.filter(pk=message_id).exclude(extraction_status="pending").exists())
+            return time.monotonic() - started
+
+        for _ in range(3):  # the worker loads its models
+            extraction_latency()
+        quiet = [extraction_latency() for _ in range(20)]
+        print(f"  quiet machine: extraction {describe(quiet)}")
+        uploaded = time.monotonic()
+        ids = [
+            uploaders[0].post(f"{base}/api/documents/", timeout=60,
+                              files={"file": ("crafted.docx", docx)}).json()["id"],
+            uploaders[1].post(f"{base}/api/documents/", timeout=60,
+                              files={"file": ("one-paragraph.txt", text)}).json()["id"],
+        ]
+        loud = []
+        while time.monotonic() - uploaded < 180 and len(loud) < 60:
+            loud.append(extraction_latency())
+            time.sleep(0.5)  # a user typing, not a flood
+        print(f"during the uploads: extraction {describe(loud)}  max {max(loud):5.2f} s; "
+              f"p50 {percentile(loud, 50) / percentile(quiet, 50):.1f}x, p95 "
+              f"{percentile(loud, 95) / percentile(quiet, 95):.1f}x the quiet machine's")
+        for name, pk in zip(("crafted DOCX", "5 MB text"), ids, strict=True):
+            doc = Document.objects.get(pk=pk)
+            print(f"  {name}: {doc.processing_status} after {time.monotonic() - uploaded:4.0f} s, chunks "
+                  f"{doc.chunks_done}/{doc.chunks_total}{f' ({doc.error_message})' * bool(doc.error_message)}")
+        deleted = time.monotonic()
+        for client, pk in zip(uploaders, ids, strict=True):
+            client.delete(f"{base}/api/documents/{pk}/", timeout=60)
+        after = [extraction_latency() for _ in range(5)]
+        print(f"  deleted both; the next 5 messages were extracted in {describe(after)} "
+              f"(first {after[0]:4.2f} s, {time.monotonic() - deleted:4.1f} s after the deletes)")
+        kill_worker(process)
+        kill_worker(documents_worker)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="provider,worker,database")
+    parser.add_argument("--only", default="provider,worker,database,hostile")
     args = parser.parse_args()
     url_db = setup_django("memento_faults")
     wipe_users(PREFIX)
     print(f"bench/faults.py on {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at start")
-    steps = {"provider": provider, "worker": worker, "database": database}
+    steps = {"provider": provider, "worker": worker, "database": database, "hostile": hostile}
     for name in args.only.split(","):
         steps[name](url_db)
     from django.db import connection

@@ -9,11 +9,13 @@ is on the connection the authentication bound.
 """
 
 import contextvars
+import logging
 from typing import Any
 
 import anyio
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.exceptions import ValidationError
+from django.db import DatabaseError
 from django.http import HttpResponse
 from mcp import types
 from mcp.server import Server
@@ -24,7 +26,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from conversations import tools
-from core.parsers import TooDeep, check_depth
+from core.parsers import loads
 from memories.tools import MemoryTool
 
 INSTRUCTIONS = (
@@ -33,7 +35,9 @@ INSTRUCTIONS = (
     "as they come up; correct or delete memories when the user says they are wrong."
 )
 
+DATABASE_FAILED = "The tool failed on the server; nothing was changed. Try again later."
 UNAUTHORIZED, REFUSED = -32001, -32000  # JSON-RPC's implementation-defined server errors
+logger = logging.getLogger(__name__)
 _user: contextvars.ContextVar = contextvars.ContextVar("mcp_user")  # the token's user, set by MCPView
 
 
@@ -66,6 +70,9 @@ async def _call_tool(ctx, params: types.CallToolRequestParams) -> types.CallTool
         return types.CallToolResult(content=[types.TextContent(text=_problem(exc))], is_error=True)
     except PermissionDenied as exc:  # a read-only token calling a tool that writes
         return types.CallToolResult(content=[types.TextContent(text=str(exc.detail))], is_error=True)
+    except DatabaseError:  # the SDK would send the error's text: PostgreSQL's message with a fragment of the SQL
+        logger.exception("MCP tool %s failed in the database", params.name)
+        return types.CallToolResult(content=[types.TextContent(text=DATABASE_FAILED)], is_error=True)
     return types.CallToolResult(content=[types.TextContent(text=result.text)], structured_content=result.data)
 
 
@@ -120,9 +127,9 @@ class MCPView(APIView):
         return response
 
     def post(self, request):
-        try:  # the SDK's own parser stops at 200 levels; the API's limit applies here too
-            check_depth(request.body.decode("utf-8", "replace"))
-        except TooDeep as exc:
+        try:  # read by the API's JSON reader first: its depth limit (the SDK's own parser stops at 200 levels)
+            loads(request.body.decode("utf-8", "replace"))  # and finite numbers only (NaN reached PostgreSQL)
+        except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
         scope = {
             "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": request.method,

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from conversations.models import Conversation, Message
 from conversations.tools import TOOL_NAMES
-from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Project
 from memories.serializers import AsOfField
 
@@ -59,7 +59,7 @@ class MessageInSerializer(StrictSerializer):
     name = CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="The speaker's name (shown in context instead of the role).")
     content = CharField(max_length=100_000)
-    sent_at = serializers.DateTimeField(required=False, help_text=(
+    sent_at = DateTimeField(required=False, help_text=(
         "When it was said (ISO 8601), for history imported from elsewhere; default: now. Orders the "
         "conversation and dates what is extracted from it."))
     client_message_id = CharField(max_length=200, required=False, allow_blank=True)
@@ -102,7 +102,7 @@ class ContextItemSerializer(serializers.Serializer):
 class ContextSerializer(serializers.Serializer):
     query = CharField()
     budget = serializers.IntegerField()
-    as_of = serializers.DateTimeField(allow_null=True, help_text="The moment asked about, if any.")
+    as_of = DateTimeField(allow_null=True, help_text="The moment asked about, if any.")
     past = serializers.BooleanField(help_text=(
         "Superseded memories were let in, marked as no longer true: the query asked about the past or a change, "
         "or `as_of` was given."))

@@ -1,6 +1,7 @@
 """Writes to conversations and messages, and the extraction step that turns a message into memories."""
 
 import logging
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -8,7 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models.functions import Lower, StrIndex
 from django.utils import timezone
 
 import extraction
@@ -20,7 +22,7 @@ from core.tasks import TRANSIENT
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
 from memories import services as memory_services
-from memories.models import Memory
+from memories.models import Memory, MemoryEvent
 from memories.reconcile import memories_reconcile, reconcile_frames
 from memories.vectors import embed_or_pending
 from profiles.reminder_services import reminders_apply, reminders_prepare
@@ -81,14 +83,35 @@ def conversation_delete(*, conversation: Conversation) -> None:
 
 def conversation_forget(*, conversation: Conversation, actor=None) -> int:
     """Erase a conversation for good: its messages and every memory extracted from it, with their history
-    (a right-to-be-forgotten request); nothing of it stays findable. Returns how many memories were erased."""
+    (a right-to-be-forgotten request); nothing of it stays findable, not even as search texts in the event log
+    (`_forget_queries`). Returns how many memories were erased."""
     with transaction.atomic():
         memories = list(Memory.objects.owned_by(conversation.owner_id).filter(conversation=conversation)
                         .select_for_update())
         for memory in memories:
             memory_services.memory_forget(memory=memory, actor=actor)
+        _forget_queries(conversation)
         conversation.delete()
     return len(memories)
+
+
+def _forget_queries(conversation: Conversation) -> int:
+    """Blank the search texts the owner's event log recorded from the conversation. Events carry no conversation,
+    so a query recorded since the conversation began is taken as coming from it when every word of it was said
+    there, or it contains one of its messages whole (case aside): an agent searches with what the user said."""
+    events = MemoryEvent.objects.filter(owner_id=conversation.owner_id, at__gte=conversation.created_at).exclude(
+        query="")
+    said: set[str] = set()
+    for content in Message.objects.filter(conversation=conversation).values_list("content", flat=True).iterator():
+        said.update(_WORD.findall(content.lower()))
+    worded = [query for query in events.values_list("query", flat=True).distinct()
+              if (words := set(_WORD.findall(query.lower()))) and words <= said]
+    whole = Message.objects.filter(conversation=conversation).annotate(
+        at=StrIndex(Lower(OuterRef("query")), Lower("content"))).filter(at__gt=0)
+    return events.filter(Q(query__in=worded) | Q(Exists(whole))).update(query="")
+
+
+_WORD = re.compile(r"\w+")
 
 
 def messages_append(*, conversation: Conversation, messages: list[dict[str, Any]]) -> list[tuple[Message, bool]]:

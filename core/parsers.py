@@ -1,8 +1,12 @@
-"""Parsers the APIs share, and the one JSON reader they (and tool arguments) go through: JSON nested deeper than
-API_JSON_MAX_DEPTH is refused before it is parsed, so no body can drive the parser into a RecursionError (a 500)."""
+"""Parsers the APIs share, and the one JSON reader they (and tool arguments, MCP bodies and imports) go through:
+JSON nested deeper than API_JSON_MAX_DEPTH is refused before it is parsed, so no body can drive the parser into a
+RecursionError (a 500); and every number must be finite: NaN and Infinity, and numbers beyond a float's range
+(`1e400`, which Python reads as Infinity), are refused (PostgreSQL's jsonb refuses them, and a float field turned
+them into a 500)."""
 
 import codecs
 import json
+import math
 import re
 from typing import Any
 
@@ -33,6 +37,23 @@ def _not_a_number(constant: str):
     raise ValueError(f"{constant} is not a JSON number")
 
 
+# the longest integer a float can hold (1.8e308): a longer one overflows wherever it is taken as a number
+_MAX_INT_DIGITS = 309
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"the number {text[:40]}... is out of range")
+    return int(text)
+
+
 def check_depth(text: str) -> None:
     """TooDeep (a ValueError) when JSON `text` nests deeper than API_JSON_MAX_DEPTH."""
     limit = settings.API_JSON_MAX_DEPTH
@@ -42,9 +63,19 @@ def check_depth(text: str) -> None:
 
 
 def loads(text: str, *, strict: bool = True) -> Any:
-    """json.loads with the depth limit; `strict` refuses NaN and Infinity."""
+    """json.loads with the depth limit; `strict` refuses NaN, Infinity and numbers beyond a float's range."""
     check_depth(text)
-    return json.loads(text, parse_constant=_not_a_number if strict else None)
+    if not strict:
+        return json.loads(text)
+    return json.loads(text, parse_constant=_not_a_number, parse_float=_finite_float, parse_int=_bounded_int)
+
+
+class FiniteJSONDecoder(json.JSONDecoder):
+    """The strict reading of `loads` as a decoder class, for what takes one (Django's form JSONField)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**{**kwargs, "parse_constant": _not_a_number, "parse_float": _finite_float,
+                            "parse_int": _bounded_int})
 
 
 class JSONParser(parsers.JSONParser):

@@ -16,6 +16,7 @@ from rest_framework.relations import PrimaryKeyRelatedField
 
 from core.parsers import loads
 from core.text import check_storable
+from core.times import unreadable
 
 
 class CharField(serializers.CharField):
@@ -28,6 +29,17 @@ class CharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class DateTimeField(serializers.DateTimeField):
+    """A moment the stack can read back (core.times: years 1 to 9999 in any time zone); DRF's own field takes a
+    year-10000 moment written with a negative offset, which PostgreSQL stores and nothing can read."""
+
+    def enforce_timezone(self, value):
+        problem = unreadable(value)  # before DRF converts it (a conversion past year 9999 would overflow)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return super().enforce_timezone(value)
 
 
 class JSONField(serializers.JSONField):
@@ -65,6 +77,7 @@ class StrictSerializer(serializers.Serializer):
         models.CharField: CharField,
         models.TextField: CharField,
         models.JSONField: JSONField,
+        models.DateTimeField: DateTimeField,
     }
 
     def to_internal_value(self, data):

@@ -16,10 +16,9 @@
 Deterministic: the same blocks always give the same chunks.
 """
 
-import bisect
 from dataclasses import dataclass, field
 
-from documents.parsing import Block
+from documents.parsing import Block, Deadline, TooLarge
 from extraction.sentences import SENTENCE_END
 from integrations import embeddings
 
@@ -27,7 +26,13 @@ MAX_TOKENS = embeddings.WINDOW_TOKENS
 OVERLAP_TOKENS = MAX_TOKENS // 10
 MIN_FILL = 0.6  # close a chunk at a paragraph boundary once it is this full
 PARAGRAPH_SEPARATOR = "\n\n"
-
+# Bounds of one step of the work: a span (a sentence, or a stretch of a longer one cut between words) is at most
+# SPAN_CHARS characters, a run without a space is cut every WORD_CHARS (the tokenizer reads a longer word as one
+# unknown piece), and the tokenizer gets ENCODE_BATCH spans at a time (the deadline is checked between them).
+SPAN_CHARS = 4096
+CUT_TOKENS = 32  # a sentence longer than the window is cut into pieces of about this many word pieces
+WORD_CHARS = 100
+ENCODE_BATCH = 256
 
 
 @dataclass
@@ -39,27 +44,70 @@ class ChunkSpec:
 
 
 @dataclass
+class _Span:
+    """A bounded stretch of one block's text, tokenised on its own: `start` is where it begins in the block,
+    `offsets` (relative to `start`) and `word_ids` are its word pieces'. Every list here is at most SPAN_CHARS
+    long, so no step reads more than one span's worth of tokens (a whole paragraph's lists, read per chunk, made
+    chunking quadratic in a paragraph's length)."""
+
+    block: int
+    start: int
+    end: int
+    whole: bool  # a whole sentence (else a stretch of a longer one)
+    offsets: list
+    word_ids: list
+
+
+@dataclass
 class _Piece:
-    """A span of one block's text: [start, end) characters, `tokens` word pieces."""
+    """A span of one block's text: [start, end) characters, `tokens` word pieces (from token `first` of `span`)."""
 
     block: int
     start: int
     end: int
     tokens: int
+    span: _Span | None = None
+    first: int = 0
 
 
-def _token_starts(encoding) -> list[int]:
-    return [offset[0] for offset in encoding.offsets]
+def _stripped_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
-def _count_in(starts: list[int], start: int, end: int) -> int:
-    return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
+def _spans(text: str) -> list[tuple[int, int, bool]]:
+    """The text as [start, end) ranges in order, none longer than SPAN_CHARS, each ending on a non-space: its
+    sentences; a longer sentence cut between words; a run of SPAN_CHARS without a space every WORD_CHARS
+    characters (the tokenizer reads a longer word as one unknown piece anyway); the third value says whether the
+    range is a whole sentence. Linear in the text's length."""
+    found: list[tuple[int, int, bool]] = []
+    bounds = [0, *(m.end() for m in SENTENCE_END.finditer(text)), len(text)]
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        end = _stripped_end(text, start, end)
+        while start < end and text[start].isspace():
+            start += 1
+        whole = end - start <= SPAN_CHARS
+        while end - start > SPAN_CHARS:
+            window = text[start:start + SPAN_CHARS]
+            cut = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+            if cut > 0:
+                found.append((start, _stripped_end(text, start, start + cut), False))
+                start += cut
+            else:
+                found.extend((a, min(a + WORD_CHARS, start + SPAN_CHARS), False)
+                             for a in range(start, start + SPAN_CHARS, WORD_CHARS))
+                start += SPAN_CHARS
+            while start < end and text[start].isspace():
+                start += 1
+        if start < end:
+            found.append((start, end, whole))
+    return found
 
 
-def _word_cuts(encoding, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
+def _word_cuts(word_ids: list, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
     """Token ranges [a, b) covering [lo, hi) with at most `limit` tokens each, cut before a word's first piece
     when possible (a single word longer than `limit` is cut inside)."""
-    word_ids = encoding.word_ids
     ranges = []
     a = lo
     while a < hi:
@@ -75,37 +123,30 @@ def _word_cuts(encoding, lo: int, hi: int, limit: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _pieces(index: int, text: str, encoding) -> list[_Piece]:
-    """The block's text as sentences, each at most MAX_TOKENS (longer ones cut between words)."""
-    total = len(encoding.ids)
-    if total == 0:
-        return []
-    starts = _token_starts(encoding)
-    if total <= MAX_TOKENS and not SENTENCE_END.search(text):
-        return [_Piece(index, 0, len(text), total)]
-    bounds = [0] + [m.end() for m in SENTENCE_END.finditer(text)] + [len(text)]
+def _encoded(index: int, text: str, ranges: list[tuple[int, int, bool]], tokenizer) -> list[_Span]:
+    encodings = tokenizer.encode_batch([text[a:b] for a, b, _ in ranges], add_special_tokens=False)
+    return [_Span(index, a, b, whole, encoding.offsets, encoding.word_ids)
+            for (a, b, whole), encoding in zip(ranges, encodings, strict=True) if encoding.offsets]
+
+
+def _pieces(index: int, spans: list[_Span]) -> list[_Piece]:
+    """The block's spans as pieces: a sentence of at most MAX_TOKENS whole, a longer one cut between words every
+    CUT_TOKENS or so (small pieces, so that chunks fill up to the window whatever the overlap)."""
     pieces = []
-    for start, end in zip(bounds, bounds[1:], strict=False):
-        sentence_end = len(text[:end].rstrip())
-        if sentence_end <= start:
+    for span in spans:
+        if span.whole and len(span.offsets) <= MAX_TOKENS:
+            pieces.append(_Piece(index, span.start, span.end, len(span.offsets), span, 0))
             continue
-        count = _count_in(starts, start, sentence_end)
-        if count == 0:
-            continue
-        if count <= MAX_TOKENS:
-            pieces.append(_Piece(index, start, sentence_end, count))
-            continue
-        first = bisect.bisect_left(starts, start)
-        for a, b in _word_cuts(encoding, first, first + count, MAX_TOKENS):
-            pieces.append(_Piece(index, encoding.offsets[a][0], encoding.offsets[b - 1][1], b - a))
+        for a, b in _word_cuts(span.word_ids, 0, len(span.offsets), CUT_TOKENS):
+            pieces.append(_Piece(index, span.start + span.offsets[a][0], span.start + span.offsets[b - 1][1],
+                                 b - a, span, a))
     return pieces
 
 
 class _Builder:
-    def __init__(self, blocks: list[Block], texts: list[str], encodings):
+    def __init__(self, blocks: list[Block], texts: list[str]):
         self.blocks = blocks
         self.texts = texts
-        self.encodings = encodings
         self.chunks: list[ChunkSpec] = []
         self.pieces: list[_Piece] = []  # of the open chunk
         self.overlap_pieces = 0  # how many leading pieces repeat the previous chunk
@@ -182,17 +223,14 @@ class _Builder:
         if tail:
             return tail
         last = body[-1]
-        encoding = self.encodings[last.block]
-        starts = _token_starts(encoding)
-        first = bisect.bisect_left(starts, last.start)
-        end = first + last.tokens
+        span, end = last.span, last.first + last.tokens
         begin = end - OVERLAP_TOKENS
-        word_ids = encoding.word_ids
+        word_ids = span.word_ids
         while begin < end and word_ids[begin] is not None and begin > 0 and word_ids[begin - 1] == word_ids[begin]:
             begin += 1  # start on a word's first piece
         if begin >= end:
             return []
-        return [_Piece(last.block, encoding.offsets[begin][0], last.end, end - begin)]
+        return [_Piece(last.block, span.start + span.offsets[begin][0], last.end, end - begin, span, begin)]
 
     # blocks --------------------------------------------------------------------------------------------------
 
@@ -210,9 +248,10 @@ class _Builder:
         }
         self.add(_Piece(index, 0, len(block.text), tokens))
 
-    def body(self, pieces: list[_Piece]) -> None:
+    def body(self, pieces: list[_Piece], *, new_paragraph: bool = True) -> None:
         total = sum(p.tokens for p in pieces)
-        if self.body_tokens() and self.tokens + total > MAX_TOKENS and self.tokens >= MIN_FILL * MAX_TOKENS:
+        if new_paragraph and self.body_tokens() and self.tokens + total > MAX_TOKENS \
+                and self.tokens >= MIN_FILL * MAX_TOKENS:
             self.close(keep_overlap=True)
         for piece in pieces:
             if self.tokens + piece.tokens > MAX_TOKENS:
@@ -230,37 +269,60 @@ class _Builder:
             self.add(piece)
 
 
-def chunk_blocks(blocks: list[Block]) -> list[ChunkSpec]:
+def chunk_blocks(blocks: list[Block], *, deadline: Deadline | None = None,
+                 max_chunks: int | None = None) -> list[ChunkSpec]:
     """The chunks of a parsed document, in order. Each has at most MAX_TOKENS word pieces (verified by
-    counting the final text again)."""
+    counting the final text again). Linear in the text's length: every step reads one bounded span. Raises
+    TooLarge past `max_chunks` chunks (as soon as they are made) and WorkBudgetExceeded when `deadline` passes."""
+    deadline = deadline or Deadline(None)
+    tokenizer = embeddings.tokenizer()
     texts = [block.text for block in blocks]
-    encodings = embeddings.tokenizer().encode_batch(texts, add_special_tokens=False) if texts else []
-    builder = _Builder(blocks, texts, encodings)
-    for index, (block, encoding) in enumerate(zip(blocks, encodings, strict=True)):
-        tokens = len(encoding.ids)
-        if tokens == 0:
-            continue
-        if block.heading_level and tokens <= MAX_TOKENS // 2:
-            builder.heading(index, block, tokens)
-        else:
-            builder.body(_pieces(index, block.text, encoding))
+    builder = _Builder(blocks, texts)
+    for index, block in enumerate(blocks):
+        ranges = _spans(block.text)
+        if block.heading_level and len(ranges) <= ENCODE_BATCH:  # a heading when short enough
+            spans = _encoded(index, block.text, ranges, tokenizer)
+            tokens = sum(len(span.offsets) for span in spans)
+            if 0 < tokens <= MAX_TOKENS // 2:
+                builder.heading(index, block, tokens)
+                continue
+        new_paragraph = True
+        for at in range(0, len(ranges), ENCODE_BATCH):  # a long paragraph a bounded stretch at a time
+            deadline.check()
+            pieces = _pieces(index, _encoded(index, block.text, ranges[at:at + ENCODE_BATCH], tokenizer))
+            if pieces:
+                builder.body(pieces, new_paragraph=new_paragraph)
+                new_paragraph = False
+            if max_chunks is not None and len(builder.chunks) > max_chunks:
+                raise too_many_chunks(max_chunks)
     builder.close(keep_overlap=False, final=True)
-    return _verified(builder.chunks)
+    chunks = _verified(builder.chunks, tokenizer, deadline)
+    if max_chunks is not None and len(chunks) > max_chunks:
+        raise too_many_chunks(max_chunks)
+    return chunks
 
 
-def _verified(chunks: list[ChunkSpec]) -> list[ChunkSpec]:
+def too_many_chunks(limit: int) -> TooLarge:
+    return TooLarge(f"The document makes more than {limit:,} passages to index; the most one document may make is "
+                    f"{limit:,}. Split it into smaller documents.")
+
+
+def _verified(chunks: list[ChunkSpec], tokenizer, deadline: Deadline) -> list[ChunkSpec]:
     """Count every chunk's final text with the tokenizer; a chunk over the window (possible only after a cut
     inside a very long word) is cut again. `token_count` is always the real count."""
-    if not chunks:
-        return chunks
-    encodings = embeddings.tokenizer().encode_batch([c.content for c in chunks], add_special_tokens=False)
     out: list[ChunkSpec] = []
-    for chunk, encoding in zip(chunks, encodings, strict=True):
-        if len(encoding.ids) <= MAX_TOKENS:
-            chunk.token_count = len(encoding.ids)
-            out.append(chunk)
-            continue
-        for a, b in _word_cuts(encoding, 0, len(encoding.ids), MAX_TOKENS - 8):
-            piece = chunk.content[encoding.offsets[a][0]:encoding.offsets[b - 1][1]]
-            out.extend(_verified([ChunkSpec(piece, 0, chunk.page_number, {**chunk.metadata, "overlap_chars": 0})]))
+    for at in range(0, len(chunks), ENCODE_BATCH):
+        deadline.check()
+        group = chunks[at:at + ENCODE_BATCH]
+        encodings = tokenizer.encode_batch([c.content for c in group], add_special_tokens=False)
+        for chunk, encoding in zip(group, encodings, strict=True):
+            if len(encoding.ids) <= MAX_TOKENS:
+                chunk.token_count = len(encoding.ids)
+                out.append(chunk)
+                continue
+            offsets = encoding.offsets
+            for a, b in _word_cuts(encoding.word_ids, 0, len(offsets), MAX_TOKENS - 8):
+                piece = chunk.content[offsets[a][0]:offsets[b - 1][1]]
+                out.extend(_verified([ChunkSpec(piece, 0, chunk.page_number, {**chunk.metadata, "overlap_chars": 0})],
+                                     tokenizer, deadline))
     return out

@@ -12,7 +12,8 @@ attempt finishes with the same result as a clean run:
    retry skips it.
 3. one transaction: status `completed`, `processed_at`; the owner's next document goes to the worker.
 
-A task does at most DOCUMENT_TASK_CHUNKS chunks and then queues the document again, behind the work queued
+A task does at most DOCUMENT_TASK_CHUNKS chunks, or DOCUMENT_TASK_SECONDS of them (documents.shares: its calls are
+sized to fit), and then queues the document again, behind the work queued
 meanwhile, and each owner has one document in the queue at a time (services.documents_dispatch): the worker's
 time goes round the users with work, a slice each, so a small upload is not stuck behind someone's book.
 
@@ -24,10 +25,13 @@ A document that cannot be read (damaged, encrypted, no text) ends `failed` with 
 changes. Memory writes go through the memories services only.
 """
 
+import dataclasses
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -37,6 +41,7 @@ import extraction
 from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
+from documents.shares import Share
 from extraction import extract_document, slug
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
@@ -174,15 +179,26 @@ def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
     return out
 
 
-def _prepare(document: Document, chunks: list[Chunk], use_llm: bool):
+def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Share):
     """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
-    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread)."""
-    candidates = [_candidates(document, chunk, use_llm) for chunk in chunks]
+    chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread).
+    Once the task's share of time is used, the chunks not yet extracted are left for the next task: returns the
+    chunks it prepared (at least one) with their vectors and candidates."""
+    started = time.monotonic()
+    candidates = []
+    for chunk in chunks:
+        if candidates and share.over():
+            break
+        candidates.append(_candidates(document, chunk, use_llm))
+    chunks = chunks[: len(candidates)]
     texts = [chunk.content for chunk in chunks]
     vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
     rest = iter(vectors[len(texts):])
     candidate_vectors = [[next(rest) for _ in found] for found in candidates]
-    return vectors[: len(texts)], candidates, candidate_vectors
+    share.paced(time.monotonic() - started, len(chunks))
+    return chunks, vectors[: len(texts)], candidates, candidate_vectors
+
+
 
 
 def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, candidate_vectors) -> int:
@@ -273,37 +289,37 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
     document = _start(document_id)
     if document is None:
         return Document.objects.filter(pk=document_id).first()
+    share = Share(document.pk, sliced=max_chunks is not None)
     try:
         if not _chunks_ready(document):
             try:
-                parsed = parsing.parse(read_file(document), kind_of(document), services.limits())
+                limits = dataclasses.replace(services.limits(), deadline=share.deadline)
+                parsed = parsing.parse(read_file(document), kind_of(document), limits)
             except parsing.UnsupportedFileType as exc:
                 raise parsing.ParseError(str(exc)) from exc
-            specs = chunking.chunk_blocks(parsed.blocks)
+            specs = chunking.chunk_blocks(parsed.blocks, deadline=share.deadline,
+                                          max_chunks=settings.DOCUMENT_MAX_CHUNKS)
             if not specs:
                 raise parsing.ParseError("The file contains no text to index.")
-            if len(specs) > settings.DOCUMENT_MAX_CHUNKS:
-                raise parsing.TooLarge(
-                    f"The document makes {len(specs):,} passages to index; the most one document may make is "
-                    f"{settings.DOCUMENT_MAX_CHUNKS:,}. Split it into smaller documents.")
             document = _store_chunks(document, parsed, specs)
         use_llm = llm.llm_configured()
         size = batch_size()
         left = max_chunks if max_chunks is not None else document.chunks_total
-        first = size if document.chunks_done == 0 or max_chunks is None else _call_size(left)
+        first = share.sized(size if document.chunks_done == 0 or max_chunks is None else _call_size(left))
         with ThreadPoolExecutor(max_workers=1) as pool:
             group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
-            future = pool.submit(_prepare, document, group, use_llm) if group else None
+            future = pool.submit(_prepare, document, group, use_llm, share) if group else None
             while group:
-                vectors, candidates, candidate_vectors = future.result()
+                group, vectors, candidates, candidate_vectors = future.result()
                 left -= len(group)
                 following = []
-                if left > 0:
-                    following = _next_batch(document, group[-1].chunk_index,
-                                            embed_batch_size() if max_chunks is None else _call_size(left))
-                future = pool.submit(_prepare, document, following, use_llm) if following else None
+                if left > 0 and not share.over():
+                    following = _next_batch(document, group[-1].chunk_index, share.sized(
+                        embed_batch_size() if max_chunks is None else _call_size(left)))
+                future = pool.submit(_prepare, document, following, use_llm, share) if following else None
                 try:
                     for start in range(0, len(group), size):
+                        share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
                         part = slice(start, start + size)
                         _store_batch(document, group[part], vectors[part], candidates[part],
                                      candidate_vectors[part])
@@ -313,12 +329,16 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
                         future.cancel()
                     raise
                 group = following
-        if left <= 0 and _next_batch(document, -1, 1):
+        if (left <= 0 or share.over()) and _next_batch(document, -1, 1):
             return Document.objects.filter(pk=document.pk).first()  # this task's share is done; more to do
         return _finish(document)
     except (parsing.ParseError, ExtractionFailed) as exc:
         return services.document_mark_failed(document_id=document.pk, error=str(exc))
-    except _Stop:
+    except SoftTimeLimitExceeded:
+        return services.document_mark_failed(document_id=document.pk, error=parsing.WorkBudgetExceeded(
+            f"Processing this document took longer than the {settings.DOCUMENT_WORK_SECONDS:g} seconds one task "
+            "may take; split it into smaller documents.").args[0])
+    except (_Stop, parsing.Cancelled):
         return Document.objects.filter(pk=document.pk).first()
 
 

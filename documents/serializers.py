@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from documents.models import Chunk, Document
 from memories.models import Project
 from memories.serializers import SearchResponseSerializer
@@ -90,8 +90,8 @@ class ChunkSearchSerializer(StrictSerializer):
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: documents of every project and none.")
     document = serializers.UUIDField(required=False, allow_null=True, help_text="Only this document's chunks.")
-    created_after = serializers.DateTimeField(required=False)
-    created_before = serializers.DateTimeField(required=False)
+    created_after = DateTimeField(required=False)
+    created_before = DateTimeField(required=False)
 
 
 class ChunkSearchResponseSerializer(serializers.Serializer):

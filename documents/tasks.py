@@ -1,4 +1,5 @@
 from celery import shared_task
+from django.conf import settings
 
 from core.tasks import RetryingTask
 from documents import processing, services
@@ -9,7 +10,10 @@ class DocumentTask(RetryingTask):
         services.document_mark_failed(document_id=document_id, error=error)
 
 
-@shared_task(base=DocumentTask)
+# The hard backstop of DOCUMENT_WORK_SECONDS (documents.processing checks it between bounded steps): a step that
+# overruns it anyway is interrupted (the document fails saying so), and a worker stuck in native code is replaced.
+@shared_task(base=DocumentTask, soft_time_limit=settings.DOCUMENT_WORK_SECONDS + 30,
+             time_limit=settings.DOCUMENT_WORK_SECONDS + 90)
 def process_document(document_id: str) -> str:
     """Parse, chunk, embed and extract one document, resuming where an earlier attempt stopped, a bounded share
     per task (the rest is queued again behind other users' work); transient failures retry with backoff, and

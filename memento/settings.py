@@ -314,6 +314,13 @@ MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)
 STORE_BATCH_MAX_OPS = env.int("STORE_BATCH_MAX_OPS", default=1000)
 STORE_VALUE_MAX_BYTES = env.int("STORE_VALUE_MAX_BYTES", default=256 * 1024)  # one item's JSON value
 STORE_MAX_FIELDS = env.int("STORE_MAX_FIELDS", default=100)  # texts (vectors) one item may be indexed by
+# Embedding runs on the request's thread: word pieces one put (its content and indexed texts) and one batch may
+# have embedded (~2 and ~8 s of one core); over either, a 400 naming the value or `ops`
+STORE_VALUE_MAX_TOKENS = env.int("STORE_VALUE_MAX_TOKENS", default=8192)
+STORE_BATCH_MAX_TOKENS = env.int("STORE_BATCH_MAX_TOKENS", default=32768)
+# A tool call's arguments as JSON (REST /api/tools/call/ and MCP): a memory's content is at most MEMORY_MAX_TOKENS
+# word pieces anyway; a larger call is a 400 naming `arguments` before anything is tokenized or embedded
+TOOL_ARGUMENTS_MAX_BYTES = env.int("TOOL_ARGUMENTS_MAX_BYTES", default=64 * 1024)
 STORE_SEARCH_MAX_LIMIT = env.int("STORE_SEARCH_MAX_LIMIT", default=1000)
 
 # --- Extraction pipeline (conversations). ----------------------------------------------------------------------
@@ -344,6 +351,17 @@ DOCUMENT_STALE_SECONDS = env.int("DOCUMENT_STALE_SECONDS", default=60)
 # Chunks one task processes (~10 s on two cores) before the document goes to the back of the queue; with one
 # document per owner in the queue, the worker takes turns between the users with work.
 DOCUMENT_TASK_CHUNKS = env.int("DOCUMENT_TASK_CHUNKS", default=256)
+# ... or this many seconds, whichever comes first: a share ends after the chunk that passes it, so another user's
+# message waits for one short share, not for a whole book's worth of chunks.
+DOCUMENT_TASK_SECONDS = env.float("DOCUMENT_TASK_SECONDS", default=3.0)
+# A queue of their own for document tasks (empty: the default queue), which a worker of their own consumes:
+# `serve` runs two workers so (a message's extraction never waits for someone's book); see README, "Workers"
+DOCUMENT_TASK_QUEUE = env.str("DOCUMENT_TASK_QUEUE", default="")
+CELERY_TASK_ROUTES = {"documents.tasks.process_document": {"queue": DOCUMENT_TASK_QUEUE}} if DOCUMENT_TASK_QUEUE \
+    else {}
+# The hard budget of one task (reading and cutting up a document is one task): past it the document ends `failed`
+# saying so; deleting or reprocessing a document stops its running task within a second.
+DOCUMENT_WORK_SECONDS = env.float("DOCUMENT_WORK_SECONDS", default=300.0)
 
 # --- Retention: what the hourly cleanup (memories.retention) deletes, in batches. Versions are the audit trail
 # and are never deleted by it; expired sessions always go.

@@ -3,17 +3,21 @@
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from accounts import views as account_views
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
+from core.throttles import throttle_sign_in
 from documents import views as document_views
+from memento.schema import SchemaView
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
 from profiles import views as profile_views
+
+admin.site.login = throttle_sign_in(admin.site.login)  # per address, as the panel's login and the API's token
 
 router = DefaultRouter()
 router.register("memories", memory_views.MemoryViewSet, basename="memory")
@@ -29,7 +33,7 @@ router.register("end-users", account_views.EndUserViewSet, basename="end-user")
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # Swagger UI's init script from a URL of its own (?script=), not inline, so the page runs under the CSP; its
     # page and widgets set inline styles
     path("api/docs/", csp_update({"style-src": ["'unsafe-inline'"]})(

@@ -2,12 +2,13 @@
 while the previous chunk is being written; re-embedding; the periodic sweeps (expired memories, pending
 embeddings)."""
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
@@ -23,6 +24,7 @@ from memories.services import (
 from memories.vectors import embed_indexed
 
 Action = HistoryAction.Action
+logger = logging.getLogger(__name__)
 
 # Items embedded together while the previous chunk is being written (see memory_batch_create).
 EMBED_CHUNK = 200
@@ -99,27 +101,51 @@ def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded",
 
 
 def memories_deactivate_expired(*, batch_size: int = 500) -> int:
-    """Soft-delete live memories past their `expires_at` or their TTL (one version each, reason 'expired')."""
-    done = 0
+    """Soft-delete live memories past their `expires_at` or their TTL (one version each, reason 'expired'). A row
+    that cannot be read or written (a moment stored before core.times checked them) is skipped and logged with
+    its id and the error: one user's row never stops everyone's expiry."""
+    done, after = 0, None
     while True:
-        expired = list(Memory.objects.filter(is_active=True).expired().order_by("pk")[:batch_size])
-        for memory in expired:
-            memory_soft_delete(memory=memory, reason="expired")
-        done += len(expired)
-        if len(expired) < batch_size:
+        due = Memory.objects.filter(is_active=True).expired().order_by("pk")
+        ids = list((due.filter(pk__gt=after) if after else due).values_list("pk", flat=True)[:batch_size])
+        for pk in ids:
+            try:
+                with transaction.atomic():
+                    memory_soft_delete(memory=Memory.objects.get(pk=pk), reason="expired")
+                done += 1
+            except (DatabaseError, ValueError, OverflowError, ValidationError) as exc:
+                logger.warning("expiry skipped memory %s: %s: %s", pk, type(exc).__name__, exc)
+        if len(ids) < batch_size:
             return done
+        after = ids[-1]
 
 
 def memories_embed_pending(*, batch_size: int = 200) -> int:
     """Embed live memories stored while the embedding provider was down (embedding pending), oldest first, one
     history row each. Stops at the first provider failure (EmbeddingError propagates: the caller retries later).
-    Returns how many were embedded."""
-    done = 0
+    A row that cannot be read is skipped and logged (`_readable`). Returns how many were embedded."""
+    done, after = 0, None
     while True:
-        pending = list(Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True)
-                       .order_by("pk")[:batch_size])
-        if not pending:
+        due = Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True).order_by("pk")
+        ids = list((due.filter(pk__gt=after) if after else due).values_list("pk", flat=True)[:batch_size])
+        pending = _readable(ids, "embedding")
+        if pending:
+            done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
+        if len(ids) < batch_size:
             return done
-        done += memory_reembed_batch(memories=pending, reason="embedded after the provider recovered")
-        if len(pending) < batch_size:
-            return done
+        after = ids[-1]
+
+
+def _readable(ids: list, sweep: str) -> list[Memory]:
+    """The memories of `ids` that can be read: a moment stored before core.times checked them (year 10000 in UTC)
+    fails the whole read, so the batch is read again one row at a time and the unreadable rows are logged."""
+    try:
+        return list(Memory.objects.filter(pk__in=ids).order_by("pk"))
+    except (DatabaseError, ValueError, OverflowError):
+        rows = []
+        for pk in ids:
+            try:
+                rows.append(Memory.objects.get(pk=pk))
+            except (DatabaseError, ValueError, OverflowError) as exc:
+                logger.warning("%s skipped memory %s: %s: %s", sweep, pk, type(exc).__name__, exc)
+        return rows

@@ -14,6 +14,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.dateparse import parse_datetime
 
 from core.text import unstorable
+from core.times import unreadable
 from memories.models import MAX_TTL_MINUTES, Memory, Project
 from memories.services import identity, project_create, validate_content, validate_namespace
 from memories.vectors import embed_indexed
@@ -115,6 +116,9 @@ def _parse_time(value, field: str, line: int):
         parsed = None
     if parsed is None:
         raise _fail(line, field, "not an ISO 8601 date-time.")
+    problem = unreadable(parsed)
+    if problem:
+        raise _fail(line, field, problem)
     return parsed
 
 

@@ -4,7 +4,8 @@ import datetime
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
 from memories.models import Memory, Project
 
 
@@ -19,7 +20,8 @@ class ProjectSerializer(StrictSerializer, serializers.ModelSerializer):
 class MemorySerializer(StrictSerializer, serializers.ModelSerializer):
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True)
     namespace = serializers.ListField(
-        child=CharField(max_length=200, allow_blank=False), allow_empty=False, required=False
+        child=CharField(max_length=LABEL_MAX_CHARS, allow_blank=False), allow_empty=False, required=False,
+        max_length=NAMESPACE_MAX_LABELS,
     )
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
@@ -89,7 +91,7 @@ class WrittenMemorySerializer(MemorySerializer):
         fields = [*MemorySerializer.Meta.fields, "duplicate"]
 
 
-class AsOfField(serializers.DateTimeField):
+class AsOfField(DateTimeField):
     """A moment in valid time: an ISO datetime, or an ISO date (meaning the end of that day, UTC)."""
 
     def to_internal_value(self, value):
@@ -116,17 +118,18 @@ class FilterSerializer(StrictSerializer):
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: memories of every project and none.")
     agent_id = CharField(required=False, max_length=200)
-    namespace = serializers.ListField(child=CharField(max_length=200), required=False,
+    namespace = serializers.ListField(child=CharField(max_length=LABEL_MAX_CHARS), required=False,
+                                      max_length=NAMESPACE_MAX_LABELS,
                                       help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
     tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
     category = CharField(required=False, max_length=100)
     subject = CharField(required=False, max_length=200)
     source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
-    created_after = serializers.DateTimeField(required=False)
-    created_before = serializers.DateTimeField(required=False)
-    happened_after = serializers.DateTimeField(required=False)
-    happened_before = serializers.DateTimeField(required=False)
+    created_after = DateTimeField(required=False)
+    created_before = DateTimeField(required=False)
+    happened_after = DateTimeField(required=False)
+    happened_before = DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
     include_inactive = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
@@ -138,9 +141,16 @@ class ListQuerySerializer(FilterSerializer):
 
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile")
+    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile",
+                          max_length=NAMESPACE_MAX_LABELS * (LABEL_MAX_CHARS + 1))
     tags = CharField(required=False, help_text="Comma-separated tags.")
     project = CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
+
+    def validate_namespace(self, value: str) -> str:
+        problem = namespace_problem([p for p in value.split("/") if p])
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class SearchSerializer(FilterSerializer):
@@ -204,7 +214,7 @@ class HistoryEntrySerializer(serializers.Serializer):
     version = serializers.IntegerField()
     action = CharField()
     actor = CharField(allow_null=True)
-    at = serializers.DateTimeField()
+    at = DateTimeField()
     reason = CharField(allow_null=True)
     changed_fields = serializers.ListField(child=CharField())
     content = CharField()

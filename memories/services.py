@@ -17,7 +17,7 @@ from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from core import rls
-from core.text import nfc, nfc_path
+from core.text import namespace_problem, nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
 from memories.supersession import link_past, link_supersession, resolve_supersedes, undo_supersession, valid_from_of
@@ -64,6 +64,9 @@ def validate_namespace(namespace: Any) -> None:
         not isinstance(part, str) or not part.strip() for part in namespace
     ):
         raise ValidationError({"namespace": ["Namespace must be a non-empty list of non-empty strings."]})
+    problem = namespace_problem(namespace)
+    if problem:
+        raise ValidationError({"namespace": [problem]})
 
 
 RELATED_FIELDS = ("project", "conversation", "message")  # the owner's own objects a memory may point to

@@ -284,7 +284,13 @@ def _problem(error) -> tuple[str, str]:
 
 
 def parsed(raw: Any) -> dict[str, Any]:
-    """Arguments as a model produced them: a JSON object, or its JSON text."""
+    """Arguments as a model produced them: a JSON object, or its JSON text, at most TOOL_ARGUMENTS_MAX_BYTES as
+    JSON (a tool runs on the request's thread: a 2 MB `content` held one for 20 s before it was refused)."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+    size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is refused below, naming its field
+    if size > settings.TOOL_ARGUMENTS_MAX_BYTES:
+        raise ValidationError({"arguments": [
+            f"Are {size:,} bytes as JSON; the limit is {settings.TOOL_ARGUMENTS_MAX_BYTES:,}."]})
     if isinstance(raw, str):
         try:
             raw = loads(raw or "{}")

@@ -4,6 +4,8 @@ services, whose ValidationErrors `add_service_errors` puts next to the fields th
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core.parsers import FiniteJSONDecoder
+from core.times import check_moment
 from memories.models import Memory, Project
 
 DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
@@ -43,9 +45,12 @@ class MemoryForm(forms.Form):
     confidence = forms.FloatField(min_value=0, max_value=1, initial=1.0, widget=forms.NumberInput(attrs={"step": 0.05}))
     namespace = forms.CharField(initial="memories", help_text="Slash-separated path, e.g. memories/profile")
     key = forms.CharField(required=False, max_length=255, help_text="Optional; the same key updates that memory")
-    happened_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Happened at")
-    expires_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Expires at")
-    metadata = forms.JSONField(required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 2}))
+    happened_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Happened at",
+                                      validators=[check_moment])
+    expires_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Expires at",
+                                     validators=[check_moment])
+    metadata = forms.JSONField(required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 2}),
+                               decoder=FiniteJSONDecoder)
 
     FIELDS = ("content", "category", "subject", "tags", "project", "importance", "confidence", "namespace", "key",
               "happened_at", "expires_at", "metadata")

@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+from core.throttles import throttle_sign_in
 from panel import access, profile_views, project_views, views
 
 app_name = "panel"
@@ -8,7 +9,8 @@ app_name = "panel"
 urlpatterns = [
     path("", views.overview, name="overview"),
     # panel/ templates, not registration/: the admin renders registration/* for its own password pages
-    path("accounts/login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
+    path("accounts/login/", throttle_sign_in(auth_views.LoginView.as_view(template_name="panel/login.html")),
+         name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(
         template_name="panel/password_change.html", success_url=reverse_lazy("panel:password_change_done"),

@@ -11,11 +11,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from langgraph.store.base.embed import tokenize_path
 
-from core.text import nfc, require_storable
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, nfc, require_storable
 from memories.models import MAX_TTL_MINUTES
 
-MAX_LABELS = 20  # namespace depth
-MAX_LABEL_LENGTH = 200  # Memory.namespace's labels
+MAX_LABELS = NAMESPACE_MAX_LABELS  # namespace depth
+MAX_LABEL_LENGTH = LABEL_MAX_CHARS  # Memory.namespace's labels
 MAX_KEY_LENGTH = 255  # Memory.key
 MAX_PATHS = 20
 MAX_PATH_LENGTH = 200

@@ -27,14 +27,20 @@ class _PreparedPut:
     fields: list[tuple[str, str, str]]  # (field, path, text)
 
 
-def _embed_exact(texts: list[str]) -> dict[str, list[float]]:
+def _token_counts(texts: list[str]) -> dict[str, int]:
+    distinct = list(dict.fromkeys(texts))
+    encodings = embeddings.tokenizer().encode_batch(distinct, add_special_tokens=False) if distinct else []
+    return {text: len(encoding.ids) for text, encoding in zip(distinct, encodings, strict=True)}
+
+
+def _embed_exact(texts: list[str], counts: dict[str, int] | None = None) -> dict[str, list[float]]:
     """Vectors of distinct texts, embedded in groups of equal length: padding a text to the longest one in its
     batch moves its vector in the 7th decimal, and the same text must score the same whatever it was put with.
     An unavailable provider is a 503 (nothing was written)."""
-    distinct = list(dict.fromkeys(texts))
+    counts = counts or _token_counts(texts)
     by_length: dict[int, list[str]] = defaultdict(list)
-    for text in distinct:
-        by_length[embeddings.count_tokens(text)].append(text)
+    for text in dict.fromkeys(texts):
+        by_length[counts[text]].append(text)
     vectors: dict[str, list[float]] = {}
     try:
         for group in by_length.values():
@@ -56,14 +62,43 @@ def _prepare(op: ops.Put) -> _PreparedPut:
     return _PreparedPut(op=op, content=content_for(op.value, fields), fields=fields)
 
 
+def _texts(put: _PreparedPut) -> list[str]:
+    """What a put has embedded: its content (unless it is not indexed) and its indexed texts."""
+    return ([put.content] if put.op.index is not False else []) + [text for _, _, text in put.fields]
+
+
+def check_embedding_budget(batch: list[ops.Op], prepared: dict[int, _PreparedPut]) -> dict[str, int]:
+    """The embedding work a request may cause is bounded, because it runs on the request's thread (8 puts of a
+    200 KB value held another user's request for a minute): a put may have at most STORE_VALUE_MAX_TOKENS word
+    pieces embedded, a batch STORE_BATCH_MAX_TOKENS in all (its puts' and its searches' queries). Over either, a
+    400 naming the value (`value`, or `ops[3].value` in a batch) or `ops`, before any embedding. Returns the
+    texts' token counts."""
+    texts = [text for p in prepared.values() for text in _texts(p)]
+    texts += [op.query for op in batch if isinstance(op, ops.Search) and op.query]
+    counts = _token_counts(texts)
+    for index, put in prepared.items():
+        tokens = sum(counts[text] for text in set(_texts(put)))  # a text is embedded once
+        if tokens > settings.STORE_VALUE_MAX_TOKENS:
+            field = "value" if len(batch) == 1 else f"ops[{index}].value"
+            raise ValidationError({field: [
+                f"Has {tokens:,} word pieces to embed (its content and indexed fields); the limit is "
+                f"{settings.STORE_VALUE_MAX_TOKENS:,}. Index fewer fields (`index`) or store a smaller value."]})
+    total = sum(counts.values())
+    if total > settings.STORE_BATCH_MAX_TOKENS:
+        raise ValidationError({"ops": [
+            f"The batch has {total:,} word pieces to embed; the limit is {settings.STORE_BATCH_MAX_TOKENS:,}. "
+            "Send it as several batches."]})
+    return counts
+
+
 def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
     """Run the operations in order and return their results in order: an Item or None for a get, None for a
     put or delete, a list of Items for a search, a list of namespace tuples for a listing."""
     prepared = {i: _prepare(op) for i, op in enumerate(batch) if isinstance(op, ops.Put) and op.value is not None}
-    texts = [p.content for p in prepared.values() if p.op.index is not False]
-    texts += [text for p in prepared.values() for _, _, text in p.fields]
+    counts = check_embedding_budget(batch, prepared)
+    texts = [text for p in prepared.values() for text in _texts(p)]
     texts += [op.query for op in batch if isinstance(op, ops.Search) and op.query]
-    vectors = _embed_exact(texts) if texts else {}
+    vectors = _embed_exact(texts, counts) if texts else {}
     results: list[Any] = [None] * len(batch)
     touched: dict[int, tuple[str, str]] = {}  # memory id -> (event action, query) for reads that refresh TTLs
     with transaction.atomic():

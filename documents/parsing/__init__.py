@@ -9,12 +9,15 @@ as `Limits`).
 from documents.parsing.blocks import (
     DEFAULT_LIMITS,
     Block,
+    Cancelled,
+    Deadline,
     Limits,
     ParsedDocument,
     ParseError,
     TextBudget,
     TooLarge,
     UnsupportedFileType,
+    WorkBudgetExceeded,
     decode_text,
     human_size,
 )
@@ -37,7 +40,8 @@ from documents.parsing.pdf import parse_pdf
 from documents.parsing.text import parse_markdown, parse_text
 
 __all__ = [
-    "Block", "DEFAULT_LIMITS", "DOCX", "EXTENSIONS", "HTML", "Limits", "MARKDOWN", "MIME_TYPES", "PDF", "PARSERS",
+    "Block", "Cancelled", "DEFAULT_LIMITS", "Deadline", "WorkBudgetExceeded",
+    "DOCX", "EXTENSIONS", "HTML", "Limits", "MARKDOWN", "MIME_TYPES", "PDF", "PARSERS",
     "ParseError", "ParsedDocument", "STORED_SUFFIX", "SUPPORTED", "TEXT", "TooLarge", "UnsupportedFileType",
     "check_archive", "decode_text", "detect_kind", "human_size", "parse", "parse_docx", "parse_html",
     "parse_markdown", "parse_pdf", "parse_text", "sanitize_filename",

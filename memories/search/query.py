@@ -69,10 +69,18 @@ ROWS_CACHE_SIZE = 4096  # compiled row sources (owner, filters): a few hundred b
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
-def _query_vector(provider, query: str) -> tuple[float, ...]:
+def _query_vector(provider, owner_id, query: str) -> tuple[float, ...]:
     # keyed by the provider object too, so that a provider built for other settings never answers from this
-    # cache; a failure raises and is not cached
+    # cache; a failure raises and is not cached. Keyed by the owner: a shared entry answered faster (13.7 vs
+    # 26.5 ms), which told a user that someone else had searched the same text recently.
     return tuple(provider.embed([query])[0])
+
+
+def _searcher() -> int | None:
+    """Whose search this is: the user the database session is bound to (core.rls), as every search runs as its
+    owner under row-level security."""
+    binding = getattr(connection, "memento_rls", None)
+    return binding[0] if binding else None
 
 
 def embed_query(query: str, query_vector: list[float] | None, *, what: str) -> tuple[list[float] | None, bool]:
@@ -83,7 +91,7 @@ def embed_query(query: str, query_vector: list[float] | None, *, what: str) -> t
     if not query.strip():
         return None, False
     try:
-        return list(_query_vector(embeddings.get_provider(), embedded_text(query))), False
+        return list(_query_vector(embeddings.get_provider(), _searcher(), embedded_text(query))), False
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %s answered from full text", what, exc_info=True)
         return None, True

@@ -278,3 +278,25 @@ def test_oversized_requests_are_refused(server):
         "Authorization": f"Bearer {token}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream"})
     assert answer.status_code in (400, 413)
+
+
+@pytest.mark.django_db
+def test_a_database_error_in_a_tool_never_reaches_the_client(api, monkeypatch):
+    """The SDK answered a failing tool with the exception's text: PostgreSQL's message and a fragment of the SQL."""
+    from django.db import DataError
+
+    from conversations import tools as tool_registry
+
+    def fail(**kwargs):
+        raise DataError('invalid input syntax for type json\nLINE 1: ...INSERT INTO "memories_memory" ("metadata")')
+
+    monkeypatch.setattr(tool_registry, "run_tool", fail)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "add_memory", "arguments": {"content": "x"}}}
+    response = api.post("/mcp", body, format="json", HTTP_ACCEPT="application/json, text/event-stream")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    text = json.dumps(result)
+    assert "INSERT" not in text and "memories_memory" not in text and "syntax" not in text
+    assert "failed on the server" in text

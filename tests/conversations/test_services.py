@@ -85,6 +85,26 @@ def test_a_forgotten_conversation_leaves_nothing_findable(user, eager, django_ca
                 if r.memory.pk != kept.pk] == []
 
 
+def test_forgetting_a_conversation_erases_the_search_texts_recorded_from_it(user, other_user):
+    from memories.models import MemoryEvent
+
+    conversation = ConversationFactory(owner=user)
+    services.messages_append(conversation=conversation, messages=[
+        {"role": "user", "content": "My sister Ines is getting married in Porto in June."}])
+    memory = memory_services.memory_create(owner=user, content="Prefers trains to planes").memory
+    others = memory_services.memory_create(owner=other_user, content="Prefers trains to planes").memory
+    for query in ("sister Ines married Porto", "Remember: MY SISTER INES IS GETTING MARRIED in Porto in June. When?",
+                  "trains or planes"):
+        memory_services.memories_touch(memory_ids=[memory.pk], owner_id=user.pk,
+                                       action=MemoryEvent.Action.SEARCH, query=query)
+    memory_services.memories_touch(memory_ids=[others.pk], owner_id=other_user.pk,
+                                   action=MemoryEvent.Action.SEARCH, query="sister Ines married Porto")
+    services.conversation_forget(conversation=conversation, actor=user)
+    kept = sorted(MemoryEvent.objects.filter(owner=user).values_list("query", flat=True))
+    assert kept == ["", "", "trains or planes"]  # the memory's own events stay, without the conversation's words
+    assert MemoryEvent.objects.get(owner=other_user).query == "sister Ines married Porto"
+
+
 def _appended(conversation, count, start=0):
     return services.messages_append(conversation=conversation, messages=[
         {"role": "user", "content": f"I visited city number {i} last year."} for i in range(start, start + count)])

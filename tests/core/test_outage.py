@@ -191,13 +191,21 @@ def test_served_app_answers_503_while_the_database_is_down_and_recovers_without_
     base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Token {token}"}
     try:
         assert requests.get(f"{base}/api/memories/", headers=auth, timeout=30).status_code == 200
+        browser = requests.Session()  # signed in to the panel: its pages read the session from the database
+        browser.get(f"{base}/accounts/login/", timeout=30)
+        signed_in = browser.post(f"{base}/accounts/login/", timeout=30, headers={"Referer": f"{base}/"}, data={
+            "username": user.username, "password": "correct horse battery staple",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
+        assert signed_in.ok and "sessionid" in browser.cookies
         proxy.down()
         for _ in range(3):  # kept connections cut, new ones refused
             down = requests.get(f"{base}/api/memories/", headers=auth, timeout=30)
             assert down.status_code == 503, down.text
             assert down.headers["Retry-After"] == str(RETRY_AFTER_SECONDS) and "detail" in down.json()
-        page = requests.get(f"{base}/", timeout=30)
+        page = browser.get(f"{base}/", timeout=30)
         assert page.status_code == 503 and page.headers["Content-Type"].startswith("text/html")
+        # an anonymous page that reads nothing (the login form, the API schema) is served all the same
+        assert requests.get(f"{base}/accounts/login/", timeout=30).status_code == 200
         proxy.up()
         back = requests.get(f"{base}/api/memories/", headers=auth, timeout=30)
         assert back.status_code == 200, back.text

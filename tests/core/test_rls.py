@@ -225,3 +225,17 @@ def test_the_planner_does_not_count_the_owner_twice(user):
     scans = [int(rows) for rows in re.findall(r'"Relation Name": "memories_memory".*?"Plan Rows": (\d+)', plan)]
     assert scans and scans[0] >= 60  # a third of 300 for the policy's call; a tenth when it was an equality
     assert '"Node Type": "Sort"' not in plan and "memory_owner_created" in plan
+
+
+def test_an_anonymous_request_that_reads_nothing_never_touches_the_database(client, monkeypatch, django_db_blocker):
+    """The API schema and docs need no database: built while PostgreSQL was down, the schema logged a traceback.
+    A web process's connections start bound to nobody, so an anonymous request has nothing to bind."""
+    from django.db import connection
+
+    from core import rls
+
+    monkeypatch.setattr(rls, "_process_default_bypass", False)  # as in a web process (enforce_by_default)
+    connection.close()
+    with django_db_blocker.block():  # any database access raises
+        assert client.get("/api/schema/").status_code == 200
+        assert client.get("/api/docs/").status_code == 200

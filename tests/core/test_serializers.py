@@ -165,3 +165,36 @@ def test_represent_answers_what_the_serializer_answers_for_nested_answers_and_od
         MemorySerializer(odd).data  # noqa: B018
     with pytest.raises(AttributeError):
         represent(MemorySerializer, odd)
+
+
+# --- moments the stack can read back (core.times) -------------------------------------------------------------
+
+UNREADABLE_MOMENTS = ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00", "9999-12-31T23:30:00Z"]
+
+
+@pytest.mark.parametrize("moment", UNREADABLE_MOMENTS)
+def test_a_moment_python_cannot_read_back_is_a_400_naming_the_field(api, user, moment):
+    conversation = ConversationFactory(owner=user)
+    cases = [
+        ("post", "/api/memories/", {"content": "ok", "happened_at": moment}, "happened_at"),
+        ("post", "/api/memories/", {"content": "ok", "expires_at": moment}, "expires_at"),
+        ("post", "/api/memories/", {"content": "ok", "valid_from": moment}, "valid_from"),
+        ("post", "/api/memories/search/", {"query": "ok", "created_after": moment}, "created_after"),
+        ("post", "/api/memories/search/", {"query": "ok", "as_of": moment}, "as_of"),
+        ("post", f"/api/conversations/{conversation.pk}/messages/",
+         {"messages": [{"role": "user", "content": "hi", "sent_at": moment}]}, "sent_at"),
+    ]
+    for method, url, body, field in cases:
+        response = send(api, method, url, body)
+        assert response.status_code == 400, (url, field, response.content)
+        assert field in json.dumps(response.json()), (url, response.json())
+    assert api.get("/api/memories/", {"happened_after": moment}).status_code == 400
+    assert not Memory.objects.exists() and not Message.objects.exists()
+    assert api.get("/api/memories/").status_code == 200
+
+
+def test_the_edges_of_the_readable_range_are_accepted(api):
+    for moment in ("0001-01-02T00:00:00Z", "9999-12-30T00:00:00+00:00"):
+        response = send(api, "post", "/api/memories/", {"content": f"edge {moment}", "happened_at": moment})
+        assert response.status_code == 201, response.content
+    assert len(api.get("/api/memories/").json()["results"]) == 2

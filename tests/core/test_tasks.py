@@ -60,7 +60,7 @@ def test_retries_used_up_mark_the_document_failed_and_the_task_fails(user, opena
 
 def test_an_error_a_retry_cannot_cure_is_recorded_at_once_and_raised(user, openai_embeddings, monkeypatch):
     document = _document(user)
-    monkeypatch.setattr(processing.chunking, "chunk_blocks", lambda blocks: 1 / 0)
+    monkeypatch.setattr(processing.chunking, "chunk_blocks", lambda blocks, **kwargs: 1 / 0)
     outcome = process_document.apply(args=[str(document.pk)])
     assert outcome.failed() and isinstance(outcome.result, ZeroDivisionError)
     document.refresh_from_db()

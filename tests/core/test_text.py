@@ -56,3 +56,32 @@ def test_list_and_tool_lookups_find_the_other_spelling(api, user):
     assert [m["key"] for m in listed] == [NFC]
     got = api.post("/api/tools/call/", {"name": "get_memory", "arguments": {"key": NFD}}, format="json")
     assert got.status_code == 200 and got.json()["data"]["memory"]["key"] == NFC
+
+
+# --- namespace bounds (10,000 labels were a 500 on four endpoints) ---------------------------------------------
+
+
+def test_a_namespace_over_its_bounds_is_a_400_on_every_path_in(api, db):
+    import json as _json
+    import uuid
+
+    from memories.models import Memory
+
+    many = ["a"] * 10_000
+    long_label = ["x" * 201]
+    for labels in (many, long_label):
+        cases = [
+            api.post("/api/memories/", {"content": "x", "namespace": labels}, format="json"),
+            api.post("/api/memories/batch/", {"items": [{"content": "x", "namespace": labels}]}, format="json"),
+            api.post("/api/memories/search/", {"query": "x", "namespace": labels}, format="json"),
+            api.get("/api/memories/", {"namespace": "/".join(labels)}),
+            api.post("/api/memories/import/", _json.dumps({"format": "memento.memory/1", "id": str(uuid.uuid4()),
+                                                                   "content": "x", "namespace": labels}),
+                     content_type="application/jsonl"),
+            api.put("/api/store/items", {"namespace": labels, "key": "k", "value": {"a": 1}}, format="json"),
+            api.post("/api/store/items/search", {"namespace_prefix": labels}, format="json"),
+        ]
+        for response in cases:
+            assert response.status_code == 400, (response.request["PATH_INFO"], response.content[:200])
+            assert "namespace" in response.content.decode(), response.content[:200]
+    assert not Memory.objects.exists()

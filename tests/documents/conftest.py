@@ -1,3 +1,4 @@
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 
@@ -8,3 +9,13 @@ def close(a, b, tolerance: float = 1e-3) -> bool:
 
 def upload(name: str, data: bytes, content_type: str = "application/octet-stream") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type=content_type)
+
+
+@pytest.fixture(autouse=True)
+def unhurried_shares(settings, monkeypatch):
+    """Shares by chunk count only: on a slow machine a share's time (DOCUMENT_TASK_SECONDS) would end it early and
+    change the shares these tests count; the tests of the time share set it themselves."""
+    from documents import shares
+
+    settings.DOCUMENT_TASK_SECONDS = 3600
+    monkeypatch.setattr(shares, "_pace", None)

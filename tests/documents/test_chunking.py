@@ -1,9 +1,13 @@
 """Chunks: within the model's window (counted with its tokenizer), ~10% overlap, structure kept, nothing lost."""
 
 import re
+import sys
+
+import pytest
 
 from documents import chunking, parsing
 from documents.parsing import Block
+from integrations import embeddings
 from integrations.embeddings import WINDOW_TOKENS, count_tokens
 from tests.documents import files
 
@@ -91,3 +95,79 @@ def test_chunking_is_deterministic():
     first, second = _chunks(md, parsing.MARKDOWN), _chunks(md, parsing.MARKDOWN)
     assert [(c.content, c.metadata, c.page_number) for c in first] == [
         (c.content, c.metadata, c.page_number) for c in second]
+
+
+# --- bounded work (issue 25: one long paragraph held the worker for 27 minutes) ---------------------------------
+
+
+def _traced_lines(text: str) -> int:
+    """Python lines executed in documents/chunking.py while chunking one paragraph: a count of work that does not
+    depend on the machine's speed."""
+    executed = 0
+
+    def trace(frame, event, arg):
+        nonlocal executed
+        if frame.f_code.co_filename != chunking.__file__:
+            return None
+        if event == "line":
+            executed += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        chunking.chunk_blocks([Block(text)])
+    finally:
+        sys.settrace(None)
+    return executed
+
+
+def test_one_long_paragraph_costs_linear_work():
+    small = _traced_lines(" ".join(["word"] * 6_000))
+    large = _traced_lines(" ".join(["word"] * 24_000))  # four times as long
+    assert large < 5 * small  # quadratic work would be ~16 times
+
+
+class _RecordingTokenizer:
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.longest = 0
+
+    def encode_batch(self, texts, **kwargs):
+        self.longest = max([self.longest, *(len(t) for t in texts)])
+        return self.tokenizer.encode_batch(texts, **kwargs)
+
+
+def test_the_tokenizer_reads_bounded_stretches_of_a_paragraph_without_sentences_or_spaces(monkeypatch):
+    recording = _RecordingTokenizer(embeddings.tokenizer())
+    monkeypatch.setattr(embeddings, "tokenizer", lambda: recording)
+    run_on = " ".join(f"word{i}" for i in range(20_000))  # ~130,000 characters, no sentence end
+    blob = "-." * 20_000  # no space at all
+    chunks = chunking.chunk_blocks([Block(run_on), Block(blob)])
+    assert recording.longest <= chunking.SPAN_CHARS
+    assert all(c.token_count <= WINDOW_TOKENS for c in chunks)
+    body = " ".join(c.content[c.metadata["overlap_chars"]:] for c in chunks)
+    assert [w for w in _words(body) if w.startswith("word")] == _words(run_on)
+
+
+def test_too_many_chunks_stop_the_work_as_soon_as_they_are_made(monkeypatch):
+    recording = _RecordingTokenizer(embeddings.tokenizer())
+    calls = []
+    real = recording.encode_batch
+    monkeypatch.setattr(recording, "encode_batch", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    monkeypatch.setattr(embeddings, "tokenizer", lambda: recording)
+    monkeypatch.setattr(chunking, "ENCODE_BATCH", 16)
+    text = " ".join(f"word{i}" for i in range(60_000))  # ~140 spans, ~1,000 chunks
+    with pytest.raises(parsing.TooLarge, match="more than 10 passages"):
+        chunking.chunk_blocks([Block(text)], max_chunks=10)
+    assert sum(calls) <= 32  # the spans of the first chunks read, not the whole paragraph
+
+
+def test_a_deadline_stops_chunking_with_a_reason_and_cancellation_stops_it_quietly(monkeypatch):
+    text = " ".join(["word"] * 2_000)
+    with pytest.raises(parsing.WorkBudgetExceeded, match="took longer than"):
+        chunking.chunk_blocks([Block(text)], deadline=parsing.Deadline(-1))
+    monkeypatch.setattr(parsing.Deadline, "poll_seconds", 0)
+    asked = []
+    with pytest.raises(parsing.Cancelled):
+        chunking.chunk_blocks([Block(text)], deadline=parsing.Deadline(None, cancelled=lambda: asked.append(1) or 1))
+    assert asked == [1]

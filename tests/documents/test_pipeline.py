@@ -258,6 +258,56 @@ def test_a_document_over_a_limit_fails_with_the_reason_and_queues_no_chunks(user
     assert document.chunks_total == 0 and not _chunks(document) and not _live_memories(document)
 
 
+def test_a_document_over_the_work_budget_fails_with_the_reason(user, settings):
+    settings.DOCUMENT_WORK_SECONDS = -1  # spent before it starts: the first check between steps stops it
+    document = _process(_upload(user, name="notes.txt", data=b"The audit is due on Friday. " * 50))
+    assert document.processing_status == Document.Status.FAILED
+    assert "took longer than the -1 seconds one step may take" in document.error_message
+    assert not _chunks(document)
+
+
+def _one_long_paragraph(words: int) -> bytes:
+    return " ".join(f"word{i}" for i in range(words)).encode()
+
+
+@pytest.mark.parametrize("action", ["delete", "reprocess"])
+def test_deleting_or_reprocessing_a_document_stops_its_running_chunking(user, monkeypatch, action):
+    document = _upload(user, name="long.txt", data=_one_long_paragraph(60_000))  # ~140 spans
+    monkeypatch.setattr(processing.parsing.Deadline, "poll_seconds", 0)
+    monkeypatch.setattr(processing.chunking, "ENCODE_BATCH", 4)
+    encoded, real = [], processing.chunking._encoded
+
+    def encode_then_act(*args):
+        encoded.append(1)
+        if len(encoded) == 2:
+            if action == "delete":
+                services.document_delete(document=Document.objects.get(pk=document.pk))
+            else:
+                services.document_reprocess(document=document)
+        return real(*args)
+
+    monkeypatch.setattr(processing.chunking, "_encoded", encode_then_act)
+    result = processing.document_process(document_id=document.pk)
+    assert len(encoded) == 2  # the next bounded step saw it and stopped, ~35 steps before the end
+    assert (result is None) if action == "delete" else (result.processing_status == Document.Status.PENDING)
+    assert not Chunk.objects.filter(document_id=document.pk).exists()
+
+
+def test_a_share_ends_once_its_time_is_used(user, settings, monkeypatch):
+    """DOCUMENT_TASK_SECONDS: past it a task extracts no further chunk; the rest goes to the back of the queue."""
+    settings.DOCUMENT_TASK_SECONDS = 0  # every share ends after its first chunk
+    document = _upload(user, data=files.as_markdown(files.sample_sections(1, sections=6)))
+    shares = 0
+    while True:
+        shares += 1
+        result = processing.document_process(document_id=document.pk, max_chunks=256)
+        if result.processing_status != Document.Status.PROCESSING:
+            break
+        assert result.chunks_done == shares
+    assert result.processing_status == Document.Status.COMPLETED
+    assert shares == result.chunks_total > 3
+
+
 def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
     document = _upload(user)
 
@@ -279,7 +329,7 @@ def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
 
 def test_the_task_records_an_unexpected_error(user, monkeypatch):
     document = _upload(user)
-    monkeypatch.setattr(processing.chunking, "chunk_blocks", lambda blocks: 1 / 0)
+    monkeypatch.setattr(processing.chunking, "chunk_blocks", lambda blocks, **kwargs: 1 / 0)
     outcome = process_document.apply(args=[str(document.pk)])
     assert outcome.failed() and isinstance(outcome.result, ZeroDivisionError)  # recorded, then raised
     document.refresh_from_db()
@@ -321,8 +371,8 @@ def test_a_share_ends_with_a_small_embedding_call(user, settings, monkeypatch):
     settings.DOCUMENT_TASK_CHUNKS, settings.DOCUMENT_BATCH_SIZE, settings.DOCUMENT_EMBED_BATCH_SIZE = 10, 2, 4
     calls = []
     prepare = processing._prepare
-    monkeypatch.setattr(processing, "_prepare", lambda d, chunks, llm: calls.append(len(chunks)) or prepare(
-        d, chunks, llm))
+    monkeypatch.setattr(processing, "_prepare", lambda d, chunks, *rest: calls.append(len(chunks)) or prepare(
+        d, chunks, *rest))
     document = _upload(user, data=files.as_markdown(files.sample_sections(1, sections=12)))
     processing.document_process(document_id=document.pk, max_chunks=10)
     assert Document.objects.get(pk=document.pk).chunks_total > 20

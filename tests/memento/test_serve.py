@@ -100,3 +100,44 @@ def test_serve_exports_the_onnx_model_before_the_web_processes_start(settings, t
     settings.EMBEDDING_ONNX_DIR = tmp_path / "other"
     serve.export_onnx_model()
     assert not (tmp_path / "other").exists()
+
+
+def _wait_for(predicate, supervisor, timeout: float = 60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert supervisor.check(), "the web server ended"
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_dead_worker_is_started_again_and_the_web_server_keeps_running(tmp_path, monkeypatch):
+    import os
+    import signal
+    import sys
+
+    pids = tmp_path / "workers"
+    # stand-ins for gunicorn and the Celery worker: the worker appends its pid, then waits to be stopped
+    web = [sys.executable, "-c", "import time; time.sleep(600)"]
+    worker = [sys.executable, "-c", f"import os, time; open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n'); "
+                                    "time.sleep(600)"]
+    monkeypatch.setattr(serve.Supervisor, "RESTART_FIRST_PAUSE", 0.1)
+    said = []
+    supervisor = serve.Supervisor(web=web, env=dict(os.environ), workers=[worker], say=said.append)
+    supervisor.start()
+    try:
+        _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 1, supervisor)
+        first = int(pids.read_text().split()[0])
+        os.kill(first, signal.SIGKILL)
+        _wait_for(lambda: len(pids.read_text().split()) == 2, supervisor)
+        [current] = supervisor.workers
+        assert supervisor.web.poll() is None and current.poll() is None
+        assert current.pid != first and supervisor.restarts == 1
+        assert "starting it again" in said[0] and "web server keeps running" in said[0]
+        supervisor.web.kill()
+        supervisor.web.wait()
+        assert supervisor.check() is False  # the web server's end ends serve
+    finally:
+        supervisor.stop()
+    assert all(worker.poll() is not None for worker in supervisor.workers)

@@ -70,6 +70,11 @@ MALFORMED = [
     (("versions", 0, "importance"), 9, "importance"), (("versions", 0, "namespace"), "flat", "namespace"),
     (("versions", 0, "supersedes"), "x", "versions[0].supersedes"), (("versions", 0, "metadata"), [], "metadata"),
     (("versions", 0, "created_at"), "2024-02-30T00:00:00", "versions[0].created_at"),
+    # stored by PostgreSQL, unreadable by Python (year 10000 and year 0 in UTC): the owner's reads failed for good
+    (("created_at",), "9999-12-31T23:59:59-12:00", "created_at"),
+    (("expires_at",), "0001-01-01T00:00:00+14:00", "expires_at"),
+    (("happened_at",), "9999-12-31T23:00:00+00:00", "happened_at"),
+    (("versions", 0, "at"), "9999-12-31T23:59:59-12:00", "versions[0].at"),
     (("format",), "memento.memory/2", "format"), (("\ud800",), 1, "a field name"),
 ]
 

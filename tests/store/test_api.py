@@ -353,3 +353,49 @@ def test_a_long_value_is_kept_whole_and_its_content_cut_to_the_limit(api, put, s
     content = memory_at(["long"], "doc").content
     assert content.startswith('{"text": "word0 word1 word2') and len(content) < len(long_text)
     assert search(["long"], query="word17", limit=1000)[0]["key"] == "doc"
+
+
+# --- bounded embedding work per request (a 250 KB value held a web thread 36 s) -------------------------------
+
+
+@pytest.fixture
+def embedded(monkeypatch):
+    """Texts sent to the embedding model by this process."""
+    from integrations import embeddings
+
+    sent, real = [], embeddings.embed_texts
+    monkeypatch.setattr(embeddings, "embed_texts", lambda texts: sent.extend(texts) or real(texts))
+    return sent
+
+
+def _words(count: int, start: int = 0) -> str:
+    return " ".join(f"w{i}" for i in range(start, start + count))  # two to four word pieces each
+
+
+def test_a_put_over_its_embedding_budget_is_a_400_naming_the_value_before_anything_is_embedded(
+        api, settings, embedded):
+    settings.STORE_VALUE_MAX_TOKENS = 1000
+    response = api.put("/api/store/items", {"namespace": ["big"], "key": "k", "value": {"content": _words(600)}},
+                       format="json")  # the content and the whole value ("$") both indexed: ~2,400 pieces
+    assert response.status_code == 400
+    assert "value" in response.json() and "limit is 1,000" in response.json()["value"][0]
+    not_indexed = api.put("/api/store/items", {"namespace": ["big"], "key": "k", "index": False,
+                                               "value": {"content": _words(600)}}, format="json")
+    assert not_indexed.status_code == 204  # nothing to embed: no budget used
+    assert embedded == []
+
+
+def test_a_batch_over_its_embedding_budget_is_a_400_naming_the_op_or_the_batch(api, settings, embedded):
+    settings.STORE_VALUE_MAX_TOKENS, settings.STORE_BATCH_MAX_TOKENS = 1000, 2000
+
+    def put(i, words):
+        return {"op": "put", "namespace": ["b"], "key": f"k{i}", "value": {"t": _words(words, i * 1000)},
+                "index": ["t"]}
+
+    one_too_big = api.post("/api/store/batch", {"ops": [put(0, 10), put(1, 600)]}, format="json")
+    assert one_too_big.status_code == 400 and "ops[1].value" in one_too_big.json()
+    too_much = api.post("/api/store/batch", {"ops": [put(i, 200) for i in range(5)]}, format="json")
+    assert too_much.status_code == 400 and "ops" in too_much.json()
+    assert embedded == [] and not Memory.objects.exists()
+    fits = api.post("/api/store/batch", {"ops": [put(i, 100) for i in range(5)]}, format="json")
+    assert fits.status_code == 200 and Memory.objects.count() == 5

@@ -4,7 +4,8 @@ Applies migrations, makes sure the demo login exists, then runs gunicorn (two we
 with its beat scheduler until Ctrl-C. The demo login (a random password, printed once) and a secret key of the
 checkout's own are for a developer's machine: made on a loopback address (the default 127.0.0.1), never when
 serving any other. The embedded PostgreSQL (when DATABASE_URL is unset) lives as long as any of these processes.
-A lock file refuses a second `serve` from the same folder.
+A lock file refuses a second `serve` from the same folder. A worker that dies is started again (`Supervisor`);
+only the web server's end ends `serve`.
 """
 
 import fcntl
@@ -129,6 +130,69 @@ def export_onnx_model() -> None:
                         "get_provider; get_provider().embed(['ready'])"], cwd=settings.BASE_DIR, check=False)
 
 
+class Supervisor:
+    """The processes `serve` runs: the web server, whose end ends `serve`, and the workers, each started again
+    when it dies (killed, out of memory, a crash): the web server keeps answering meanwhile, and the new worker
+    sends again the work the dead one held (memento/celery.py). A worker that keeps dying is started again after
+    a pause that doubles each time, up to RESTART_MAX_PAUSE, and back to the first once one has lived that long."""
+
+    RESTART_FIRST_PAUSE = 1.0
+    RESTART_MAX_PAUSE = 60.0
+
+    def __init__(self, *, web: list[str], env: dict, workers: list[list[str]], say=print):
+        self.web_command, self.env, self.say = web, env, say
+        self.web: subprocess.Popen | None = None
+        self.slots = [{"command": command, "process": None, "started": 0.0, "pause": self.RESTART_FIRST_PAUSE,
+                       "restart_at": None} for command in workers]
+        self.restarts = 0
+
+    @property
+    def workers(self) -> list[subprocess.Popen]:
+        return [slot["process"] for slot in self.slots if slot["process"] is not None]
+
+    def start(self) -> None:
+        self.web = subprocess.Popen(self.web_command, env=self.env)
+        for slot in self.slots:
+            self._start(slot)
+
+    def _start(self, slot: dict) -> None:
+        slot["process"] = subprocess.Popen(slot["command"], env=self.env)
+        slot["started"] = time.monotonic()
+
+    def check(self) -> bool:
+        """False once the web server has ended; a dead worker is started again (after its pause)."""
+        if self.web.poll() is not None:
+            return False
+        now = time.monotonic()
+        for slot in self.slots:
+            process = slot["process"]
+            if process.poll() is None:
+                continue
+            if slot["restart_at"] is None:
+                if now - slot["started"] >= self.RESTART_MAX_PAUSE:
+                    slot["pause"] = self.RESTART_FIRST_PAUSE  # it had been running fine: not a crash loop
+                slot["restart_at"] = now + slot["pause"]
+                self.say(f"A worker stopped (exit code {process.returncode}); starting it again in "
+                         f"{slot['pause']:g} s. The web server keeps running.")
+                slot["pause"] = min(slot["pause"] * 2, self.RESTART_MAX_PAUSE)
+            elif now >= slot["restart_at"]:
+                slot["restart_at"] = None
+                self.restarts += 1
+                self._start(slot)
+        return True
+
+    def stop(self) -> None:
+        children = [child for child in (self.web, *self.workers) if child is not None]
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
 class Command(BaseCommand):
     help = "Migrate, create the demo login and serve the app with a background worker until Ctrl-C."
     requires_system_checks = []  # handle() runs them, once the local secret key is in place
@@ -157,25 +221,30 @@ class Command(BaseCommand):
         logins = login_lines(options["host"], base)
 
         python = sys.executable
-        children = [
-            subprocess.Popen([
-                python, "-m", "gunicorn", "memento.wsgi:application",
-                "--bind", f"{options['host']}:{options['port']}",
-                "--workers", str(options["web_workers"]), "--threads", str(options["web_threads"]),
-                "--access-logfile", "-", "--graceful-timeout", "5",
-                # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
-                # server is closing at that moment (a ReadError under load)
-                "--keep-alive", "10",
-                # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
-                # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
-                "--limit-request-line", "8190",
-            ], env=WEB_ENV | os.environ)
+        web = [
+            python, "-m", "gunicorn", "memento.wsgi:application",
+            "--bind", f"{options['host']}:{options['port']}",
+            "--workers", str(options["web_workers"]), "--threads", str(options["web_threads"]),
+            "--access-logfile", "-", "--graceful-timeout", "5",
+            # longer than clients' idle keep-alive (httpx: 5 s), so a client never reuses a connection the
+            # server is closing at that moment (a ReadError under load)
+            "--keep-alive", "10",
+            # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
+            # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
+            "--limit-request-line", "8190",
         ]
-        if not options["no_worker"]:
-            children.append(subprocess.Popen([
-                python, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
-                "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
-            ]))
+        # Two workers: documents on one of their own (DOCUMENT_TASK_QUEUE), so that another user's message is
+        # extracted while someone's book is read; everything else, and beat, on the other.
+        queue = os.environ.get("DOCUMENT_TASK_QUEUE") or "documents"
+        celery = [python, "-m", "celery", "-A", "memento", "worker", "--loglevel", "INFO", "--concurrency", "1"]
+        workers = [] if options["no_worker"] else [
+            [*celery, "-n", "main@%h", "-Q", "celery", "--beat",
+             "--schedule", str(settings.STATE_DIR / "celerybeat-schedule")],
+            [*celery, "-n", "documents@%h", "-Q", queue],
+        ]
+        supervisor = Supervisor(web=web, env=WEB_ENV | os.environ | {"DOCUMENT_TASK_QUEUE": queue},
+                                workers=workers, say=lambda text: self.stderr.write(text))
+        supervisor.start()
 
         self.stdout.write(self.style.SUCCESS(
             f"\nMemento is starting on {base}/\n{logins}"
@@ -191,21 +260,14 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         try:
-            while not stopping and all(child.poll() is None for child in children):
+            while not stopping and supervisor.check():
                 time.sleep(0.5)
         finally:
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            for child in children:
-                try:
-                    child.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            supervisor.stop()
             lock.close()
             if "DATABASE_URL" not in os.environ:
                 # our atexit handler then stops the embedded server unless someone else still uses it
                 prune_dead_handles(settings.STATE_DIR / "pgdata")
-        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
-        if failed and not stopping:
-            raise CommandError(f"A server process exited unexpectedly (exit code {failed[0].returncode}).")
+        code = supervisor.web.returncode
+        if not stopping and code not in (0, -signal.SIGTERM, None):
+            raise CommandError(f"The web server exited unexpectedly (exit code {code}).")

@@ -284,3 +284,18 @@ def test_the_hnsw_path_finds_what_an_exact_scan_finds(user, other_user, settings
                                query_vector=query.tolist())
         found.append(len(set(ids(result)) & set(exact_top(stored, vectors, query))) / 10)
     assert sum(found) / len(found) >= 0.95
+
+
+def test_the_query_vector_cache_is_per_owner(api, other_api, monkeypatch):
+    """A cached query answered faster, so its time told a user whether someone else had searched the same text."""
+    from integrations import embeddings
+    from memories.search import query as query_module
+
+    query_module._query_vector.cache_clear()
+    provider = embeddings.get_provider()
+    asked, real = [], provider.embed
+    monkeypatch.setattr(provider, "embed", lambda texts: asked.extend(texts) or real(texts))
+    text = "where did my colleague say the offsite would be held"
+    for client in (api, api, other_api, other_api):
+        assert client.post("/api/memories/search/", {"query": text}, format="json").status_code == 200
+    assert len(asked) == 2  # once per owner: each owner's second search is served from their own entry
