@@ -9,6 +9,7 @@ from rest_framework.routers import DefaultRouter
 from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from documents import views as document_views
+from imports import views as import_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
@@ -18,6 +19,7 @@ router.register("memories", memory_views.MemoryViewSet, basename="memory")
 router.register("projects", memory_views.ProjectViewSet, basename="project")
 router.register("conversations", conversation_views.ConversationViewSet, basename="conversation")
 router.register("documents", document_views.DocumentViewSet, basename="document")
+router.register("imports", import_views.ImportViewSet, basename="import")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

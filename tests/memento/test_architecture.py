@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # app -> floor; an app may import only apps on a lower floor
 FLOORS = {
-    "memento": 5,
-    "panel": 4,
+    "memento": 6,
+    "panel": 5,
+    "imports": 4,
     "conversations": 3, "documents": 3, "store": 3,
     "memories": 2, "extraction": 2,
     "integrations": 1, "core": 1,
