@@ -56,9 +56,12 @@ def read(raw: bytes, *, filename: str = "", format: str = "auto") -> Parsed:
     elif format == "jsonl" or (format == "auto" and filename.lower().endswith((".jsonl", ".ndjson"))):
         parsed = jsonl.read(_text(raw))
         return _bounded(parsed)
+    text = _text(raw)
     try:
-        data = loads(_text(raw))
+        data = loads(text)
     except ValueError as exc:
+        if format == "auto" and _json_lines(text):
+            return _bounded(jsonl.read(text))
         raise Unreadable(f"The file is not valid JSON: {getattr(exc, 'msg', exc)}.") from None
     name = detect(data) if format == "auto" else format
     if name == "jsonl":
@@ -67,6 +70,15 @@ def read(raw: bytes, *, filename: str = "", format: str = "auto") -> Parsed:
         return _bounded(READERS[name](data))
     except Bad as bad:
         raise Unreadable(f"Not a {name} export: {bad.field}: {bad.message}") from None
+
+
+def _json_lines(text: str) -> bool:
+    """Whether a file that is not one JSON document starts with a line that is a JSON object (JSON Lines)."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return isinstance(loads(first), dict)
+    except ValueError:
+        return False
 
 
 def _bounded(parsed: Parsed) -> Parsed:

@@ -165,3 +165,12 @@ def test_represent_answers_what_the_serializer_answers_for_nested_answers_and_od
         MemorySerializer(odd).data  # noqa: B018
     with pytest.raises(AttributeError):
         represent(MemorySerializer, odd)
+
+
+def test_a_refused_choice_lists_the_valid_ones(api):
+    """Any choice field of the API (declared, or made from a model's choices) names what it accepts."""
+    response = api.post("/api/memories/search/", {"query": "tea", "mode": "fuzzy"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["mode"] == ['"fuzzy" is not a valid choice; choose one of: semantic, keyword, hybrid.']
+    listed = api.get("/api/memories/", {"source": "rumour"})
+    assert listed.status_code == 400 and "choose one of: explicit, extracted" in str(listed.json())
