@@ -44,6 +44,12 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.unit} {self.position}: {self.field}: {self.message}"
 
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> "Problem":
+        """A problem as `as_dict` stored it (on the import)."""
+        unit = "line" if "line" in stored else "item"
+        return cls(stored[unit], stored["field"], stored["message"], unit)
+
 
 @dataclass
 class Parsed:

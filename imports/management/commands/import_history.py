@@ -39,7 +39,7 @@ class Command(BaseCommand):
         except services.FileTooLarge as exc:
             raise CommandError(str(exc)) from None
         for problem in job.problems:
-            self.stderr.write(f"skipped {problem}")
+            self.stderr.write(f"skipped {formats.Problem.from_dict(problem)}")
         with tqdm(total=job.items_total, unit="item", disable=no_progress, file=self.stderr) as bar:
             job = processing.import_process(import_id=job.pk, progress=bar.update)
         summary = selectors.import_summary(job)
