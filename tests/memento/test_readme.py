@@ -17,10 +17,9 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.factories import UserFactory
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.web import free_port, start_gunicorn, stop
-
-from tests.factories import UserFactory
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 PASSWORD = "readme-example-password-1"
