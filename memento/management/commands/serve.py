@@ -168,13 +168,13 @@ class Command(BaseCommand):
                 # gunicorn's largest request line (its default 4094 bytes refused a 4,000-character context query
                 # with its other parameters: a 414); longer URLs are still a 414, which the schema documents
                 "--limit-request-line", "8190",
-            ], env=WEB_ENV | os.environ)
+            ], env=WEB_ENV | os.environ, start_new_session=True)
         ]
         if not options["no_worker"]:
             children.append(subprocess.Popen([
                 python, "-m", "celery", "-A", "memento", "worker", "--beat", "--loglevel", "INFO",
                 "--concurrency", "1", "--schedule", str(settings.STATE_DIR / "celerybeat-schedule"),
-            ]))
+            ], start_new_session=True))
 
         self.stdout.write(self.style.SUCCESS(
             f"\nMemento is starting on {base}/\n{logins}"
@@ -187,8 +187,12 @@ class Command(BaseCommand):
             nonlocal stopping
             stopping = True
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
+        # The children run in sessions of their own: a terminal's Ctrl-C (or hang-up) reaches this process only,
+        # which stops them with one SIGTERM each (gunicorn's and Celery's graceful stop). Sent to the whole group,
+        # it made gunicorn's master kill its workers mid-shutdown ("SIGKILL! Perhaps out of memory?") and Celery
+        # take a second signal as a cold shutdown.
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, stop)
         try:
             while not stopping and all(child.poll() is None for child in children):
                 time.sleep(0.5)
