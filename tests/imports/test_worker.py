@@ -95,3 +95,42 @@ def test_a_small_import_is_not_stuck_behind_another_users_big_one(monkeypatch):
     assert Message.objects.filter(owner=big_owner).count() == 300
     # the small import was queued behind the big one's first share, and the big one's next share behind it
     assert small.finished_at < big.finished_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_worker_leaves_the_import_resumable(monkeypatch):
+    """SIGKILL in the middle of an import: the next worker takes it up (its start sends unclaimed work again) and
+    finishes it with every conversation written once."""
+    import os
+    import signal
+
+    from imports import services
+    from tests.imports.samples import chatgpt_export, dumps
+    from tests.web import stop
+    from tests.worker import broker_for, restore_broker, start_celery_worker, use_broker
+
+    monkeypatch.setenv("IMPORT_TASK_MESSAGES", "10")
+    owner = UserFactory()
+    broker = broker_for("postgres", None)
+    previous = use_broker(broker)
+    try:
+        worker = start_celery_worker(broker)
+        try:
+            job = services.import_upload(owner=owner, raw=dumps(chatgpt_export(40, 3)), filename="big.json")
+            wait_for(lambda: job.items.filter(status="done").count() >= 3, timeout=300, worker=worker)
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=30)
+        finally:
+            stop(worker)
+        assert Import.objects.get(pk=job.pk).status == "processing"
+        worker = start_celery_worker(broker)
+        try:
+            wait_for(lambda: Import.objects.get(pk=job.pk).status == "completed", timeout=300, worker=worker)
+        finally:
+            stop(worker)
+    finally:
+        restore_broker(previous)
+    assert Conversation.objects.filter(owner=owner).count() == 40
+    assert Message.objects.filter(owner=owner).count() == 240
+    assert sorted(Conversation.objects.filter(owner=owner).values_list("title", flat=True)) == sorted(
+        f"Chat {i}" for i in range(40))

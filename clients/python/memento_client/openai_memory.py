@@ -46,10 +46,15 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _new_turns(messages: list[dict]) -> list[tuple[int, dict]]:
+def _field(message: Any, name: str) -> Any:
+    """A message's field, whether it is a dict or an SDK object (a previous answer's message put back in)."""
+    return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
+
+
+def _new_turns(messages: list) -> list[tuple[int, Any]]:
     """The user messages after the last assistant message (the turn this call adds), with their positions."""
-    last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-    return [(i, m) for i, m in enumerate(messages) if i > last_assistant and m.get("role") == "user"]
+    last_assistant = max((i for i, m in enumerate(messages) if _field(m, "role") == "assistant"), default=-1)
+    return [(i, m) for i, m in enumerate(messages) if i > last_assistant and _field(m, "role") == "user"]
 
 
 def _client_id(*parts: Any) -> str:
@@ -121,7 +126,7 @@ def _with_context(messages: list[dict], context: str) -> list[dict]:
     if not context:
         return messages
     head = 0
-    while head < len(messages) and messages[head].get("role") in ("system", "developer"):
+    while head < len(messages) and _field(messages[head], "role") in ("system", "developer"):
         head += 1
     return [*messages[:head], {"role": "system", "content": PREAMBLE + context}, *messages[head:]]
 
@@ -130,7 +135,7 @@ def _turns(messages: list[dict], answer: str, answer_id: str) -> list[dict]:
     """The new user turns (ids from their place and text: a history sent again is not stored twice) and the
     assistant's answer."""
     stored = [{"role": "user", "content": text, "client_message_id": _client_id(i, text)}
-              for i, m in _new_turns(messages) if (text := _text_of(m.get("content"))).strip()]
+              for i, m in _new_turns(messages) if (text := _text_of(_field(m, "content"))).strip()]
     if answer.strip():
         stored.append({"role": "assistant", "content": answer, "client_message_id": _client_id("answer", answer_id)})
     return stored
@@ -230,7 +235,7 @@ class _Endpoint:
         chat = self._kind == "chat"
         messages = list(kwargs.get("messages") or []) if chat else _responses_messages(kwargs)
         turns = _new_turns(messages)
-        query = _text_of(turns[-1][1].get("content")) if turns else ""
+        query = _text_of(_field(turns[-1][1], "content")) if turns else ""
         return kwargs, messages, query
 
     def _send_kwargs(self, kwargs: dict, messages: list[dict], context: str) -> dict:
@@ -245,23 +250,32 @@ class _Endpoint:
     def _after(self, messages: list[dict], response: Any, stream: bool) -> Any:
         answer_of = _chat_answer if self._kind == "chat" else _responses_answer
         if not stream:
-            self._memory.append(_turns(messages, *answer_of(response)))
+            try:
+                self._memory.append(_turns(messages, *answer_of(response)))
+            except Exception:  # noqa: BLE001 - the answer goes back to the caller whatever happens here
+                logger.warning("Memento did not store this turn", exc_info=True)
             return response
         delta = _chat_delta if self._kind == "chat" else _responses_delta
         key = _client_id("stream", id(response), len(messages))
         return _Recording(response, delta, lambda text: self._memory.append(_turns(messages, text, key)))
 
     def create(self, **kwargs: Any) -> Any:
-        kwargs, messages, query = self._prepare(kwargs)
-        context = self._memory.context(query)
-        response = self._resource.create(**self._send_kwargs(kwargs, messages, context))
-        return self._after(messages, response, bool(kwargs.get("stream")))
+        try:
+            kwargs, messages, query = self._prepare(kwargs)
+            send = self._send_kwargs(kwargs, messages, self._memory.context(query))
+        except Exception:  # noqa: BLE001 - arguments this wrapper does not understand: the call goes on as given
+            logger.warning("Memento left this call alone", exc_info=True)
+            return self._resource.create(**kwargs)
+        return self._after(messages, self._resource.create(**send), bool(kwargs.get("stream")))
 
     async def _acreate(self, **kwargs: Any) -> Any:
-        kwargs, messages, query = self._prepare(kwargs)
-        context = await asyncio.to_thread(self._memory.context, query)
-        response = await self._resource.create(**self._send_kwargs(kwargs, messages, context))
-        return self._after(messages, response, bool(kwargs.get("stream")))
+        try:
+            kwargs, messages, query = self._prepare(kwargs)
+            send = self._send_kwargs(kwargs, messages, await asyncio.to_thread(self._memory.context, query))
+        except Exception:  # noqa: BLE001
+            logger.warning("Memento left this call alone", exc_info=True)
+            return await self._resource.create(**kwargs)
+        return self._after(messages, await self._resource.create(**send), bool(kwargs.get("stream")))
 
 
 class _Namespace:

@@ -70,9 +70,8 @@ def test_chat_gets_the_context_and_the_turns_are_stored(model, wrap, server_url,
     assert stored(server_url, remembered, conversation) == [
         ("user", "What should I cook for dinner, given my allergies?"), ("assistant", "A peanut-free curry.")]
 
-    # the next call sends the whole history again: only the new turn is stored
-    history += [{"role": "assistant", "content": "A peanut-free curry."},
-                {"role": "user", "content": "Rice or noodles with it?"}]
+    # the next call sends the whole history again (the answer as the SDK gave it): only the new turn is stored
+    history += [answer.choices[0].message, {"role": "user", "content": "Rice or noodles with it?"}]
     client.chat.completions.create(model="m", messages=history)
     client.flush()
     assert stored(server_url, remembered, conversation)[2:] == [
