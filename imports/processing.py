@@ -8,10 +8,11 @@ them and extracts memories); memories (Mem0, LangGraph store items) through `mem
 outside the transaction, with their provenance (`source` import, `source_ref`: import, source, original id,
 position) and original times.
 
-A task writes about IMPORT_TASK_MESSAGES messages or memories and queues the import again behind the work queued
-meanwhile; each owner has one import in the queue (services.imports_dispatch). The task holds the import's claim
-(core.claims) throughout; a second delivery returns at once, and the sweep sends an unclaimed import that made no
-progress again."""
+A task writes about IMPORT_TASK_MESSAGES messages or memories, embeds the messages it wrote (large batches: an
+import is searchable sooner than through one small embedding task per conversation), and queues the import again
+behind the work queued meanwhile; each owner has one import in the queue (services.imports_dispatch). The task
+holds the import's claim (core.claims) throughout; a second delivery returns at once, and the sweep sends an
+unclaimed import that made no progress again."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -21,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from conversations import services as conversation_services
+from conversations.models import Message
 from conversations.services import messages_append
 from core.claims import claim, serialize, unclaimed
 from imports import formats, services, tasks
@@ -70,12 +72,13 @@ def _claim_item(job: Import, item: ImportItem) -> ImportItem | None:
     return locked
 
 
-def _write_conversation(job: Import, item: ImportItem) -> None:
+def _write_conversation(job: Import, item: ImportItem) -> str | None:
+    """Write one conversation; returns its id (None: nothing written, e.g. a duplicate)."""
     payload = item.payload
     with transaction.atomic():
         locked = _claim_item(job, item)
         if locked is None:
-            return
+            return None
         provenance = {"import_id": str(job.pk), "source": payload["source"], "position": item.position,
                       "original_id": payload["original_id"], "created_at": payload["created_at"]}
         conversation = conversation_services.conversation_create(
@@ -90,6 +93,17 @@ def _write_conversation(job: Import, item: ImportItem) -> None:
         locked.result = {"conversation_id": str(conversation.pk)}
         locked.save(update_fields=["status", "written", "result"])
         Import.objects.filter(pk=job.pk).update(updated_at=timezone.now())
+    return str(conversation.pk)
+
+
+def _embed(conversation_ids: list[str]) -> None:
+    """The written conversations' messages embedded here, in large batches (the model outside any transaction),
+    rather than by the small tasks their appends queued, one per conversation (those then find nothing left to
+    do and send extraction as usual): an import is searchable sooner. Provider down: the sweep embeds them."""
+    if conversation_ids:
+        ids = list(Message.objects.filter(conversation_id__in=conversation_ids, embedding__isnull=True)
+                   .values_list("pk", flat=True))
+        conversation_services.messages_embed(message_ids=ids)
 
 
 def _memory_fields(job: Import, item: ImportItem) -> dict:
@@ -157,14 +171,21 @@ def import_process(*, import_id, max_weight: int | None = None,
         job = _start(import_id)
         if job is None:
             return Import.objects.filter(pk=import_id).first()
-        weight = 0
+        weight, unembedded, unembedded_weight = 0, [], 0
         while max_weight is None or weight < max_weight:
             batch = _pending(job, MEMORY_GROUP)
             if not batch:
+                _embed(unembedded)
                 return _finish(job)
             if batch[0].kind == formats.CONVERSATION:
                 group = batch[:1]
-                _write_conversation(job, group[0])
+                written = _write_conversation(job, group[0])
+                if written is not None:
+                    unembedded.append(written)
+                    unembedded_weight += group[0].weight
+                if unembedded_weight >= settings.IMPORT_TASK_MESSAGES:
+                    _embed(unembedded)
+                    unembedded, unembedded_weight = [], 0
             else:
                 group = []
                 for item in batch:
@@ -175,6 +196,7 @@ def import_process(*, import_id, max_weight: int | None = None,
             weight += sum(item.weight for item in group)
             if progress is not None:
                 progress(len(group))
+        _embed(unembedded)
         return Import.objects.get(pk=job.pk)
 
 

@@ -140,3 +140,14 @@ def test_another_users_import_of_the_same_file_is_theirs(user, other_user):
     run(user, "mem0")
     job = run(other_user, "mem0")
     assert counts(job)["memories"] == 2 and Memory.objects.filter(owner=other_user).count() == 2
+
+
+def test_a_share_embeds_the_messages_it_wrote(user):
+    """Searchable by meaning when the share ends, not only once the appends' small embedding tasks have run."""
+    job = services.import_upload(owner=user, raw=raw("chatgpt"), filename="c.json")
+    processing.import_process(import_id=job.pk, max_weight=1)
+    first = Conversation.objects.get(owner=user)
+    assert not first.messages.filter(embedding__isnull=True).exists()
+    processing.import_process(import_id=job.pk)
+    assert Message.objects.filter(owner=user).count() == 6
+    assert not Message.objects.filter(owner=user, embedding__isnull=True).exists()
