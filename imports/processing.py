@@ -183,6 +183,8 @@ def import_process(*, import_id, max_weight: int | None = None,
                 if written is not None:
                     unembedded.append(written)
                     unembedded_weight += group[0].weight
+                else:  # a duplicate costs a lookup, not its messages' writes: it counts as one
+                    weight -= group[0].weight - 1
                 if unembedded_weight >= settings.IMPORT_TASK_MESSAGES:
                     _embed(unembedded)
                     unembedded, unembedded_weight = [], 0

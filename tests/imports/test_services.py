@@ -151,3 +151,11 @@ def test_a_share_embeds_the_messages_it_wrote(user):
     processing.import_process(import_id=job.pk)
     assert Message.objects.filter(owner=user).count() == 6
     assert not Message.objects.filter(owner=user, embedding__isnull=True).exists()
+
+
+def test_a_duplicate_counts_as_one_in_a_share(user):
+    """Importing a file again goes quickly: a share is counted in writes, and a duplicate writes nothing."""
+    run(user, "chatgpt")
+    again = services.import_upload(owner=user, raw=raw("chatgpt"), filename="c.json")
+    processing.import_process(import_id=again.pk, max_weight=2)  # the first conversation alone has 4 messages
+    assert list(again.items.values_list("status", flat=True)) == ["duplicate", "duplicate"]
