@@ -16,8 +16,11 @@ setup() {
   local stamp=.venv/.requirements.sha256 want
   want=$(sha256sum requirements.txt | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "Installing requirements into .venv ..."
-    .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+    # the first run downloads PyTorch, spaCy's model and the rest (a few minutes): pip shows what it is doing
+    echo "Installing requirements into .venv (the first time takes a few minutes) ..."
+    # (its errors go to stderr, untouched; pipefail stops the script when pip fails)
+    .venv/bin/pip install --disable-pip-version-check -r requirements.txt \
+      | awk '/^(Collecting|Downloading|Installing|Successfully)/ { print; fflush() }'
     echo "$want" >"$stamp"
   fi
 }

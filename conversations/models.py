@@ -11,7 +11,7 @@ from memories.models import EMBEDDING_DIMENSIONS, hnsw_index, owner_lexemes_inde
 
 
 class Conversation(models.Model):
-    """A thread of messages between a user and an agent (seed 003). Memories are extracted from its messages
+    """A thread of messages between a user and an agent. Memories are extracted from its messages
     and link back to it."""
 
     class Status(models.TextChoices):

@@ -189,3 +189,24 @@ def _run(steps, instance) -> dict:
             raise _Fallback
         ret[name] = None if value is None else (value if convert is None else convert(value))
     return ret
+
+
+CHOICE_ERROR = '"{input}" is not a valid choice; choose one of: {choices}.'
+
+
+def _choice_to_internal_value(self, data):
+    if data == "" and self.allow_blank:
+        return ""
+    try:
+        return self.choice_strings_to_values[str(data)]
+    except KeyError:
+        self.fail("invalid_choice", input=data, choices=", ".join(self.choice_strings_to_values))
+
+
+def list_choices_in_errors() -> None:
+    """Every API choice field (ModelSerializer's from model choices too) says which values it accepts when it
+    refuses one: `"csv" is not a valid choice; choose one of: auto, chatgpt, ...` (DRF's own message names only
+    the bad value). Set once at start-up (core's AppConfig.ready)."""
+    serializers.ChoiceField.default_error_messages = {
+        **serializers.ChoiceField.default_error_messages, "invalid_choice": CHOICE_ERROR}
+    serializers.ChoiceField.to_internal_value = _choice_to_internal_value

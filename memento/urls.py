@@ -12,6 +12,7 @@ from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
 from memento.schema import SchemaView
+from imports import views as import_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
@@ -29,6 +30,7 @@ router.register("reminders", profile_views.ReminderViewSet, basename="reminder")
 router.register("consolidation", profile_views.ConsolidationViewSet, basename="consolidation")
 router.register("tokens", account_views.TokenViewSet, basename="token")
 router.register("end-users", account_views.EndUserViewSet, basename="end-user")
+router.register("imports", import_views.ImportViewSet, basename="import")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -188,7 +188,7 @@ class Memory(models.Model):
         Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories",
         help_text="Empty: user-scoped (applies everywhere). Set: project-scoped.",
     )
-    agent_id = models.CharField(max_length=200, blank=True, help_text="The agent that owns it, if any (seed 003).")
+    agent_id = models.CharField(max_length=200, blank=True, help_text="The agent that owns it, if any.")
     namespace = ArrayField(
         models.CharField(max_length=200), default=default_namespace,
         help_text='Organisational path, e.g. ["memories", "preferences"]; non-empty strings.',
@@ -232,7 +232,7 @@ class Memory(models.Model):
     source_ref = models.JSONField(
         default=dict, blank=True, help_text="Where it came from, e.g. conversation, message, document, chunk ids."
     )
-    links = models.JSONField(default=dict, blank=True, help_text="Related URLs, files and memories (seed 003).")
+    links = models.JSONField(default=dict, blank=True, help_text="Related URLs, files and memories.")
     version = models.PositiveIntegerField(default=1, help_text="1 on creation, +1 on every change.")
     supersedes = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",

@@ -113,7 +113,7 @@ class FilterSerializer(StrictSerializer):
     """The filters shared by list (query string) and search (JSON body)."""
 
     project = serializers.IntegerField(required=False, allow_null=True, help_text=(
-        "Scope (seed 004): omitted or null -> user-scoped memories only; a project id -> user-scoped memories "
+        "Scope: omitted or null -> user-scoped memories only; a project id -> user-scoped memories "
         "plus that project's."))
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: memories of every project and none.")

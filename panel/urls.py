@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from core.throttles import throttle_sign_in
-from panel import access, profile_views, project_views, views
+from panel import access, imports, profile_views, project_views, views
 
 app_name = "panel"
 
@@ -30,6 +30,9 @@ urlpatterns = [
     path("documents/<uuid:pk>/", views.document_detail, name="document_detail"),
     path("documents/<uuid:pk>/status/", views.document_status, name="document_status"),
     path("documents/<uuid:pk>/delete/", views.document_delete, name="document_delete"),
+    path("imports/", imports.import_list, name="import_list"),
+    path("imports/<uuid:pk>/", imports.import_detail, name="import_detail"),
+    path("imports/<uuid:pk>/status/", imports.import_status, name="import_status"),
     path("conversations/", views.conversation_list, name="conversation_list"),
     path("conversations/<uuid:pk>/", views.conversation_detail, name="conversation_detail"),
     path("projects/", project_views.project_list, name="projects"),

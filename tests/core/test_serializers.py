@@ -198,3 +198,12 @@ def test_the_edges_of_the_readable_range_are_accepted(api):
         response = send(api, "post", "/api/memories/", {"content": f"edge {moment}", "happened_at": moment})
         assert response.status_code == 201, response.content
     assert len(api.get("/api/memories/").json()["results"]) == 2
+
+
+def test_a_refused_choice_lists_the_valid_ones(api):
+    """Any choice field of the API (declared, or made from a model's choices) names what it accepts."""
+    response = api.post("/api/memories/search/", {"query": "tea", "mode": "fuzzy"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["mode"] == ['"fuzzy" is not a valid choice; choose one of: semantic, keyword, hybrid.']
+    listed = api.get("/api/memories/", {"source": "rumour"})
+    assert listed.status_code == 400 and "choose one of: explicit, extracted" in str(listed.json())

@@ -10,6 +10,8 @@ Endpoints (under /v1):
   openai client asks for by default) is answered with little-endian float32, like OpenAI does.
 - POST /chat/completions: answers from a queue of scripted replies (`reply()`), `default_reply` ("{}") when the
   queue is empty. `stream: true` is answered as server-sent events.
+- POST /responses: the Responses API, from the same queue of replies (a string: the output text); `stream: true`
+  is answered with its events (response.created, response.output_text.delta, response.completed).
 - GET /models: the models seen so far.
 
 Scripting failures (each fault applies to the next `times` matching requests, `times=None` to all of them; a
@@ -263,6 +265,8 @@ class FakeOpenAIServer:
                                     faults.get("values"))
         if route == ("POST", "/chat/completions"):
             return self._chat(handler, request)
+        if route == ("POST", "/responses"):
+            return self._responses(handler, request)
         if route == ("GET", "/models"):
             return self._models(handler)
         return self._send_error(handler, 404, f"Unknown request URL: {handler.command} {path}.", code="unknown_url")
@@ -340,6 +344,37 @@ class FakeOpenAIServer:
             delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta["tool_calls"])]
         events = chunk(delta, None) + chunk({}, finish) + b"data: [DONE]\n\n"
         self._send(handler, 200, events, content_type="text/event-stream")
+
+    def _responses(self, handler: _Handler, request: RecordedRequest) -> None:
+        payload = request.json
+        if not isinstance(payload, dict) or "model" not in payload or not payload.get("input"):
+            return self._send_error(handler, 400, "'model' and 'input' are required.", code="invalid_request")
+        with self._lock:
+            reply: Reply = self._replies.popleft() if self._replies else self.default_reply
+        if callable(reply):
+            reply = reply(payload)
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        number = next(self._ids)
+        item = {"type": "message", "id": f"msg_fake_{number}", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+        def response(status: str, output: list) -> dict:
+            return {"id": f"resp_fake_{number}", "object": "response", "created_at": int(time.time()),
+                    "model": payload["model"], "status": status, "output": output, "parallel_tool_calls": True,
+                    "tool_choice": "auto", "tools": [], "usage": {"input_tokens": 1, "output_tokens": 1,
+                                                                  "total_tokens": 2}}
+
+        if not payload.get("stream"):
+            return self._send_json(handler, 200, response("completed", [item]))
+        events = [
+            {"type": "response.created", "response": response("in_progress", [])},
+            {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0,
+             "delta": text},
+            {"type": "response.completed", "response": response("completed", [item])},
+        ]
+        body = b"".join(f"event: {event['type']}\ndata: {json.dumps({**event, 'sequence_number': i})}\n\n".encode()
+                        for i, event in enumerate(events))
+        self._send(handler, 200, body, content_type="text/event-stream")
 
     def _models(self, handler: _Handler) -> None:
         seen = sorted({r.json["model"] for r in self.requests if isinstance(r.json, dict) and "model" in r.json})

@@ -80,3 +80,17 @@ def test_idle_runtime_threads_sleep_instead_of_spinning():
     options = encoder.session.get_session_options()
     assert options.get_session_config_entry(onnx_model.SPINNING) == "0"
     assert options.intra_op_num_threads == 2
+
+
+@pytest.mark.slow
+def test_the_export_says_nothing_alarming(tmp_path):
+    """The tracer's warnings (TracerWarning, the legacy exporter's DeprecationWarning) filled serve's first log."""
+    import warnings
+
+    from integrations.embeddings import _model_dir
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        onnx_model.export(_model_dir(), tmp_path / "model.onnx")
+    assert (tmp_path / "model.onnx").exists()
+    assert [str(w.message)[:80] for w in caught] == []

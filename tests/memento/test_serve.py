@@ -141,3 +141,52 @@ def test_a_dead_worker_is_started_again_and_the_web_server_keeps_running(tmp_pat
     finally:
         supervisor.stop()
     assert all(worker.poll() is not None for worker in supervisor.workers)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_ctrl_c_stops_serve_without_false_alarms(tmp_path):
+    """A terminal's Ctrl-C reaches the whole foreground process group: serve, gunicorn and its workers alike.
+    Serve alone must take it and stop its children gracefully, so the log says nothing alarming (gunicorn's
+    "SIGKILL! Perhaps out of memory?" for workers its master killed), nor repeats a start-up line per process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    import requests
+    from django.conf import settings
+
+    from tests.web import database_env, free_port
+
+    port = free_port()
+    env = {**os.environ, **database_env(), "STATIC_ROOT": str(tmp_path / "static"),
+           "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port), "--no-worker", "--web-workers", "2"],
+        cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its own process group, as a shell gives a foreground job
+    )
+    log: list[str] = []
+    reader = threading.Thread(target=lambda: log.extend(process.stdout), daemon=True)
+    reader.start()
+    try:
+        for _ in range(600):
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/api/schema/", timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert process.poll() is None, "".join(log)
+            threading.Event().wait(0.5)
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=120) == 0, "".join(log)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    output = "".join(log)
+    assert "Memento is starting" in output
+    assert "SIGKILL" not in output and "out of memory" not in output, output
+    assert "AXES: BEGIN" not in output, output

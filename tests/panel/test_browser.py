@@ -221,3 +221,21 @@ def test_admin_and_api_docs_work_under_the_content_security_policy_and_inline_sc
     assert page.evaluate("window.injected === undefined")
     assert any("script-src" in violation for violation in page.csp_violations)
     page.csp_violations.clear()  # the refusals this test caused on purpose
+
+
+def test_an_import_is_followed_to_completed(page, live_server, someone, worker):
+    from tests.imports.samples import SAMPLES
+
+    log_in(page, live_server, someone)
+    page.click("nav >> text=Import")
+    page.set_input_files("input[name=file]", str(SAMPLES / "claude_conversations.json"))
+    page.click("button:has-text('Import')")
+    page.wait_for_url(f"{live_server.url}/imports/*/")
+    # the bar follows the status endpoint until the import is written, then the page reloads with the counts
+    page.wait_for_selector(".progress[data-rendered-status=completed]", timeout=180_000)
+    assert page.locator(".progress .bar").get_attribute("aria-valuenow") == "100.0"
+    assert page.locator("[data-role=counts]").text_content() == "2 / 2 items"
+    assert "2 (4 messages)" in page.inner_text(".meta-grid")
+    screenshot(page, "import-detail")
+    page.click("nav >> text=Conversations")
+    assert "Learning Portuguese" in page.inner_text("table")

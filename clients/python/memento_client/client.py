@@ -33,8 +33,12 @@ def api_root(url: str) -> str:
     return url if url.endswith("/api") else f"{url}/api"
 
 
-def auth_headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Token {token}"}
+END_USER_HEADER = "X-Memento-End-User"
+
+
+def auth_headers(token: str, end_user: str | None = None) -> dict[str, str]:
+    """The request headers for `token`; with a service token, `end_user` names the app's end user it acts for."""
+    return {"Authorization": f"Token {token}", **({END_USER_HEADER: end_user} if end_user else {})}
 
 
 def raise_for_status(response: httpx.Response) -> None:

@@ -133,17 +133,19 @@ def _done() -> concurrent.futures.Future[None]:
 
 
 class MementoStore(_Batching, BaseStore):
-    """A LangGraph `BaseStore` on a Memento server, for the user whose API `token` it is. Thread-safe;
+    """A LangGraph `BaseStore` on a Memento server, for the user whose API `token` it is (with a service token,
+    for the app's end user `end_user`: created on first use, isolated from the others). Thread-safe;
     `abatch` runs `batch` in a worker thread (for a natively async store, see `AsyncMementoStore`)."""
 
     supports_ttl = True
 
     def __init__(self, *, url: str, token: str, index: IndexConfig | None = None, ttl: TTLConfig | None = None,
                  threshold: float | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 client: httpx.Client | None = None):
+                 client: httpx.Client | None = None, end_user: str | None = None):
         super().__init__()
         self._configure(index, ttl, threshold)
-        self._client = client or httpx.Client(base_url=api_root(url), headers=auth_headers(token), timeout=timeout)
+        self._client = client or httpx.Client(base_url=api_root(url), headers=auth_headers(token, end_user),
+                                              timeout=timeout)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
@@ -184,10 +186,10 @@ class AsyncMementoStore(_Batching, AsyncBatchedBaseStore):
 
     def __init__(self, *, url: str, token: str, index: IndexConfig | None = None, ttl: TTLConfig | None = None,
                  threshold: float | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 client: httpx.AsyncClient | None = None):
+                 client: httpx.AsyncClient | None = None, end_user: str | None = None):
         super().__init__()
         self._configure(index, ttl, threshold)
-        self._client = client or httpx.AsyncClient(base_url=api_root(url), headers=auth_headers(token),
+        self._client = client or httpx.AsyncClient(base_url=api_root(url), headers=auth_headers(token, end_user),
                                                     timeout=timeout)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

@@ -151,12 +151,12 @@ class Supervisor:
         return [slot["process"] for slot in self.slots if slot["process"] is not None]
 
     def start(self) -> None:
-        self.web = subprocess.Popen(self.web_command, env=self.env)
+        self.web = subprocess.Popen(self.web_command, env=self.env, start_new_session=True)
         for slot in self.slots:
             self._start(slot)
 
     def _start(self, slot: dict) -> None:
-        slot["process"] = subprocess.Popen(slot["command"], env=self.env)
+        slot["process"] = subprocess.Popen(slot["command"], env=self.env, start_new_session=True)
         slot["started"] = time.monotonic()
 
     def check(self) -> bool:
@@ -257,8 +257,12 @@ class Command(BaseCommand):
             nonlocal stopping
             stopping = True
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
+        # The children run in sessions of their own: a terminal's Ctrl-C (or hang-up) reaches this process only,
+        # which stops them with one SIGTERM each (gunicorn's and Celery's graceful stop). Sent to the whole group,
+        # it made gunicorn's master kill its workers mid-shutdown ("SIGKILL! Perhaps out of memory?") and Celery
+        # take a second signal as a cold shutdown.
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, stop)
         try:
             while not stopping and supervisor.check():
                 time.sleep(0.5)

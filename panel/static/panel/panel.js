@@ -1,7 +1,7 @@
 // The panel's only script: confirmations for destructive buttons, copy buttons, and a progress bar that follows a
-// document's processing by polling its status endpoint. Pages work without it (the detail page then shows the state as of
-// its last load, in words). The Content-Security-Policy allows no inline script or style: behaviour is bound
-// here, and the bar's width is set from its aria-valuenow (a style="" attribute would be refused).
+// document's processing or an import by polling its status endpoint. Pages work without it (the detail page then
+// shows the state as of its last load, in words). The Content-Security-Policy allows no inline script or style:
+// behaviour is bound here, and the bar's width is set from its aria-valuenow (a style="" attribute would be refused).
 "use strict";
 
 document.addEventListener("submit", (event) => {
@@ -21,7 +21,7 @@ function followProgress(box) {
     const status = field("status");
     status.textContent = doc.status;
     status.className = `status status-${doc.status}`;
-    field("counts").textContent = `${doc.progress.done} / ${doc.progress.total} passages`;
+    field("counts").textContent = `${doc.progress.done} / ${doc.progress.total} ${box.dataset.unit || "passages"}`;
     field("error").textContent = doc.error_message || "";
     box.dataset.status = doc.status;
   };
