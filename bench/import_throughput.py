@@ -144,7 +144,6 @@ def wrapper_latency(args, database_url: str) -> None:
     import openai
     from django.contrib.auth import get_user_model
     from memento_client.openai_memory import with_memory
-    from rest_framework.authtoken.models import Token
 
     from bench.ingest import make_texts
     from memories.batch import memory_batch_create
@@ -152,7 +151,9 @@ def wrapper_latency(args, database_url: str) -> None:
 
     user = get_user_model().objects.create(username=f"{PREFIX}wrapper")
     memory_batch_create(owner=user, items=[{"content": text} for text in make_texts(200)])
-    token = Token.objects.create(user=user).key
+    from accounts.services import token_create
+
+    token = token_create(user=user, name="bench").key
     questions = [f"What do you know about {who}'s plans? ({i})" for i, who in
                  zip(range(args.calls), ["Emma", "Liam", "Olivia", "Noah", "Ava"] * args.calls, strict=False)]
     with FakeOpenAIServer() as model, gunicorn(database_url, workers=1, threads=4) as url:

@@ -9,10 +9,11 @@ import pytest
 
 def _new_token() -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.services import token_create
 
     user = get_user_model().objects.create_user(username=f"client-{uuid.uuid4().hex[:10]}", password="x")
-    return Token.objects.create(user=user).key
+    return token_create(user=user, name="client tests").key
 
 
 @pytest.fixture
