@@ -195,6 +195,9 @@ def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Shar
     vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
     rest = iter(vectors[len(texts):])
     candidate_vectors = [[next(rest) for _ in found] for found in candidates]
+    # the candidates' attribute frames (a parse and an embedding each) are kept by statement_frames: reconciling
+    # them in the writing transaction then reads them back instead of computing them there
+    statement_frames([(c.content, c.subject) for found in candidates for c in found])
     share.paced(time.monotonic() - started, len(chunks))
     return chunks, vectors[: len(texts)], candidates, candidate_vectors
 

@@ -527,3 +527,25 @@ def test_the_periodic_sweep_for_stale_documents_is_scheduled(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["requeue-stale-documents"]
     assert entry["task"] == requeue_stale_documents.name and entry["task"] in app.tasks
     assert entry["schedule"] < settings.DOCUMENT_STALE_SECONDS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_candidates_frames_are_read_before_the_writing_transaction(monkeypatch):
+    from django.db import connection
+
+    from extraction import attributes
+
+    owner = UserFactory()
+    inside = []
+    classify = attributes._classify
+
+    def recording(statements, names):
+        inside.extend(connection.in_atomic_block for _ in statements)
+        return classify(statements, names)
+
+    monkeypatch.setattr(attributes, "_classify", recording)
+    attributes._cache.clear()
+    document = _process(_upload(owner, name="me.md", data=b"# About me\n\nI live in Lyon and I work at Acme as a "
+                                                            b"nurse. I am allergic to peanuts."))
+    assert document.processing_status == Document.Status.COMPLETED and _live_memories(document)
+    assert inside and not any(inside)
