@@ -296,9 +296,9 @@ def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
 
 
 def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
-                       b: float) -> list[tuple]:
-    """(id, cosine or None, BM25 share) of `candidates` for passages (document chunks, conversation messages),
-    term frequencies from positions."""
+                       b: float, columns: tuple[str, ...] = ()) -> list[tuple]:
+    """(id, cosine or None, BM25 share, *columns) of `candidates` for passages (document chunks, conversation
+    messages), term frequencies from positions; `columns` are more expressions over the table (alias `m`)."""
     rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "search_vector"), table=table,
-                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b)
-    return [(row[0], row[1], float(row[2] or 0.0)) for row in rows]
+                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns)
+    return [(row[0], row[1], float(row[2] or 0.0), *row[3:]) for row in rows]
