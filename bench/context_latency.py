@@ -110,11 +110,10 @@ def main() -> None:
     args = parser.parse_args()
 
     setup_django("memento_bench_context")
-    from memories.models import Memory  # noqa: F401 - models loaded before the service imports
-
     from conversations.context import context_for
     from conversations.models import Message
     from core import rls
+    from memories.models import Memory
     from memories.search import memory_search
     from memories.search.query import _query_vector
 

@@ -192,8 +192,9 @@ def test_passage_bm25_counts_each_words_occurrences_as_the_formula_says(user, ot
     avgdl = max(sum(length[i] for i in matching) / len(matching), 1)
     idf = {w: math.log(1 + (len(length) - n + 0.5) / (n + 0.5))
            for w in lexemes for n in [sum((i, w) in tf for i in matching)]}
-    expected = {i: sum(idf[w] * tf.get((i, w), 0) * (k1 + 1) / (tf.get((i, w), 0) + k1 * (1 - b + b * length[i] / avgdl))
-                       for w in lexemes) / sum(idf.values()) for i in matching}
+    norm = {i: k1 * (1 - b + b * length[i] / avgdl) for i in matching}
+    expected = {i: sum(idf[w] * tf.get((i, w), 0) * (k1 + 1) / (tf.get((i, w), 0) + norm[i]) for w in lexemes)
+                / sum(idf.values()) for i in matching}
     order = sorted(expected, key=lambda i: (-expected[i], str(i)))
     assert [row[0] for row in sorted(rows, key=lambda r: (-r[2], str(r[0])))] == order
     assert len(order) == 5
