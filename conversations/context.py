@@ -194,13 +194,12 @@ def _excerpt_header(message: Message) -> str:
     return f"[{_day(message.sent_at)}{title}]"
 
 
-def _runs(sequences, turns: dict, conversation_id) -> list[list[int]]:
+def _runs(sequences, days: dict, conversation_id) -> list[list[int]]:
     """One conversation's shown turns as excerpts: consecutive turns said on the same day (a day's change starts
-    a new excerpt, under its own header)."""
+    a new excerpt, under its own header). `days`: (conversation, sequence) -> the day its turn was said."""
     runs: list[list[int]] = []
     for s in sorted(sequences):
-        if runs and s == runs[-1][-1] + 1 and (
-                _day(turns[(conversation_id, s)].sent_at) == _day(turns[(conversation_id, runs[-1][-1])].sent_at)):
+        if runs and s == runs[-1][-1] + 1 and days[(conversation_id, s)] == days[(conversation_id, runs[-1][-1])]:
             runs[-1].append(s)
         else:
             runs.append([s])
@@ -227,11 +226,12 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
     outdated = _outdated({m.pk for m in turns.values()}, owner_id)
     lines = {key: _turn_line(m, words) + outdated.get(m.pk, "") for key, m in turns.items()}
     cost = {key: count_tokens(line) + 1 for key, line in lines.items()}
+    days = {key: _day(m.sent_at) for key, m in turns.items()}  # worked out once: runs are redrawn for every hit
     header_cost: dict[tuple, int] = {}
 
     def headers(conversation_id, sequences) -> int:
         total = 0
-        for run in _runs(sequences, turns, conversation_id):
+        for run in _runs(sequences, days, conversation_id):
             key = (conversation_id, run[0])
             if key not in header_cost:
                 header_cost[key] = count_tokens(_excerpt_header(turns[key])) + 1
@@ -258,7 +258,7 @@ def _excerpts(owner_id: int, hits: list[ScoredMessage], room: int, query: str) -
     hit_ids = {hit.message.pk for hit in hits}
     items = []
     for conversation_id in {key[0] for key in shown}:
-        for run in _runs([s for c, s in shown if c == conversation_id], turns, conversation_id):
+        for run in _runs([s for c, s in shown if c == conversation_id], days, conversation_id):
             messages = [turns[(conversation_id, s)] for s in run]
             text = "\n".join([_excerpt_header(messages[0]), *(lines[(conversation_id, s)] for s in run)])
             items.append(ContextItem(

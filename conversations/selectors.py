@@ -88,27 +88,33 @@ def message_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, 
     with transaction.atomic(), connection.cursor() as cursor:
         lexemes = search_start(cursor, query if mode != "semantic" or degraded else "",
                                ef_search=HNSW_EF_SEARCH if vector is not None else None)
+        # when each was said comes with the candidates: ranking needs nothing else, and only the returned messages
+        # are loaded as models (building ~170 of them was half of a search's time; bench/context_latency.py)
         found = passage_candidates(cursor, base=base, table="conversations_message", owner_id=owner_id,
-                                   vector=vector, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B)
-    messages = (Message.objects.filter(owner_id=owner_id).select_related("conversation")
-                .defer("embedding", "search_vector").in_bulk([row[0] for row in found]))
+                                   vector=vector, lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B,
+                                   columns=("m.sent_at", "m.sequence"))
+    said = {row[0]: (row[3], row[4]) for row in found}
     periods = query_periods(query) if mode == "hybrid" else []
 
     def hybrid(message_id, similarity, keyword):
         if keyword <= 0 and (similarity is None or similarity < MIN_SIMILARITY):
             return None
-        sent_at = messages[message_id].sent_at.timestamp()
+        sent_at = said[message_id][0].timestamp()
         return {"semantic": SEMANTIC_WEIGHT * calibrated_similarity(similarity),
                 "keyword": (1 - SEMANTIC_WEIGHT) * keyword,
                 "date": DATE_BONUS if periods and within_periods(sent_at, periods) else 0.0}
 
-    scored = [
-        ScoredMessage(messages[message_id], score, parts)
-        for message_id, score, parts in score_passages(
-            [row for row in found if row[0] in messages], mode=mode, degraded=degraded,
-            has_vector=vector is not None, threshold=threshold, semantic_threshold=MESSAGE_THRESHOLD,
-            hybrid=hybrid,
-        )
-    ]
-    scored.sort(key=lambda s: (-s.score, s.message.sent_at, s.message.sequence))
-    return MessageResults(scored[:limit], mode, degraded)
+    ranked = score_passages([row[:3] for row in found], mode=mode, degraded=degraded, has_vector=vector is not None,
+                            threshold=threshold, semantic_threshold=MESSAGE_THRESHOLD, hybrid=hybrid)
+    ranked.sort(key=lambda r: (-r[1], *said[r[0]]))
+    scored: list[ScoredMessage] = []
+    start = 0
+    while len(scored) < limit and start < len(ranked):
+        # the best `limit` as models; more only when some went since the candidates were read
+        batch = ranked[start:start + limit - len(scored)]
+        start += len(batch)
+        messages = (Message.objects.filter(owner_id=owner_id).select_related("conversation")
+                    .defer("embedding", "search_vector").in_bulk([message_id for message_id, _, _ in batch]))
+        scored += [ScoredMessage(messages[message_id], score, parts) for message_id, score, parts in batch
+                   if message_id in messages]
+    return MessageResults(scored, mode, degraded)

@@ -193,22 +193,23 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
         f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND {match})"
     ]
     params = [*rows_params, owner_id, *match_params]
-    # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time
+    # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time. MATERIALIZED: used
+    # once, the planner inlined it and ran its aggregate again for every matching row (449 rows of a LoCoMo
+    # conversation: 190 ms of a 237 ms statement; bench/context_latency.py)
     counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
     ctes.append(
-        f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+        f"stats AS MATERIALIZED (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
         f"(SELECT count(*) FROM {table} WHERE owner_id = %s)::float8 AS total FROM kwm)"
     )
     params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
     idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
     norm = f"{k1} * (1 - {b} + {b} * x.dl / s.avgdl)"
-    terms = []
-    tf = ("(SELECT coalesce(sum(cardinality(u.positions)), 0)::float8 FROM unnest(x.v) AS u "
-          "WHERE u.lexeme = %s)")
-    for i in range(len(lexemes)):
-        terms.append(f"(SELECT {idf[i]} * t.tf * {k1 + 1} / (t.tf + {norm}) FROM (SELECT {tf} AS tf) AS t)")
+    # every word's occurrences from one pass over the row's tsvector (a pass per word cost ~15 us a row each)
+    tfs = ", ".join(f"coalesce(sum(cardinality(u.positions)) FILTER (WHERE u.lexeme = %s), 0)::float8 AS tf{i}"
+                    for i in range(len(lexemes)))
+    terms = [f"{idf[i]} * t.tf{i} * {k1 + 1} / (t.tf{i} + {norm})" for i in range(len(lexemes))]
     score = (f"SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
-             f"FROM kwm AS x, stats AS s")
+             f"FROM kwm AS x CROSS JOIN LATERAL (SELECT {tfs} FROM unnest(x.v) AS u) AS t, stats AS s")
     return ctes, params, score, list(lexemes)
 
 
@@ -295,9 +296,9 @@ def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
 
 
 def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
-                       b: float) -> list[tuple]:
-    """(id, cosine or None, BM25 share) of `candidates` for passages (document chunks, conversation messages),
-    term frequencies from positions."""
+                       b: float, columns: tuple[str, ...] = ()) -> list[tuple]:
+    """(id, cosine or None, BM25 share, *columns) of `candidates` for passages (document chunks, conversation
+    messages), term frequencies from positions; `columns` are more expressions over the table (alias `m`)."""
     rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "search_vector"), table=table,
-                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b)
-    return [(row[0], row[1], float(row[2] or 0.0)) for row in rows]
+                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns)
+    return [(row[0], row[1], float(row[2] or 0.0), *row[3:]) for row in rows]

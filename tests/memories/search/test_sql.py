@@ -1,6 +1,7 @@
 """The candidate SQL: a keyword match reads only the searching user's full-text index entries, so how long it
 takes cannot tell what words other users have (the timing side channel: bench/fts_side_channel.py)."""
 
+import math
 import os
 
 import pytest
@@ -163,3 +164,39 @@ def test_word_frequencies_are_estimated_from_the_newest_rows_and_counted_for_rar
         assert sql.word_frequencies(cursor, large_owner.pk, ["alpha"], total=60) == [5]  # reused for a while
         cache.clear()
         assert sql.word_frequencies(cursor, large_owner.pk, ["beta"], total=60) == [35]
+
+
+def test_passage_bm25_counts_each_words_occurrences_as_the_formula_says(user, other_user):
+    """Passage BM25 (term frequencies from the tsvector's positions) against the formula worked out here from the
+    stored tsvectors: the same rows in the same order with the same scores."""
+    from conversations.models import Message
+
+    texts = ["Zanzibar spice tour: the spice market, then more spice", "a spice tour", "our tour of Zanzibar",
+             "Zanzibar, Zanzibar and Zanzibar again", "nothing to do with it", "tour tour tour of the old town"]
+    for text in texts:
+        MessageFactory(conversation__owner=user, content=text)
+    MessageFactory(conversation__owner=other_user, content="spice spice spice tour of Zanzibar")
+    lexemes, k1, b = ["spice", "tour", "zanzibar"], 1.2, 0.4
+    with rls.as_user(user.pk), transaction.atomic(), connection.cursor() as cursor:
+        rows = sql.passage_candidates(cursor, base=Message.objects.filter(owner=user), table="conversations_message",
+                                      owner_id=user.pk, vector=None, lexemes=lexemes, k=10, k1=k1, b=b)
+        cursor.execute("SELECT m.id, u.lexeme, cardinality(u.positions), length(m.search_vector) "
+                       "FROM conversations_message AS m, unnest(m.search_vector) AS u WHERE m.owner_id = %s",
+                       [user.pk])
+        stored = cursor.fetchall()
+    tf, length = {}, {}
+    for row_id, lexeme, positions, dl in stored:
+        tf[(row_id, lexeme)] = positions
+        length[row_id] = dl
+    matching = {row_id for (row_id, lexeme) in tf if lexeme in lexemes}
+    avgdl = max(sum(length[i] for i in matching) / len(matching), 1)
+    idf = {w: math.log(1 + (len(length) - n + 0.5) / (n + 0.5))
+           for w in lexemes for n in [sum((i, w) in tf for i in matching)]}
+    norm = {i: k1 * (1 - b + b * length[i] / avgdl) for i in matching}
+    expected = {i: sum(idf[w] * tf.get((i, w), 0) * (k1 + 1) / (tf.get((i, w), 0) + norm[i]) for w in lexemes)
+                / sum(idf.values()) for i in matching}
+    order = sorted(expected, key=lambda i: (-expected[i], str(i)))
+    assert [row[0] for row in sorted(rows, key=lambda r: (-r[2], str(r[0])))] == order
+    assert len(order) == 5
+    for row_id, _, score in rows:
+        assert score == pytest.approx(expected[row_id], rel=1e-9)
