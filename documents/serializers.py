@@ -85,7 +85,7 @@ class ChunkSearchSerializer(StrictSerializer):
         "semantic: minimum cosine similarity (default 0.3); keyword and hybrid: minimum score."))
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
     project = serializers.IntegerField(required=False, allow_null=True, help_text=(
-        "Scope (seed 004): omitted or null -> documents without a project; a project id -> those plus the "
+        "Scope: omitted or null -> documents without a project; a project id -> those plus the "
         "project's documents."))
     all_projects = serializers.BooleanField(required=False, default=False,
                                             help_text="Ignore scope: documents of every project and none.")

@@ -51,7 +51,7 @@ RANKINGS = {
     ),
     "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
              "importance and recency tie-breakers.",
-    "weighted": "Seed 004: cosine similarity x 0.7 + importance x 0.3 (in keyword mode or when degraded, the "
+    "weighted": "Cosine similarity x 0.7 + importance x 0.3 (in keyword mode or when degraded, the "
                 "full-text relevance stands in for the similarity).",
     "rrf": f"Reciprocal-rank fusion: 1/({RRF_K} + semantic rank) + 1/({RRF_K} + full-text rank).",
     "similarity": "Cosine similarity alone (default for semantic mode).",
