@@ -7,12 +7,13 @@
 # DJANGO_SECRET_KEY, ...): docs/deploy.md lists them. Nothing here starts a database.
 FROM python:3.11-slim
 
+# PIP_EXTRA_INDEX_URL: the CPU build of torch (PyPI's default wheel brings CUDA, gigabytes the app never uses)
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    # the CPU build of torch (PyPI's default wheel would bring CUDA, gigabytes the app never uses)
     PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu \
+    DJANGO_SETTINGS_MODULE=memento.settings \
     HF_HUB_OFFLINE=1 \
     PORT=8000 \
     STATIC_ROOT=/app/staticfiles \

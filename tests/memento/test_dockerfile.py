@@ -5,6 +5,7 @@ entry points it names exist, `migrate` and `worker` start, and its health check 
 import importlib
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -19,13 +20,16 @@ ROOT = Path(settings.BASE_DIR)
 ENTRYPOINT = ROOT / "deploy" / "entrypoint.sh"
 
 
+def _path() -> str:
+    """PATH with this interpreter first: `python` is the one with the requirements, as in the image."""
+    return f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+
+
 def _entrypoint(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The script as a fresh container runs it (its own /tmp: no process type recorded by an earlier call)."""
     with tempfile.TemporaryDirectory() as tmp:
         return subprocess.run([str(ENTRYPOINT), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "TMPDIR": tmp, **(env or {}),
-                                   # `python` is the interpreter with the requirements, as in the image
-                                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+                              env={**os.environ, "TMPDIR": tmp, **(env or {}), "PATH": _path()})
 
 
 def test_the_dockerfile_runs_the_entrypoint_and_its_process_types():
@@ -81,3 +85,30 @@ def test_healthcheck_passes_against_a_served_web_process(transactional_db):
         assert refused.returncode == 1  # a Host Django refuses is a 400: the check does not pass by accident
     finally:
         stop(server)
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (keyword, arguments), continuation lines joined and comments dropped."""
+    lines = [line for line in (ROOT / "Dockerfile").read_text().splitlines() if not line.lstrip().startswith("#")]
+    joined = re.sub(r"\\\n", " ", "\n".join(lines))
+    return [(line.split(None, 1)[0], line.split(None, 1)[1]) for line in joined.splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_the_images_build_step_runs_as_written(tmp_path):
+    """The RUN that builds static files and exports the local model, with the image's ENV (paths moved under a
+    temporary directory): it needs no database and no broker."""
+    env = {}
+    for keyword, arguments in _instructions():
+        if keyword == "ENV":
+            env.update(pair.split("=", 1) for pair in shlex.split(arguments))
+    build = next(arguments for keyword, arguments in _instructions()
+                 if keyword == "RUN" and "collectstatic" in arguments)
+    env |= {"STATIC_ROOT": str(tmp_path / "static"), "EMBEDDING_ONNX_DIR": str(tmp_path / "onnx"),
+            "MEDIA_ROOT": str(tmp_path / "media")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_"))}
+    result = subprocess.run(["sh", "-c", build.replace("chmod +x", "test -x")], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600, env={**clean, **env, "PATH": _path()})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert (tmp_path / "static" / "admin").is_dir()
+    assert list((tmp_path / "onnx").glob("*.onnx"))
