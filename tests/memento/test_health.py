@@ -7,7 +7,7 @@ from django.db import connection
 from django.test import Client
 
 from core import rls
-from tests.web import free_port
+from tests.web import free_port, stop
 
 
 @pytest.fixture(autouse=True)
@@ -92,3 +92,48 @@ def test_probes_are_not_throttled_and_need_no_credentials(db, settings, monkeypa
 def test_probes_refuse_unsafe_methods(db):
     assert Client().post("/healthz").status_code == 405
     assert Client().post("/readyz").status_code == 405
+
+
+@pytest.mark.slow
+def test_served_probes_while_the_database_goes_down_and_comes_back(transactional_db, monkeypatch):
+    """gunicorn (the app role, RLS enforced as in production) through a TCP proxy to the database: while the
+    proxy is down /healthz stays 200 and /readyz is 503 naming the database; both are 200 again once it is up,
+    in the same process."""
+    from urllib.parse import parse_qs, urlsplit
+
+    import requests
+
+    from tests import web
+    from tests.core.test_outage import DatabaseProxy
+
+    query = {k: v[0] for k, v in parse_qs(urlsplit(web.database_url()).query).items()}
+    proxy = DatabaseProxy(f"{query['host']}/.s.PGSQL.{query['port']}")
+    proxy.up()
+
+    def via_proxy(url: str) -> str:
+        parts = urlsplit(url)
+        return f"postgresql://{parts.username}@127.0.0.1:{proxy.port}{parts.path}"
+
+    for name in ("database_url", "app_database_url"):  # the URLs tests.web gives gunicorn
+        original = getattr(web, name)
+        monkeypatch.setattr(web, name, lambda original=original: via_proxy(original()))
+    monkeypatch.setenv("CELERY_BROKER_URL", "sqla+postgresql+psycopg://nobody@/memento")  # the database transport
+    port = free_port()
+    server = web.start_gunicorn(port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert requests.get(f"{base}/readyz", timeout=30).json() == {"status": "ok", "checks": {"database": "ok"}}
+        proxy.down()
+        for _ in range(3):  # the kept connection cut, new ones refused
+            assert requests.get(f"{base}/healthz", timeout=30).json() == {"status": "ok"}
+            down = requests.get(f"{base}/readyz", timeout=30)
+            assert down.status_code == 503, down.text
+            assert down.json() == {"status": "unavailable", "checks": {"database": "failed"}}
+        proxy.up()
+        assert requests.get(f"{base}/readyz", timeout=30).status_code == 200
+        assert requests.get(f"{base}/healthz", timeout=30).status_code == 200
+        assert server.poll() is None
+    finally:
+        stop(server)
+        proxy.down()
+    assert "Traceback" not in "".join(server.log)
