@@ -42,7 +42,7 @@ def _database() -> str | None:
 
 
 def _redis_broker() -> bool:
-    return settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://", "unix://"))
+    return settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
 
 
 def _broker() -> str | None:
