@@ -68,7 +68,7 @@ def bind_params(binding: Binding) -> list[str]:
 def _apply(binding: Binding) -> None:
     if _in_force(binding):  # a round trip saved: every request starts by binding nobody, as the last one ended
         return
-    if connection.connection is None and binding == (None, _process_default_bypass):
+    if connection.connection is None and binding == Binding(None, _process_default_bypass):
         return  # a connection opened later starts so bound (below): an anonymous request for the API schema or
         # docs never touches the database (the schema built while it was down logged a traceback)
     with connection.cursor() as cursor:

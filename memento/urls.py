@@ -11,6 +11,7 @@ from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
+from memento import health
 from memento.schema import SchemaView
 from imports import views as import_views
 from memento.search import MemorySearchView
@@ -33,6 +34,7 @@ router.register("end-users", account_views.EndUserViewSet, basename="end-user")
 router.register("imports", import_views.ImportViewSet, basename="import")
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
