@@ -279,10 +279,11 @@ def _outdated(message_ids: set, owner_id: int) -> dict:
     among the memories): OUTDATED when everything it said was, else which of its statements ("[no longer true:
     The user drives a Corolla]")."""
     rows = Memory.objects.filter(owner_id=owner_id, message_id__in=message_ids, is_active=True).order_by(
-        "created_at").values_list("message_id", "superseded_by_id", "content")
+        "created_at").values_list("message_id", "superseded_by_id", "content", "metadata__frames")
     current, past = set(), {}
-    for message_id, superseded_by, content in rows:
-        if superseded_by is None:
+    for message_id, superseded_by, content, frames in rows:
+        # "I left Acme" is kept as the past of the Acme chain, yet what it says stays true
+        if superseded_by is None or any(f.get("ended") for f in frames or [] if isinstance(f, dict)):
             current.add(message_id)
         else:
             past.setdefault(message_id, []).append(content.rstrip(". "))

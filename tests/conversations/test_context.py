@@ -10,6 +10,7 @@ from conversations import context as ctx
 from conversations import services
 from conversations.models import Message
 from memories import services as memory_services
+from memories.models import Memory
 from tests.conversations.test_selectors import converse
 from tests.factories import ConversationFactory
 
@@ -278,3 +279,26 @@ def test_a_turn_that_also_said_what_is_still_true_names_what_is_no_longer_true(u
     assert ("Ana: I drive a Toyota Corolla and I play the cello. [no longer true: Ana drives a Toyota Corolla]"
             in excerpt.text.splitlines())
     assert excerpt.outdated == [old_turn.pk]
+
+
+def test_a_turn_that_ended_something_is_not_marked_as_no_longer_true(user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        conversation = converse(user, [("user", "Ana", "I work at Acme as a data engineer."),
+                                       ("user", "Ana", "I joined Doctolib. I left my job at Acme.")],
+                                start=datetime(2024, 1, 10, 8, 0, tzinfo=UTC))
+    old_turn, new_turn = conversation.messages.order_by("sequence")
+    for memory in user.memories.all():
+        memory_services.memory_forget(memory=memory)
+    acme = memory_services.memory_create(owner=user, content="Ana works at Acme", message=old_turn,
+                                         conversation=conversation).memory
+    doctolib = memory_services.memory_create(owner=user, content="Ana works at Doctolib", message=new_turn,
+                                             conversation=conversation, supersedes=acme.pk).memory
+    memory_services.memory_create(owner=user, content="Ana left her job at Acme", message=new_turn,
+                                  conversation=conversation, metadata={"frames": [{"attribute": "employer",
+                                                                                   "ended": True}]},
+                                  supersedes=None)
+    Memory.objects.filter(content="Ana left her job at Acme").update(superseded_by=doctolib)
+    context = ctx.context_for(owner=user, query="Where does Ana work?", budget=400)
+    lines = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
+    assert f"Ana: I work at Acme as a data engineer.{ctx.OUTDATED}" in lines
+    assert "Ana: I joined Doctolib. I left my job at Acme." in lines
