@@ -30,8 +30,8 @@ def test_0017_gives_stored_memories_their_valid_time(user):
             ]
             for pk, key, content, created, happened, message_id, successor in rows:
                 cursor.execute(insert, [pk, user.pk, key, content, created, created, happened, message_id, successor])
-    finally:
-        call_command("migrate", "memories", verbosity=0)
+    finally:  # every app to its latest: going back unapplied the migrations of the apps that depend on memories
+        call_command("migrate", verbosity=0)
     by_content = {m.content: m for m in Memory.objects.filter(owner=user)}
     assert by_content["Lives in Paris"].valid_from == datetime(2021, 3, 1, tzinfo=UTC)
     assert by_content["Lives in Paris"].valid_to == datetime(2024, 6, 20, 18, 30, tzinfo=UTC)
