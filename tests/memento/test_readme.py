@@ -167,7 +167,8 @@ def test_the_agent_examples_run_as_written(served, tmp_path):
     assert Message.objects.filter(owner=user, content__contains="allergic to peanuts").exists()  # the wrapper
     alice = EndUser.objects.get(owner=user, external_id="alice").user  # the app's end user, isolated
     assert Memory.objects.filter(owner=alice, namespace=["memories"]).count() >= 2  # LangGraph + its SDK
-    assert not Memory.objects.filter(owner=user, content__in=["Vegetarian", "Remember: I am allergic to peanuts"]).exists()
+    alices = ["Vegetarian", "Remember: I am allergic to peanuts"]
+    assert not Memory.objects.filter(owner=user, content__in=alices).exists()
     assert Memory.objects.filter(owner=user, content="Prefers tea to coffee").exists()  # MCP over stdio
 
     # the hook commands of the settings snippet, with its environment (the server's address and token filled in)
