@@ -1,13 +1,12 @@
 """The Celery app. Workers start in row-level-security bypass (system code) and refuse a configuration the
 system checks reject."""
 
-import os
-
-from celery import Celery
 import logging
+import os
 import threading
 import time
 
+from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memento.settings")

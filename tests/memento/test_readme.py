@@ -153,7 +153,8 @@ def test_the_agent_examples_run_as_written(served, tmp_path):
     assert len(examples) == 6
     client_package = str(settings.BASE_DIR / "clients" / "python")
     with FakeOpenAIServer() as model:
-        env = {**os.environ, "MEMENTO_TOKEN": token, "MEMENTO_SERVICE_TOKEN": service_token, "OPENAI_API_KEY": "sk-stub", "OPENAI_BASE_URL": model.base_url,
+        env = {**os.environ, "MEMENTO_TOKEN": token, "MEMENTO_SERVICE_TOKEN": service_token,
+               "OPENAI_API_KEY": "sk-stub", "OPENAI_BASE_URL": model.base_url,
                "PYTHONPATH": os.pathsep.join(filter(None, [client_package, os.environ.get("PYTHONPATH")]))}
         for number, code in enumerate(examples, start=1):
             assert README_URL in code
