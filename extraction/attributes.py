@@ -49,6 +49,10 @@ _NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
 _NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalised word there is a name the tagger missed
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
+_AGE_UNITS = {"year", "yr", "years", "yrs"}
+_NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
+# a statement that fills a contact attribute without its value still names the contact ("text me on my new number")
+_CONTACT = re.compile(r"(?i)\b(?:number|phone|mobile|cell|e-?mail|address|reach|contact)\b")
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
            "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately"}
 
@@ -166,8 +170,9 @@ def _names(doc) -> list:
     taken = {t.i for span in spans for t in span}
     run: list = []
     for token in [*doc, None]:
-        if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES and (
-                token.pos_ == "PROPN" or (token.is_title and token.i > 0 and token.dep_ in _NAME_ROLES))):
+        if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES
+                and token.text[:1].isupper()  # the tagger calls some dishes proper nouns ("hates cilantro")
+                and (token.pos_ == "PROPN" or (token.i > 0 and token.dep_ in _NAME_ROLES))):
             run.append(token)
             continue
         if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
@@ -197,7 +202,8 @@ def _values(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
         if len(digits) >= 6:
             found.setdefault("phone", []).append((digits, False))
     ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
-    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)]
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
+            and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)]  # "two kids" counts kids
     if nums:
         found["number"] = [(nums[0].text, _ends(_governing_verb(nums[0])))]
     return found
@@ -306,17 +312,21 @@ def _classify(statements: list[tuple[str, str]], names: set[str]) -> list[list[F
     said = vectors[len(statements):] @ examples.T
     named = np.asarray([BY_NAME[name].value in NAMED or BY_NAME[name].brands for name in owners])
     scores = np.where(named, np.maximum(vectors[:len(statements)] @ masked.T - MASK_PENALTY, said), said)
-    return [_frames(doc, content, holder, token, row, owners)
+    return [_frames(doc, content, holder, token, row, owners, names)
             for (doc, holder, token), (content, _), row in zip(parsed, statements, scores, strict=True)]
 
 
-def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tuple[str, ...]) -> list[Frame]:
+def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tuple[str, ...],
+            self_names: set[str] = frozenset()) -> list[Frame]:
     """The best frame, and beside a single-valued one any other single-valued frame nearly as close whose value
     differs ("a product manager at Doctolib": a job title and an employer)."""
     best: dict[str, float] = {}
     for score, name in zip(row.tolist(), owners, strict=True):
         best[name] = max(best.get(name, -1.0), score)
-    values = _values(doc, content)
+    # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
+    values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
+              for kind, found in _values(doc, content).items()}
+    values = {kind: found for kind, found in values.items() if found}
     if _FAVOURITE.search(content):  # "favourite X" names its attribute outright, whatever the rest says
         return [_with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content,
                             values)]
@@ -330,9 +340,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             break
         if kind.single and (score < top_many + MARGIN or intended):
             continue
-        if kind.value in ("email", "phone") and kind.value not in values and found:
+        if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
-        if kind.value in ("place", "org", "person") and "name" not in values and kind.single:
+        if kind.single and kind.value in _NEEDED and _NEEDED[kind.value] not in values:
             continue  # "we moved again": a change with no value says nothing to update with
         if found and kind.value in _LABELS and not any(e.label_ in _LABELS[kind.value] for e in doc.ents):
             continue  # a second frame needs a name of its own kind: "a product manager at Doctolib" (an ORG)

@@ -42,9 +42,23 @@ TAG_SECTIONS: dict[str, Section] = {
     "location": Section.HOME,
 }
 # what makes a statement a routine: it says how often (the one pattern of its kind in the code base)
-ROUTINE = re.compile(r"(?i)\b(?:every (?:day|morning|evening|night|week|weekend|month|monday|tuesday|wednesday|"
+ROUTINE = re.compile(r"(?i)\b(?:every (?:day|morning|evening|night|week|weekday|weekend|month|monday|tuesday|wednesday|"
                      r"thursday|friday|saturday|sunday)|each (?:morning|evening|day|week)|daily|weekly|nightly|"
                      r"usually|on weekends|twice a (?:day|week))\b")
+# a goal worth a profile entry is a lasting aim, not any intention ("can't wait to", "gonna", "will" are plans
+# of the moment: extraction files them as goals, search finds them, the profile leaves them out)
+LASTING_GOAL = re.compile(r"(?i)\b(?:goals?|targets?|dreams? (?:of|about|is)|dreaming of|aim(?:s|ing)? to|"
+                          r"hop(?:e|es|ing) to|"
+                          r"wants? to (?:become|be an?|learn|start|open|buy|move|retire|run|write|finish|get into)|"
+                          r"plan(?:s|ning)? to (?:become|learn|start|open|buy|move|retire|run|write|finish)|"
+                          r"saving (?:up )?(?:for|to)|working towards?|training for|studying (?:for|to))\b")
+# a statement of the moment: what the person is about to do or feels right now, or what happens on one day
+MOMENTARY = re.compile(r"(?i)\b(?:can't wait|cannot wait|gonna|going to|will|'ll|looking forward|about to|tonight|"
+                       r"today|tomorrow|right now|now|craving|this (?:morning|afternoon|evening|weekend|week)|"
+                       r"(?:night|morning|evening|weekend|afternoon|day) of|(?:on|for) (?:mon|tues|wednes|thurs|fri|"
+                       r"satur|sun)day|(?:\w*day|time|weekend|that|this|it) works for)\b")
+# attributes a momentary statement does not make a profile fact of (a move, a new job or a diet stays one)
+WEAK_ATTRIBUTES = {"", "hobby", "favourite", "skill", "event", "visit", "purchase"}
 ORDER = list(Section)
 
 
@@ -55,20 +69,31 @@ def attribute_of(memory) -> str:
 
 
 def section_of(memory) -> Section | None:
-    """The section a live memory belongs to, or None when it is no profile fact."""
+    """The section a live memory belongs to, or None when it is no profile fact: events and episodes, reminders,
+    plans and feelings of the moment, and remarks about someone close that fill no attribute ("my dogs make me
+    happy") are found by search instead."""
     category = (memory.category or "").lower()
-    if category in ("relationship", "reminder"):  # about someone close (their job is no work of the user's)
-        return CATEGORY_SECTIONS[category]
+    content = memory.content or ""
     attribute = attribute_of(memory)
     base = attribute.split(":", 1)[0]
+    if category == "reminder":
+        return None
+    if category == "goal" or (category in ("fact", "") and LASTING_GOAL.search(content)):
+        return Section.GOALS if LASTING_GOAL.search(content) else None
+    if base in WEAK_ATTRIBUTES and MOMENTARY.search(content):
+        return None
+    if base == "manager":
+        return Section.WORK
+    if category == "relationship":  # about someone close (their job is no work of the user's)
+        return Section.FAMILY if base and ATTRIBUTE_SECTIONS.get(base, Section.FAMILY) is not None else None
+    if ROUTINE.search(content) and base in WEAK_ATTRIBUTES:
+        return Section.ROUTINES
     if base in ATTRIBUTE_SECTIONS:
         return ATTRIBUTE_SECTIONS[base]
-    if category in ("fact", "preference", "") and ROUTINE.search(memory.content):
-        return Section.ROUTINES
     if category in CATEGORY_SECTIONS:
         return CATEGORY_SECTIONS[category]
     # its tags, else the topics its words name (a memory written by hand often has neither category nor tags)
-    for tag in [*(memory.tags or ()), *topic_tags(memory.content)]:
+    for tag in [*(memory.tags or ()), *topic_tags(content)]:
         if tag in TAG_SECTIONS:
             return TAG_SECTIONS[tag]
     return Section.IDENTITY if category == "fact" else None

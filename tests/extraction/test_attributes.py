@@ -66,3 +66,14 @@ def test_small_talk_fills_no_attribute():
 
 def test_values_compare_by_their_words():
     assert same_value("kia niro", "niro kia") and not same_value("vegan", "strict vegan") and not same_value("", "")
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("The user can't stand coriander.", ()),  # a dish the tagger calls a proper noun is no preferred name
+    ("The user has three children, Olu and Bea.", ()),  # a number that counts children is no age
+    ("This evening the user is baking focaccia.", ()),  # no phone without a number or a word for one
+    ("Sunday works for Priya.", ("priya",)),  # the speaker's own name is no employer of theirs
+])
+def test_look_alikes_fill_no_single_valued_attribute(text, names):
+    found = statement_frames([(text, "user")], self_names=names)[0]
+    assert not [f for f in found if f.single], found

@@ -1,0 +1,40 @@
+"""Which statements make profile entries: lasting facts do, plans and feelings of the moment do not (they stay
+memories that search finds)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from profiles.models import Section
+from profiles.sections import section_of
+
+
+def memory(content, category="fact", attribute=""):
+    return SimpleNamespace(content=content, category=category, tags=[], subject="user",
+                           metadata={"attribute": attribute} if attribute else {})
+
+
+@pytest.mark.parametrize(("content", "category", "attribute", "section"), [
+    ("The user dreams of opening a bakery.", "goal", "", Section.GOALS),
+    ("The user is putting money aside, saving for a flat in Ghent.", "fact", "", Section.GOALS),
+    ("The user's target for next spring is to finish a triathlon.", "goal", "event", Section.GOALS),
+    ("The user cycles to the office every weekday morning.", "fact", "hobby", Section.ROUTINES),
+    ("The user's line manager is Tomasz.", "relationship", "manager", Section.WORK),
+    ("The user's dad lives in Cork.", "relationship", "home", Section.FAMILY),
+    ("The user is teetotal.", "restriction", "diet", Section.HEALTH),
+])
+def test_lasting_facts_find_their_section(content, category, attribute, section):
+    assert section_of(memory(content, category, attribute)) == section
+
+
+@pytest.mark.parametrize(("content", "category", "attribute"), [
+    ("The user can't wait for the barbecue on Saturday.", "goal", ""),
+    ("The user is gonna grab some ramen tonight.", "goal", "favourite"),
+    ("The user will bring the snacks.", "goal", ""),
+    ("Right now the user is craving chocolate.", "fact", ""),
+    ("Thursday works for the user.", "fact", ""),
+    ("The user's cats make them so happy.", "relationship", ""),
+    ("The user is really looking forward to the concert.", "preference", "hobby"),
+])
+def test_plans_and_feelings_of_the_moment_make_no_entry(content, category, attribute):
+    assert section_of(memory(content, category, attribute)) is None
