@@ -211,12 +211,27 @@ def _subject_of(sentence: str) -> str:
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
 
 
+# a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
+# "we have a cat called Pixel, she's so lazy"), unless the first is subordinate ("when I was small, I ...")
+_SPLICE = re.compile(r",\s+(?=(?:I|I'm|I've|I'd|we|We|we're|we've|he|He|he's|she|She|she's|they|They|they're|my|My|our|"
+                     r"Our)\s)")
+_SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as|after|before|once|"
+                          r"unless|until|even if|even though|so that|now that)\b")
+
+
+def _splices(piece: str) -> list[str]:
+    parts = _SPLICE.split(piece)
+    if len(parts) == 1 or _SUBORDINATE.match(parts[0]) or speaker_in(parts[0]) is None:
+        return [piece]
+    return parts
+
+
 def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     """A sentence cut at dashes and semicolons into the statements it joins: "I finished my project - want to see
     it?" is a statement and a question. A piece led by "he"/"she" is about the person just named (`person`, or
     one named in the piece before): "...; she turns 7" -> "my daughter Mia turns 7". Any other piece without a
     subject of its own ("- come see!", "- it was great") is dropped: it is nearly always a remark."""
-    pieces = [piece.strip() for piece in _CLAUSE_BREAK.split(sentence) if piece.strip()]
+    pieces = [part.strip() for piece in _CLAUSE_BREAK.split(sentence) for part in _splices(piece) if part.strip()]
     kept: list[str] = []
     for index, piece in enumerate(pieces):
         front = _strip_front(piece)
@@ -240,6 +255,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         sentence, explicit = _strip_front(match["rest"]), True
     if sentence.endswith("?") or _QUESTION.match(sentence):
         return []
+    if name and re.fullmatch(rf"(?i)(?:i'm|i am|my name is|it's|this is) {re.escape(name)}\W*", sentence):
+        return []  # the speaker saying the name they are known by
     for pattern in _YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)

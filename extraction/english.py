@@ -111,6 +111,8 @@ def third_person(sentence: str, name: str = "The user", *, companion: str | None
     # "my kids and I painted" -> "I and my kids painted" -> "Ana and their kids painted"
     sentence = re.sub(r"\b([Mm]y|[Oo]ur)((?: [\w'\-]+){1,3}?) and I\b(?!')",
                       lambda m: f"I and {m[1].lower()}{m[2]}", sentence)
+    if companion and re.search(rf"(?i)\bwith (?:my|our)\b[^,.;]*\b{re.escape(companion.split()[-1])}\b", sentence):
+        companion = None  # "we moved with my husband Piet": the speaker, and Piet said where he belongs
     words = sentence.split(" ")
     plural = companion is None and _TOGETHER.search(sentence)  # "we both", "we all": not the speaker alone
     if plural:

@@ -68,6 +68,12 @@ def attribute_of(memory) -> str:
     return attribute if isinstance(attribute, str) else ""
 
 
+def meta_frames(memory) -> list:
+    meta = memory.metadata if isinstance(memory.metadata, dict) else {}
+    frames = meta.get("frames")
+    return frames if isinstance(frames, list) else []
+
+
 def section_of(memory) -> Section | None:
     """The section a live memory belongs to, or None when it is no profile fact: events and episodes, reminders,
     plans and feelings of the moment, and remarks about someone close that fill no attribute ("my dogs make me
@@ -76,8 +82,9 @@ def section_of(memory) -> Section | None:
     content = memory.content or ""
     attribute = attribute_of(memory)
     base = attribute.split(":", 1)[0]
-    if category == "reminder":
-        return None
+    frames = [f for f in meta_frames(memory) if isinstance(f, dict)]
+    if category == "reminder" or (frames and all(f.get("ended") for f in frames)):
+        return None  # "I left Acme", "when I was small I lived in Rome": no longer so
     if category == "goal" or (category in ("fact", "") and LASTING_GOAL.search(content)):
         return Section.GOALS if LASTING_GOAL.search(content) else None
     if base in WEAK_ATTRIBUTES and MOMENTARY.search(content):

@@ -75,6 +75,15 @@ def test_a_statement_after_a_dash_stands_alone_and_a_question_after_it_is_droppe
         "Cam is keen on counseling.", "Cam would love to support people with similar issues."]
 
 
+def test_two_statements_joined_by_a_comma_stand_alone_unless_the_first_is_subordinate():
+    assert contents("Hey! I'm Ines, we just relocated to Graz with my husband Piet.", speaker="Ines") == [
+        "Ines just relocated to Graz with their husband Piet."]  # her own name says nothing new
+    assert contents("My sister Uma is a dentist, she lives in Leeds.", speaker="Kai") == [
+        "Kai's sister Uma is a dentist.", "Kai's sister Uma lives in Leeds."]
+    assert contents("While I was at uni, I lived in Bristol.", speaker="Kai") == [
+        "While Kai was at uni, they lived in Bristol."]
+
+
 @pytest.mark.parametrize(("text", "content"), [
     ("I stumbled upon this super cool book from the 1900s.", "Sam stumbled upon this super cool book from the 1900s."),
     ("Still working on opening a dance studio.", "Sam is still working on opening a dance studio."),

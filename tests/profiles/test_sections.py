@@ -38,3 +38,9 @@ def test_lasting_facts_find_their_section(content, category, attribute, section)
 ])
 def test_plans_and_feelings_of_the_moment_make_no_entry(content, category, attribute):
     assert section_of(memory(content, category, attribute)) is None
+
+
+def test_what_ended_makes_no_entry():
+    ended = memory("Until last year the user lived in Porto.", "history", "home")
+    ended.metadata["frames"] = [{"attribute": "home", "value": "porto", "ended": True}]
+    assert section_of(ended) is None
