@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
@@ -80,3 +81,17 @@ def stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+@contextmanager
+def two_nodes(env: dict[str, str]):
+    """Two gunicorn web processes with the same environment added (two nodes of one service); yields their base
+    URLs."""
+    ports, processes = [free_port(), free_port()], []
+    try:
+        for port in ports:
+            processes.append(start_gunicorn(port, env=env))
+        yield [f"http://127.0.0.1:{port}" for port in ports]
+    finally:
+        for process in processes:
+            stop(process)

@@ -3,40 +3,12 @@ it) behave as one service. A write through node A is seen through node B on the 
 snapshot (validated against the database's stamp), throttles count across nodes in the shared cache, and a
 worker on the Redis broker serves both."""
 
-from contextlib import contextmanager
-
 import pytest
-import redis
 import requests
 
 from tests.factories import UserFactory, token_for
-from tests.web import free_port, start_gunicorn, stop
+from tests.web import two_nodes
 from tests.worker import running_worker, wait_for
-
-CACHE_DB = 3  # the Redis database of the nodes' shared cache (the broker tests use 0)
-
-
-@pytest.fixture
-def shared_cache(redis_url):
-    """`CACHE_URL` of a Redis database emptied for this test (throttle counts of an earlier test are gone)."""
-    if redis_url is None:
-        pytest.skip("redis-server is not installed")
-    url = redis_url.rsplit("/", 1)[0] + f"/{CACHE_DB}"
-    redis.Redis.from_url(url).flushdb()
-    return url
-
-
-@contextmanager
-def two_nodes(env: dict[str, str]):
-    """Two gunicorn web processes with the same environment; yields their base URLs."""
-    ports, processes = [free_port(), free_port()], []
-    try:
-        for port in ports:
-            processes.append(start_gunicorn(port, env=env))
-        yield [f"http://127.0.0.1:{port}" for port in ports]
-    finally:
-        for process in processes:
-            stop(process)
 
 
 def _search(base: str, headers: dict, query: str) -> list[str]:

@@ -5,12 +5,15 @@ import logging
 from contextlib import contextmanager
 
 import pytest
+import requests
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.test.utils import CaptureQueriesContext
 
 from core import db_routing
+from tests.factories import UserFactory, token_for
 from tests.standby import start_standby, stop_standby
+from tests.web import two_nodes
 
 ALIAS = "replica_0"
 
@@ -215,3 +218,36 @@ def test_a_write_remembers_the_primary_position_for_its_user(down_replica, user,
 def test_lsn_values_order_as_postgresql_does():
     assert db_routing.lsn_value("0/16B3748") < db_routing.lsn_value("0/16B3750") < db_routing.lsn_value("1/0")
     assert db_routing.lsn_value(None) is None
+
+
+def _last_app_statements(standby, app_role: str) -> list[str]:
+    """What the app role's sessions on the standby ran last (web processes keep their connections)."""
+    with standby.superuser() as conn:
+        return [query for (query,) in conn.execute(
+            "SELECT query FROM pg_stat_activity WHERE usename = %s AND datname = current_database()", [app_role])]
+
+
+@pytest.mark.slow
+@ON_REPLICA
+def test_web_nodes_read_from_the_replica_and_share_read_your_writes(standby, shared_cache, settings):
+    """Two gunicorn nodes with DATABASE_REPLICA_URLS and one Redis cache: B reads from the standby, and a write
+    through A is read back through B at once although the standby has not replayed it (the position is shared)."""
+    headers = {"Authorization": f"Token {token_for(UserFactory())}"}
+    other = {"Authorization": f"Token {token_for(UserFactory())}"}
+    with two_nodes({"DATABASE_REPLICA_URLS": standby.url(), "CACHE_URL": shared_cache}) as (a, b):
+        first = requests.post(f"{a}/api/memories/", json={"content": "Keeps bees"}, headers=headers, timeout=60)
+        assert first.status_code == 201
+        standby.wait_replayed()
+        listed = requests.get(f"{b}/api/memories/", headers=headers, timeout=60)
+        assert listed.json()["count"] == 1
+        assert any("memories_memory" in q for q in _last_app_statements(standby, settings.DATABASE_APP_ROLE))
+        assert requests.get(f"{b}/api/memories/{first.json()['id']}/", headers=other, timeout=60).status_code == 404
+
+        standby.pause()
+        try:
+            fresh = requests.post(f"{a}/api/memories/", json={"content": "Sells honey"}, headers=headers, timeout=60)
+            assert fresh.status_code == 201
+            got = requests.get(f"{b}/api/memories/{fresh.json()['id']}/", headers=headers, timeout=60)
+            assert got.status_code == 200 and got.json()["content"] == "Sells honey"
+        finally:
+            standby.resume()
