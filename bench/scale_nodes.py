@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/scale_nodes.py nodes   [--rates 20,40,60] [--duration 20] [--p95 250]
     .venv/bin/python bench/scale_nodes.py replica [--rate 20] [--duration 20] [--writes 200]
+    .venv/bin/python bench/scale_nodes.py sizes   [--memories 5000] [--messages 5000]
 
 `nodes`: one, then two gunicorn web processes (`serve`'s shape: 1 worker x 4 threads each, one shared Redis cache
 from a throw-away redis-server) on one bench database (memento_nodes); at each rate in turn bench/load.py's mix
@@ -14,6 +15,10 @@ search p95 with reads on the primary vs on the standby. Then the replication lag
 of `--writes` acknowledged writes, how long until the standby's replay position passes the primary's WAL position
 read right after the write (polled every millisecond), and how many of the writer's immediate reads the node still
 sent to the primary because of it.
+
+`sizes`: bytes per memory and per message with their indexes (and the memory's history rows), from
+`pg_total_relation_size` after writing `--memories` memories and `--messages` messages (embedded) through the
+services into a database of their own (memento_sizes), 100 owners; the HNSW indexes' bytes per row on their own.
 
 Loopback only and bounded, like bench/load.py; the machine's other load inflates every figure.
 """
@@ -233,6 +238,52 @@ def replica(args) -> None:
         stop_standby(standby)
 
 
+SIZE_TABLES = ("memories_memory", "memories_memoryhistory", "memories_memoryevent", "conversations_message")
+
+
+def sizes(args) -> None:
+    setup_django("memento_sizes")
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from bench.common import wipe_users
+    from conversations.models import Message
+    from conversations.services import conversation_create, messages_append, messages_embed_pending
+    from memories.batch import memory_batch_create
+
+    owners = 100
+    wipe_users("sizes-")
+    Message.objects.filter(owner__username__startswith="sizes-").delete()
+    rng = random.Random(5)
+    serial = itertools.count()
+    for i in range(owners):
+        user = get_user_model().objects.create(username=f"sizes-{i:03d}")
+        memory_batch_create(owner=user, items=[{"content": fact(rng, next(serial)), "allow_duplicate": True}
+                                               for _ in range(args.memories // owners)])
+        conversation = conversation_create(owner=user, title="sizes")
+        turns = [{"role": "user" if n % 2 else "assistant", "content": fact(rng, next(serial))}
+                 for n in range(args.messages // owners)]
+        for start in range(0, len(turns), 500):  # 500 a call, as the API takes them
+            messages_append(conversation=conversation, messages=turns[start:start + 500])
+    while messages_embed_pending():
+        pass
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")  # settled sizes, as a database that has run a while
+        print(f"{'table':26} {'rows':>8} {'total bytes/row':>16} {'heap+TOAST/row':>15} {'indexes/row':>12} "
+              f"{'HNSW/row':>9}")
+        for table in SIZE_TABLES:
+            cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 (a constant name)
+            rows = cursor.fetchone()[0]
+            cursor.execute("SELECT pg_total_relation_size(%s), pg_table_size(%s), pg_indexes_size(%s), "
+                           "coalesce((SELECT sum(pg_relation_size(i.indexrelid)) FROM pg_index i "
+                           "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+                           "WHERE i.indrelid = %s::regclass AND a.amname = 'hnsw'), 0)",
+                           [table, table, table, table])
+            total, heap, indexes, hnsw = cursor.fetchone()
+            total, heap, indexes, hnsw = (n / rows if rows else float("nan") for n in (total, heap, indexes, hnsw))
+            print(f"{table:26} {rows:8d} {total:16.0f} {heap:15.0f} {indexes:12.0f} {hnsw:9.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -244,7 +295,14 @@ def main() -> None:
     r.add_argument("--rate", type=float, default=20.0)
     r.add_argument("--duration", type=float, default=20.0)
     r.add_argument("--writes", type=int, default=200)
+    z = sub.add_parser("sizes")
+    z.add_argument("--memories", type=int, default=5000)
+    z.add_argument("--messages", type=int, default=5000)
     args = parser.parse_args()
+    if args.command == "sizes":
+        if not (0 < args.memories <= 200_000 and 0 < args.messages <= 200_000):
+            parser.error("bounds: 0 < memories, messages <= 200000")
+        return sizes(args)
     rates = getattr(args, "rates", [args.__dict__.get("rate", 1)])
     if not all(0 < rate <= 300 for rate in rates) or not 0 < args.duration <= 600:
         parser.error("bounds: 0 < rate <= 300, 0 < duration <= 600")
