@@ -1,7 +1,7 @@
 """Stateless web nodes: two gunicorn processes on one database and one Redis (the real redis-server, as CI installs
 it) behave as one service. A write through node A is seen through node B on the next request, also by B's search
-snapshot (validated against the database's stamp), throttles count across nodes in the shared cache, and a
-worker on the Redis broker serves both."""
+snapshot (validated against the database's stamp), a panel session started on A is valid on B, throttles count
+across nodes in the shared cache, and a worker on the Redis broker serves both."""
 
 import pytest
 import requests
@@ -21,7 +21,10 @@ def _search(base: str, headers: dict, query: str) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_write_through_one_node_is_seen_through_the_other_on_the_next_request(shared_cache):
-    headers = {"Authorization": f"Token {token_for(UserFactory())}"}
+    user = UserFactory(username="bea")
+    user.set_password("right horse battery staple")
+    user.save()
+    headers = {"Authorization": f"Token {token_for(user)}"}
     # every search holds the owner's rows in the process from the first one on (memories.search.snapshot)
     with two_nodes({"CACHE_URL": shared_cache, "SEARCH_SNAPSHOT_AFTER": "1"}) as (a, b):
         first = requests.post(f"{a}/api/memories/", json={"content": "Drinks green tea at breakfast"},
@@ -46,6 +49,16 @@ def test_a_write_through_one_node_is_seen_through_the_other_on_the_next_request(
                                timeout=60).status_code == 204
         assert _search(b, headers, "tea") == []
         assert requests.get(f"{b}/api/memories/", headers=headers, timeout=60).json()["count"] == 1
+
+        # a panel session started on node A is valid on node B (sessions are database rows)
+        browser = requests.Session()
+        browser.get(f"{a}/accounts/login/", timeout=60)
+        signed_in = browser.post(f"{a}/accounts/login/", data={
+            "username": "bea", "password": "right horse battery staple",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"]}, allow_redirects=False, timeout=60)
+        assert signed_in.status_code == 302, signed_in.text[:500]
+        page = browser.get(f"{b}/memories/", allow_redirects=False, timeout=60)
+        assert page.status_code == 200 and "Drinks matcha at breakfast" in page.text
 
 
 @pytest.mark.slow

@@ -193,6 +193,26 @@ def test_other_reads_run_on_the_replica_without_writing(replica, standby, api):
     assert len(replica_queries(on_replica)) >= len(answers)
 
 
+@pytest.mark.slow
+@ON_REPLICA
+def test_reads_that_write_stay_on_the_primary(replica, standby, api):
+    """A store read that refreshes TTLs writes `accessed_at`, and the context may rebuild the profile: neither
+    is sent to the read-only standby."""
+    assert api.put("/api/store/items", {"namespace": ["notes"], "key": "k2", "value": {"text": "likes tea"}},
+                   format="json").status_code == 204
+    conversation = api.post("/api/conversations/", {"title": "Tea"}, format="json").json()
+    standby.wait_replayed()
+
+    with CaptureQueriesContext(replica) as on_replica:
+        answers = [
+            api.get("/api/store/items", {"namespace": "notes", "key": "k2"}),
+            api.post("/api/store/items/search", {"namespace_prefix": ["notes"], "query": "tea"}, format="json"),
+            api.get(f"/api/conversations/{conversation['id']}/context/", {"query": "tea"}),
+        ]
+    assert [a.status_code for a in answers] == [200] * len(answers), [a.content[:200] for a in answers]
+    assert on_replica.captured_queries == []
+
+
 @ON_DOWN_REPLICA
 def test_an_unreachable_replica_leaves_reads_to_the_primary(down_replica, api, caplog):
     created = api.post("/api/memories/", {"content": "Plays the cello"}, format="json")
