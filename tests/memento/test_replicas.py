@@ -213,6 +213,28 @@ def test_reads_that_write_stay_on_the_primary(replica, standby, api):
     assert on_replica.captured_queries == []
 
 
+@pytest.mark.slow
+@ON_REPLICA
+def test_a_view_that_fails_on_the_replica_leaves_the_thread_on_the_primary(replica, standby, api, monkeypatch):
+    from memories.views import MemoryViewSet
+
+    seen = []
+
+    def failing_list(self, request, *args, **kwargs):
+        seen.append(connections[DEFAULT_DB_ALIAS].alias)
+        raise RuntimeError("a bug in a read")
+
+    monkeypatch.setattr(MemoryViewSet, "list", failing_list)
+    with pytest.raises(RuntimeError):
+        api.get("/api/memories/")
+    assert seen == [ALIAS]  # it ran on the replica...
+    # ...and the next statement of this thread goes to the primary again
+    assert db_routing.serving_replica() is None and connections[DEFAULT_DB_ALIAS].alias == DEFAULT_DB_ALIAS
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT pg_is_in_recovery()")
+        assert cursor.fetchone() == (False,)
+
+
 @ON_DOWN_REPLICA
 def test_an_unreachable_replica_leaves_reads_to_the_primary(down_replica, api, caplog):
     created = api.post("/api/memories/", {"content": "Plays the cello"}, format="json")
