@@ -17,11 +17,18 @@ from conversations.serializers import (
     ToolCallSerializer,
     with_memory_ids,
 )
+from core.db_routing import ReplicaReads
 from memories.serializers import MemorySerializer
 
 
-class ConversationViewSet(viewsets.ModelViewSet):
+class ConversationViewSet(ReplicaReads, viewsets.ModelViewSet):
     """The caller's conversations and their messages. Appending user messages queues memory extraction."""
+
+    # not the context: it rebuilds a stale profile (a write) before reading it
+    replica_actions = frozenset({"list", "retrieve", "messages"})
+
+    def reads_only(self, request) -> bool:
+        return request.method == "GET"  # POST messages appends
 
     serializer_class = ConversationSerializer
     queryset = Conversation.objects.none()  # for the schema's types only; get_queryset() scopes

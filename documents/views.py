@@ -6,6 +6,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.db_routing import ReplicaReads
 from core.parsers import JSONParser
 from documents import selectors, services
 from documents.models import Document
@@ -105,8 +106,10 @@ class DocumentViewSet(viewsets.ModelViewSet):
         )
 
 
-class ChunkSearchView(APIView):
+class ChunkSearchView(ReplicaReads, APIView):
     """Ranked search over the caller's document chunks: semantic, keyword or hybrid (default)."""
+
+    replica_actions = frozenset({"post"})
 
     @extend_schema(request=ChunkSearchSerializer, responses=ChunkSearchResponseSerializer)
     def post(self, request):

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from conversations.selectors import message_search
 from conversations.serializers import ScoredMessageSerializer
+from core.db_routing import ReplicaReads
 from core.serializers import represent
 from documents.selectors import chunks_for_memory_search
 from documents.serializers import MemorySearchWithChunksResponseSerializer
@@ -28,8 +29,10 @@ class SearchResponseSerializer(MemorySearchWithChunksResponseSerializer):
         "Only with include_messages=true: messages for the same query, mode, limit and scope, best first."))
 
 
-class MemorySearchView(APIView):
+class MemorySearchView(ReplicaReads, APIView):
     """Ranked search over the caller's memories: semantic, keyword or hybrid (default)."""
+
+    replica_actions = frozenset({"post"})
 
     @extend_schema(request=SearchSerializer, responses=SearchResponseSerializer, operation_id="memories_search")
     def post(self, request):

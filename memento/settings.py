@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "core.rls.RowLevelSecurityMiddleware",
+    "core.db_routing.ReadYourWritesMiddleware",  # a write's WAL position, for reads from replicas
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -131,6 +132,15 @@ def _database(url: str) -> dict:
 
 PROCESS_DATABASE_URL = DATABASE_URL if DATABASE_ROLE == "app" else MAINTENANCE_DATABASE_URL
 DATABASES = {"default": _database(PROCESS_DATABASE_URL)}
+# Streaming replicas of that database (comma separated URLs, the same role as DATABASE_URL): read-only API requests
+# go to one of them, and a user whose last write the replica has not replayed yet reads from the primary
+# (core/db_routing.py). Workers and writes always use the primary. In tests a replica mirrors the test database.
+DATABASE_REPLICAS = []
+for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[])):
+    DATABASE_REPLICAS.append(f"replica_{_number}")
+    DATABASES[f"replica_{_number}"] = {**_database(_url), "TEST": {"MIRROR": "default"}}
+# how long a user's last write position is kept: longer than any replication lag worth serving reads through
+REPLICA_READ_YOUR_WRITES_SECONDS = env.int("REPLICA_READ_YOUR_WRITES_SECONDS", default=300)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}

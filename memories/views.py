@@ -5,6 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core import rls
+from core.db_routing import ReplicaReads
 from core.parsers import JSONLinesParser, JSONParser
 from core.serializers import represent
 from memories import batch, portability, selectors, services
@@ -73,8 +74,10 @@ class LenientQuery(ListQuerySerializer):
                    200: OpenApiResponse(WrittenMemorySerializer, "Upserted, or a duplicate")},
     ),
 )
-class MemoryViewSet(viewsets.ModelViewSet):
+class MemoryViewSet(ReplicaReads, viewsets.ModelViewSet):
     """The caller's memories. POST creates or upserts by (namespace, key); DELETE is a soft delete."""
+
+    replica_actions = frozenset({"list", "retrieve", "history", "chain"})
 
     serializer_class = MemorySerializer
     queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes

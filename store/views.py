@@ -2,6 +2,7 @@
 `client.store.*` works against Memento unchanged), plus `POST /store/batch` for a whole `BaseStore.batch()` in
 one round trip. Every endpoint calls `services.store_batch` with operations `ops` has checked."""
 
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -11,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import grants
+from core.db_routing import ReplicaReads
 from core.parsers import JSONParser
 from core.serializers import StrictSerializer
 from store import ops
@@ -78,8 +80,17 @@ BATCH_BODY = body("StoreBatch", {"ops": serializers.ListField(
                                              "...the fields of that endpoint's body}.")})
 
 
-class StoreView(APIView):
+class StoreView(ReplicaReads, APIView):
     parser_classes = [JSONParser]
+    # reads (GET of an item, POST of a search or a listing) that may go to a replica: those that refresh no TTL
+    replica_actions = frozenset({"get"})
+
+    def reads_only(self, request) -> bool:
+        return not getattr(self.read_op(request), "refresh_ttl", True)
+
+    def read_op(self, request) -> ops.Op | None:
+        """The operation a read request asks for, or None when its body is not one (the view refuses it)."""
+        return None
     renderer_classes = [JSONRenderer]
 
     def run(self, batch: list[ops.Op]) -> list:
@@ -95,6 +106,12 @@ class StoreView(APIView):
 
 class ItemView(StoreView):
     """One item: put (an upsert), get, delete (a soft delete of the memory)."""
+
+    def read_op(self, request) -> ops.Op | None:
+        try:
+            return ops.get_query(request.query_params)
+        except ValidationError:
+            return None
 
     delete_takes_body = True  # for the schema: DELETE reads {namespace, key} from a JSON body
 
@@ -121,6 +138,14 @@ class ItemView(StoreView):
 
 
 class SearchView(StoreView):
+    replica_actions = frozenset({"post"})
+
+    def read_op(self, request) -> ops.Op | None:
+        try:
+            return ops.search(request.data)
+        except ValidationError:
+            return None
+
     @extend_schema(operation_id="store_search_items", request=SEARCH_BODY, responses=inline_serializer(
         "StoreSearchResult", {"items": serializers.ListField(child=SEARCH_ITEM)}))
     def post(self, request):
@@ -129,6 +154,11 @@ class SearchView(StoreView):
 
 
 class NamespacesView(StoreView):
+    replica_actions = frozenset({"post"})
+
+    def reads_only(self, request) -> bool:
+        return True
+
     @extend_schema(operation_id="store_list_namespaces", request=NAMESPACES_BODY, responses=inline_serializer(
         "StoreNamespaces", {"namespaces": serializers.ListField(child=_namespace)}))
     def post(self, request):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
@@ -39,10 +40,11 @@ def database_env() -> dict[str, str]:
     return {"DATABASE_URL": app_database_url(), "MAINTENANCE_DATABASE_URL": database_url()}
 
 
-def start_gunicorn(port: int, *, threads: int = 2) -> subprocess.Popen:
-    """`gunicorn memento.wsgi` on 127.0.0.1:`port`, serving the test database; returns once it answers. Its
-    error log is drained into `process.log` (a full pipe would block it)."""
-    env = {**os.environ, **database_env(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
+def start_gunicorn(port: int, *, threads: int = 2, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`gunicorn memento.wsgi` on 127.0.0.1:`port`, serving the test database (with `env` added to its
+    environment); returns once it answers. Its error log is drained into `process.log` (a full pipe would block
+    it)."""
+    env = {**os.environ, **database_env(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1", **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memento.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "1", "--threads", str(threads)],
@@ -79,3 +81,17 @@ def stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+@contextmanager
+def two_nodes(env: dict[str, str]):
+    """Two gunicorn web processes with the same environment added (two nodes of one service); yields their base
+    URLs."""
+    ports, processes = [free_port(), free_port()], []
+    try:
+        for port in ports:
+            processes.append(start_gunicorn(port, env=env))
+        yield [f"http://127.0.0.1:{port}" for port in ports]
+    finally:
+        for process in processes:
+            stop(process)
