@@ -18,6 +18,7 @@ from memories.search import memory_search
 # Bookkeeping that changes with every version; showing it would bury the real changes.
 TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
 SEARCH_LIMIT = 100
+NAMESPACE_CHOICES_LIMIT = 200  # the list's namespace choice offers the owner's largest namespaces
 
 
 def status_filters(status: str) -> dict:
@@ -51,12 +52,21 @@ def memory_filters(form_data: dict, projects: dict) -> memory_selectors.MemoryFi
     return memory_selectors.MemoryFilters(
         project=projects.get(project),
         all_projects=project == "",
+        namespace=form_data.get("namespace") or [],
         tags=form_data.get("tags") or [],
         category=form_data.get("category") or None,
         source=form_data.get("source") or None,
         as_of=end_of_day(form_data.get("as_of")),
         **status_filters(form_data.get("status") or "active"),
     )
+
+
+def namespace_counts(*, owner) -> list[tuple[list[str], int]]:
+    """The owner's namespaces with how many live memories each holds (memories and store items alike), sorted by
+    path; the NAMESPACE_CHOICES_LIMIT largest."""
+    rows = (Memory.objects.owned_by(owner).active().order_by().values("namespace").annotate(n=Count("pk"))
+            .order_by("-n", "namespace")[:NAMESPACE_CHOICES_LIMIT])
+    return sorted(((row["namespace"], row["n"]) for row in rows), key=lambda pair: pair[0])
 
 
 def memory_page_rows(*, owner, form_data: dict, projects: dict):

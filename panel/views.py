@@ -66,7 +66,8 @@ def overview(request):
 
 @login_required
 def memory_list(request):
-    form = MemoryFilterForm(request.GET, owner=request.user)
+    form = MemoryFilterForm(request.GET, owner=request.user,
+                            namespaces=selectors.namespace_counts(owner=request.user))
     form.is_valid()  # every field is optional; invalid ones are shown and left out
     data = form.cleaned_data
     rows, search = selectors.memory_page_rows(owner=request.user, form_data=data, projects=form.projects)
