@@ -212,7 +212,7 @@ def test_history_page_shows_versions_and_diffs(admin_client, embedded, user):
     response = admin_client.get(url(embedded, "history", embedded.pk))
     assert response.status_code == 200
     page = response.content.decode()
-    assert "CREATE" in page and "UPDATE" in page
+    assert "Create" in page and "Update" in page
     assert "Runs a marathon every spring" in page and "Runs a marathon every autumn" in page  # the diff
     assert len(response.context["page_obj"].object_list) == 2
 
@@ -352,3 +352,12 @@ def test_validity_and_supersession_are_shown_with_the_reason(admin_client, user)
     assert "— (current)" in current
     listing = admin_client.get(url(Memory, "changelist"), {"superseded": "yes"}).content.decode()
     assert "valid from" in listing.lower() and "valid to" in listing.lower()
+
+
+def test_every_admin_page_names_the_site(admin_client, client):
+    for response in (admin_client.get("/admin/"), client.get("/admin/login/")):
+        page = response.content.decode()
+        assert '<div id="site-name"><a href="/admin/">Memento administration</a></div>' in page
+        assert re.search(r"<title>[^<]* \| Memento administration</title>", page)
+        assert "Django administration" not in page and "Django site admin" not in page
+        assert 'rel="icon" type="image/svg+xml" href="/static/panel/favicon.svg"' in page
