@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 from rest_framework.exceptions import ParseError
 
@@ -44,6 +45,12 @@ def _page(request, rows, size: int = PAGE_SIZE):
 
 def _memory(request, pk) -> Memory:
     return get_object_or_404(Memory.objects.owned_by(request.user).select_related("project"), pk=pk)
+
+
+@require_GET
+def favicon(request):
+    """`/favicon.ico`, which browsers ask for on pages that name no icon (the API's, the schema's): the panel's."""
+    return redirect(static("panel/favicon.svg"), permanent=True)
 
 
 # --- overview -------------------------------------------------------------------------------------------------

@@ -495,3 +495,11 @@ def test_rough_edges_empty_list_invites_readable_metadata_and_score_parts(panel,
     found = panel.get("/memories/", {"q": "where does the user live", "mode": "hybrid"}).content.decode()
     assert 'class="muted score-parts"' in found
     assert "<strong>1</strong> live memory</a>" in panel.get("/").content.decode()
+
+
+def test_favicon_ico_is_the_panels_icon(client, db):
+    response = client.get("/favicon.ico")
+    assert (response.status_code, response["Location"]) == (301, "/static/panel/favicon.svg")
+    icon = client.get(response["Location"])
+    assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in b"".join(icon.streaming_content)
