@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 from rest_framework.exceptions import ParseError
@@ -312,7 +313,9 @@ def import_memories(request):
             form.add_error("file", [m for msgs in exc.message_dict.values() for m in msgs]
                            if hasattr(exc, "error_dict") else exc.messages)
         else:
-            messages.success(request, f"Imported {result['imported']} memories ({result['versions']} versions); "
-                                      f"{result['skipped']} were already here.")
+            imported, versions, skipped = result["imported"], result["versions"], result["skipped"]
+            messages.success(request, f"Imported {imported} memor{pluralize(imported, 'y,ies')} ({versions} "
+                                      f"version{pluralize(versions)}); {skipped} {pluralize(skipped, 'was,were')} "
+                                      f"already here.")
             return redirect("panel:settings")
     return settings_page(request, import_form=form, status=400)

@@ -277,16 +277,19 @@ def test_revert_from_the_history_page(admin_client, admin_user, embedded, user):
 # --- bulk actions ---------------------------------------------------------------------------------------------
 
 
-def run_action(client, action: str, memories) -> None:
+def run_action(client, action: str, memories):
+    """The page the action leads to (with its message)."""
     data = {"action": action, ACTION_CHECKBOX_NAME: [str(m.pk) for m in memories]}
     response = client.post(url(Memory, "changelist"), data)
     assert response.status_code == 302
+    return client.get(response["Location"])
 
 
 def test_soft_delete_and_restore_actions_write_history(admin_client, admin_user):
     memories = [MemoryFactory(), MemoryFactory()]
     untouched = MemoryFactory()
-    run_action(admin_client, "soft_delete_selected", memories)
+    done = run_action(admin_client, "soft_delete_selected", memories)
+    assert "Soft-deleted 2 memories." in done.content.decode()
     for memory in memories:
         memory.refresh_from_db()
         assert not memory.is_active and memory.version == 2
@@ -294,7 +297,9 @@ def test_soft_delete_and_restore_actions_write_history(admin_client, admin_user)
         assert (latest.history_action, latest.history_user) == ("DELETE", admin_user)
     untouched.refresh_from_db()
     assert untouched.is_active and actions(untouched) == ["CREATE"]
-    run_action(admin_client, "restore_selected", memories)
+    done = run_action(admin_client, "restore_selected", memories[:1])
+    assert "Restored 1 memory." in done.content.decode()
+    run_action(admin_client, "restore_selected", memories[1:])
     for memory in memories:
         memory.refresh_from_db()
         assert memory.is_active and memory.version == 3

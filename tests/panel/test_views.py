@@ -457,7 +457,7 @@ def test_export_then_import_round_trip(panel, user, other_user):
     panel.logout()
     panel.force_login(other_user)
     response = panel.post(reverse("panel:import"), {"file": SimpleUploadedFile("m.jsonl", exported)}, follow=True)
-    assert "Imported 1 memories (2 versions)" in response.content.decode()
+    assert "Imported 1 memory (2 versions); 0 were already here." in response.content.decode()
     assert Memory.objects.filter(owner=other_user, content="Prefers green tea").exists()
 
 
@@ -503,3 +503,12 @@ def test_favicon_ico_is_the_panels_icon(client, db):
     icon = client.get(response["Location"])
     assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
     assert b"<svg" in b"".join(icon.streaming_content)
+
+
+def test_a_count_of_one_is_singular(panel, user):
+    from profiles.models import ConsolidationRun
+
+    MemoryFactory(owner=user)
+    assert "Your 1 memory, deleted" in panel.get(reverse("panel:settings")).content.decode()
+    ConsolidationRun.objects.create(owner=user, trigger="request", memories_seen=1)
+    assert "1 memory compared" in panel.get(reverse("panel:consolidation")).content.decode()
