@@ -27,6 +27,7 @@ from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
+from memories.search.ranking import RANKINGS
 from panel import selectors
 from panel.forms import (
     DocumentUploadForm,
@@ -87,6 +88,7 @@ def memory_list(request):
     query.pop("page", None)
     return render(request, "panel/memory_list.html", {
         "form": form, "page": page, "search": search, "query": query.urlencode(),
+        "ranking_help": RANKINGS.get(search.ranking) if search is not None else None,
     })
 
 

@@ -119,3 +119,27 @@ def test_a_store_items_detail_shows_its_value_as_fields(panel, user):
     shown = re.search(r'<dl class="readable" id="memory-value">(.*?)</dl>', page).group(1)
     assert sorted(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", shown)) == [("content", "likes oolong tea"),
                                                                           ("rating", "5")]
+
+
+PART = re.compile(r'<span class="part" title="([^"]+)">(\w+) (\d+\.\d\d)</span>')
+
+
+def test_search_results_explain_their_score_by_its_parts(panel, user):
+    from django.utils.html import escape
+
+    from memories.search.ranking import RANKINGS
+
+    services.memory_create(owner=user, content="Prefers green tea in the morning", importance=0.8)
+    page = panel.get("/memories/", {"q": "green tea", "mode": "hybrid"}).content.decode()
+    score = float(re.search(r'<span class="score"[^>]*>(\d+\.\d+)</span>', page).group(1))
+    parts = PART.findall(page)
+    assert {name for _, name, _ in parts} >= {"semantic", "keyword", "importance"}
+    assert abs(sum(float(value) for _, _, value in parts) - score) < 0.03  # the parts add up to the score
+    assert ("importance: how much the memory matters", "importance", "0.08") in parts
+    assert escape(RANKINGS["fused"]) in re.search(r'<details class="how-scored".*?</details>', page, re.S).group(0)
+
+
+def test_the_agent_view_shows_each_memorys_score_parts(panel, user):
+    services.memory_create(owner=user, content="The user is allergic to peanuts.", category="restriction")
+    page = panel.get("/agent-view/", {"q": "is the user allergic to peanuts?"}).content.decode()
+    assert {name for _, name, _ in PART.findall(page)} >= {"semantic", "keyword"}
