@@ -2,7 +2,6 @@
 timeline, and the overview's counts. Every query here starts from the owner."""
 
 import difflib
-import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -14,6 +13,7 @@ from django.utils import timezone
 from memories import selectors as memory_selectors
 from memories.models import HistoryAction, Memory
 from memories.search import memory_search
+from panel.templatetags.readable import readable_text
 
 # Bookkeeping that changes with every version; showing it would bury the real changes.
 TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
@@ -110,13 +110,12 @@ class Version:
 
 
 def shown(value):
-    """A history value as text for the timeline: lists joined, JSON as JSON, nothing as None."""
+    """A history value as text for the timeline: lists joined, objects as "key: value" pairs (as the detail shows
+    metadata), nothing as None."""
     if value in (None, "", [], {}):
         return None
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, list | dict):
+        return readable_text(value)
     return value
 
 

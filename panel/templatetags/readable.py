@@ -6,15 +6,16 @@ from django import template
 register = template.Library()
 
 
-def _text(value) -> str:
+def readable_text(value) -> str:
+    """A JSON value as one line of text: objects as "key: value; ...", lists joined with commas."""
     if value is None or value == "" or value == [] or value == {}:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(_text(v) for v in value)
+        return ", ".join(readable_text(v) for v in value)
     if isinstance(value, dict):
-        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
+        return "; ".join(f"{k}: {readable_text(v)}" for k, v in value.items())
     return str(value)
 
 
@@ -22,5 +23,5 @@ def _text(value) -> str:
 def readable_items(value) -> list[tuple[str, str]]:
     """A JSON object's (key, readable value) pairs; anything else as one pair under "value"."""
     if isinstance(value, dict):
-        return [(str(k).replace("_", " "), _text(v)) for k, v in value.items()]
-    return [("value", _text(value))]
+        return [(str(k).replace("_", " "), readable_text(v)) for k, v in value.items()]
+    return [("value", readable_text(value))]

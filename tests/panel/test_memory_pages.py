@@ -60,6 +60,12 @@ def test_a_reported_duplicate_shows_its_checkbox_outside_more(panel, user):
     assert 'name="allow_duplicate"' in page and 'name="allow_duplicate"' not in inside
 
 
+def test_an_empty_list_invites_adding_a_memory_or_connecting_an_agent(panel):
+    invite = re.search(r'<p class="notice" id="no-memories-yet">(.*?)</p>', panel.get("/memories/").content.decode(),
+                       re.S).group(1)
+    assert re.findall(r'<a href="([^"]+)">', invite) == ["/memories/new/", "/access/tokens/"]
+
+
 FILTERS_OPEN = re.compile(r'<details id="filters"[^>]*\bopen\b')
 
 
@@ -143,3 +149,12 @@ def test_the_agent_view_shows_each_memorys_score_parts(panel, user):
     services.memory_create(owner=user, content="The user is allergic to peanuts.", category="restriction")
     page = panel.get("/agent-view/", {"q": "is the user allergic to peanuts?"}).content.decode()
     assert {name for _, name, _ in PART.findall(page)} >= {"semantic", "keyword"}
+
+
+def test_the_versions_show_a_metadata_change_as_readable_pairs(panel, user):
+    memory = services.memory_create(owner=user, content="Lives in Lisbon", metadata={"attribute": "home"}).memory
+    services.memory_update(memory=memory, data={"metadata": {"attribute": "home", "since": 2019}}, actor=user)
+    page = panel.get(f"/memories/{memory.pk}/").content.decode()
+    change = re.search(r'<tr class="change" data-field="metadata">(.*?)</tr>', page, re.S).group(1)
+    old, new = re.search(r"<del>(.*?)</del> → <ins>(.*?)</ins>", change, re.S).groups()
+    assert (old.strip(), sorted(new.strip().split("; "))) == ("attribute: home", ["attribute: home", "since: 2019"])
