@@ -10,13 +10,12 @@ from django.db.models import Count, Q
 from django.db.models.functions import Now, TruncDate
 from django.utils import timezone
 
+from core.readable import readable_text
 from memories import selectors as memory_selectors
 from memories.models import HistoryAction, Memory
 from memories.search import memory_search
-from panel.templatetags.readable import readable_text
+from memories.versions import BOOKKEEPING_FIELDS
 
-# Bookkeeping that changes with every version; showing it would bury the real changes.
-TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
 SEARCH_LIMIT = 100
 NAMESPACE_CHOICES_LIMIT = 200  # the list's namespace choice offers the owner's largest namespaces
 
@@ -142,7 +141,7 @@ def memory_timeline(*, memory: Memory) -> list[Version]:
         previous = records[index + 1] if index + 1 < len(records) else None
         changes = []
         if previous is not None:
-            delta = record.diff_against(previous, excluded_fields=TIMELINE_HIDDEN)
+            delta = record.diff_against(previous, excluded_fields=BOOKKEEPING_FIELDS)
             for change in sorted(delta.changes, key=lambda c: (c.field != "content", c.field)):
                 words = word_diff(change.old, change.new) if change.field == "content" else None
                 changes.append(Change(change.field, shown(change.old), shown(change.new), words))

@@ -14,12 +14,13 @@ from django.utils.text import Truncator
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import embedding_info, without_vectors
+from core.admin import ReadableChanges, embedding_info, without_vectors
 from integrations import embeddings
 from memories import batch, services
 from memories.admin.forms import MemoryAdminForm
 from memories.admin.lists import SupersededListFilter, TagListFilter
 from memories.models import HistoryAction, Memory
+from memories.versions import BOOKKEEPING_FIELDS
 
 ADMIN_REASON = "edited in admin"
 
@@ -91,6 +92,9 @@ class MemoryAdmin(SimpleHistoryAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return self.change_readonly_fields if obj is not None else ()
+
+    def get_historical_record_context_helper(self, request, historical_record):
+        return ReadableChanges(self.model, historical_record, hidden=BOOKKEEPING_FIELDS)
 
     def get_queryset(self, request):
         # the vector itself is 384 floats a row: the pages only need to know whether it is there and its size

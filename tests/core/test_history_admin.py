@@ -23,3 +23,12 @@ def test_history_table_headers_and_cells_read_like_the_admins_lists(admin_client
     assert re.findall(r'<td class="field-is_active"><img src="[^"]*/icon-(yes|no)\.svg" alt="(\w+)">', page) == [
         ("no", "False"), ("yes", "True"), ("yes", "True")]
     assert "no longer runs" in page and "3 versions" in page
+
+
+def test_what_changed_reads_json_and_lists_as_pairs_and_leaves_bookkeeping_out(admin_client, user):
+    memory = services.memory_create(owner=user, content="Lives in Lisbon", actor=user).memory
+    services.memory_update(memory=memory, data={"tags": ["home", "city"], "metadata": {"since": 2019}}, actor=user)
+    page = admin_client.get(reverse("admin:memories_memory_history", args=[memory.pk])).content.decode()
+    changed = re.findall(r"<li><strong>(.*?):</strong> (.*?) &rarr; (.*?)</li>", page)
+    assert sorted(changed) == [("Metadata", "—", "since: 2019"), ("Tags", "—", "home, city")]
+    assert "{&#x27;" not in page and "[]" not in page
