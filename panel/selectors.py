@@ -9,6 +9,7 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import Now, TruncDate
 from django.utils import timezone
+from django.utils.text import capfirst
 
 from core.readable import readable_text
 from memories import selectors as memory_selectors
@@ -97,7 +98,8 @@ def memory_page_rows(*, owner, form_data: dict, projects: dict):
 @dataclass(frozen=True)
 class Change:
     field: str
-    old: object
+    label: str  # the field's name as people read it ("Happened at")
+    old: object  # a related object (project, conversation, message) as itself: shown by its name, not its id
     new: object
     words: list | None = None  # for text: [(op, text)], op one of "same", "del", "ins"
 
@@ -141,10 +143,11 @@ def memory_timeline(*, memory: Memory) -> list[Version]:
         previous = records[index + 1] if index + 1 < len(records) else None
         changes = []
         if previous is not None:
-            delta = record.diff_against(previous, excluded_fields=BOOKKEEPING_FIELDS)
+            delta = record.diff_against(previous, excluded_fields=BOOKKEEPING_FIELDS, foreign_keys_are_objs=True)
             for change in sorted(delta.changes, key=lambda c: (c.field != "content", c.field)):
                 words = word_diff(change.old, change.new) if change.field == "content" else None
-                changes.append(Change(change.field, shown(change.old), shown(change.new), words))
+                label = capfirst(Memory._meta.get_field(change.field).verbose_name)
+                changes.append(Change(change.field, label, shown(change.old), shown(change.new), words))
         versions.append(Version(record, changes))
     return versions
 

@@ -158,3 +158,17 @@ def test_the_versions_show_a_metadata_change_as_readable_pairs(panel, user):
     change = re.search(r'<tr class="change" data-field="metadata">(.*?)</tr>', page, re.S).group(1)
     old, new = re.search(r"<del>(.*?)</del> → <ins>(.*?)</ins>", change, re.S).groups()
     assert (old.strip(), sorted(new.strip().split("; "))) == ("attribute: home", ["attribute: home", "since: 2019"])
+
+
+def test_the_versions_name_fields_and_related_things_as_people_read_them(panel, user):
+    from tests.factories import ConversationFactory
+
+    memory = services.memory_create(owner=user, content="Cannot eat peanuts").memory
+    conversation = ConversationFactory(owner=user, title="Planning dinner")
+    services.memory_update(memory=memory, data={"conversation": conversation, "happened_at": memory.created_at},
+                           actor=user)
+    page = panel.get(f"/memories/{memory.pk}/").content.decode()
+    rows = dict(re.findall(r'<tr class="change" data-field="(\w+)">\s*<th>(.*?)</th>', page))
+    assert rows["conversation"] == "Conversation" and rows["happened_at"] == "Happened at"
+    conversation_row = re.search(r'data-field="conversation">.*?</tr>', page, re.S).group(0)
+    assert "Planning dinner" in conversation_row and str(conversation.pk) not in conversation_row
