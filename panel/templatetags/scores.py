@@ -18,7 +18,11 @@ PART_MEANINGS = {
 }
 
 
+SHOWN_DIGITS = 2  # parts are shown to two decimals: one that would read 0.00 is left out
+
+
 @register.filter
 def score_parts(parts) -> list[tuple[str, float, str]]:
-    """(name, value, meaning) of the parts that add something, in the ranking's order."""
-    return [(name, value, PART_MEANINGS.get(name, name)) for name, value in (parts or {}).items() if value]
+    """(name, value, meaning) of the parts that add something visible, in the ranking's order."""
+    return [(name, value, PART_MEANINGS.get(name, name)) for name, value in (parts or {}).items()
+            if round(value, SHOWN_DIGITS)]

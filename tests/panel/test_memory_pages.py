@@ -145,10 +145,12 @@ def test_search_results_explain_their_score_by_its_parts(panel, user):
     assert escape(RANKINGS["fused"]) in re.search(r'<details class="how-scored".*?</details>', page, re.S).group(0)
 
 
-def test_the_agent_view_shows_each_memorys_score_parts(panel, user):
+def test_the_agent_view_shows_each_memorys_score_parts_and_the_profile_once(panel, user):
     services.memory_create(owner=user, content="The user is allergic to peanuts.", category="restriction")
     page = panel.get("/agent-view/", {"q": "is the user allergic to peanuts?"}).content.decode()
     assert {name for _, name, _ in PART.findall(page)} >= {"semantic", "keyword"}
+    items = re.search(r"<tbody>(.*?)</tbody>", page, re.S).group(1)
+    assert items.count("<td>profile</td>") == 1 and items.count("About the user") == 1
 
 
 def test_the_versions_show_a_metadata_change_as_readable_pairs(panel, user):
