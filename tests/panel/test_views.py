@@ -512,3 +512,11 @@ def test_a_count_of_one_is_singular(panel, user):
     assert "Your 1 memory, deleted" in panel.get(reverse("panel:settings")).content.decode()
     ConsolidationRun.objects.create(owner=user, trigger="request", memories_seen=1)
     assert "1 memory compared" in panel.get(reverse("panel:consolidation")).content.decode()
+
+
+def test_a_lockout_page_leads_back_to_the_same_log_in_with_next(client, user, settings):
+    login = f"{reverse('panel:login')}?next=/profile/"
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        response = client.post(login, {"username": user.username, "password": "wrong", "next": "/profile/"})
+    assert response.status_code == 429
+    assert '<a href="/accounts/login/?next=/profile/">Back to the log-in page</a>' in response.content.decode()
