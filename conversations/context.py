@@ -87,6 +87,7 @@ class ContextItem:
     hits: list[uuid.UUID] = field(default_factory=list)  # the excerpt's matching messages
     outdated: list[uuid.UUID] = field(default_factory=list)  # its turns marked as saying what is no longer true
     memory_ids: tuple = ()  # the profile's: the memories behind its entries
+    parts: dict = field(default_factory=dict)  # a memory's: its score's parts, as search gives them
 
     def source(self) -> dict:
         if self.type == "profile":
@@ -145,7 +146,8 @@ def memory_line(memory) -> str:
 
 def _memory_item(scored: ScoredMemory) -> ContextItem:
     text = memory_line(scored.memory)
-    return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory)
+    return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory,
+                       parts=scored.parts)
 
 
 def _lemmas(text: str) -> set[str]:

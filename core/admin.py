@@ -1,9 +1,13 @@
 """Helpers the apps' admins share. Staff pages bypass row-level security (core.rls)."""
 
+import dataclasses
 import uuid
 
 from django.contrib import admin
 from django.db.models import F, Func, IntegerField
+from simple_history.template_utils import HistoricalRecordContextHelper
+
+from core.readable import readable_text
 
 
 def search_with_id(results, queryset, search_term):
@@ -45,3 +49,21 @@ class ReadOnlyTabularInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class ReadableChanges(HistoricalRecordContextHelper):
+    """A history page's "what changed" (django-simple-history): JSON and lists as people read them, not Python
+    reprs, and the `hidden` fields (bookkeeping that changes with every version) left out. An admin uses it from
+    `get_historical_record_context_helper`."""
+
+    def __init__(self, model, historical_record, *, hidden=(), **kwargs):
+        super().__init__(model, historical_record, **kwargs)
+        self.hidden = set(hidden)
+
+    def context_for_delta_changes(self, delta):
+        kept = [change for change in delta.changes if change.field not in self.hidden]
+        return super().context_for_delta_changes(dataclasses.replace(delta, changes=kept))
+
+    def prepare_delta_change_value(self, change, value):
+        value = super().prepare_delta_change_value(change, value)
+        return readable_text(value) if isinstance(value, list | dict) else value

@@ -4,6 +4,9 @@ from django.utils import timezone
 
 from memories.models import Memory
 
+# Bookkeeping that changes with every version; shown in a version's changes, it would bury the real ones.
+BOOKKEEPING_FIELDS = ("version", "updated_at", "embedding_model")
+
 
 def save_version(memory: Memory, *, action: str, reason: str, actor=None) -> Memory:
     memory._history_action = action

@@ -1,6 +1,8 @@
 """Panel forms. They check shape and turn text inputs into the values the services take; the rules stay in the
 services, whose ValidationErrors `add_service_errors` puts next to the fields they name."""
 
+import json
+
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -9,6 +11,7 @@ from core.times import check_moment
 from memories.models import Memory, Project
 
 DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+STEP_WIDGET = forms.NumberInput(attrs={"step": 0.05})
 
 
 def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
@@ -34,26 +37,34 @@ class OwnedProjectField(forms.ModelChoiceField):
 
 
 class MemoryForm(forms.Form):
-    """Create or edit a memory. `owner` limits the project choices to the owner's projects."""
+    """Create or edit a memory. `owner` limits the project choices to the owner's projects. Only `content` is
+    needed: the rest (under "More" on the page) falls back to the services' defaults when left empty."""
 
-    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), strip=True)
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "autofocus": True,
+                                                           "placeholder": "e.g. I prefer window seats"}),
+                              strip=True, label="What should be remembered?")
     category = forms.CharField(required=False, max_length=100, help_text="e.g. preference, fact, event")
     subject = forms.CharField(required=False, max_length=200, help_text="Who or what it is about")
     tags = forms.CharField(required=False, help_text="Comma-separated")
     project = OwnedProjectField()
-    importance = forms.FloatField(min_value=0, max_value=1, initial=0.5, widget=forms.NumberInput(attrs={"step": 0.05}))
-    confidence = forms.FloatField(min_value=0, max_value=1, initial=1.0, widget=forms.NumberInput(attrs={"step": 0.05}))
-    namespace = forms.CharField(initial="memories", help_text="Slash-separated path, e.g. memories/profile")
+    importance = forms.FloatField(min_value=0, max_value=1, initial=0.5, required=False, widget=STEP_WIDGET,
+                                  help_text="0 to 1: how much it matters when recalled")
+    confidence = forms.FloatField(min_value=0, max_value=1, initial=1.0, required=False, widget=STEP_WIDGET,
+                                  help_text="0 to 1: how sure it is")
+    namespace = forms.CharField(initial="memories", required=False,
+                                help_text="Slash-separated path, e.g. memories/profile")
     key = forms.CharField(required=False, max_length=255, help_text="Optional; the same key updates that memory")
     happened_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Happened at",
                                       validators=[check_moment])
     expires_at = forms.DateTimeField(required=False, widget=DATETIME_WIDGET, label="Expires at",
                                      validators=[check_moment])
     metadata = forms.JSONField(required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 2}),
-                               decoder=FiniteJSONDecoder)
+                               decoder=FiniteJSONDecoder,
+                               help_text='Optional, a JSON object, e.g. {"source": "phone call"}')
 
     FIELDS = ("content", "category", "subject", "tags", "project", "importance", "confidence", "namespace", "key",
               "happened_at", "expires_at", "metadata")
+    MORE = FIELDS[1:]  # the page shows them under "More"
 
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
@@ -73,8 +84,23 @@ class MemoryForm(forms.Form):
             raise ValidationError("A tag is at most 100 characters long.")
         return tags
 
+    def _or_initial(self, name: str):
+        value = self.cleaned_data[name]
+        return self.fields[name].initial if value is None else value
+
+    def clean_importance(self) -> float:
+        return self._or_initial("importance")
+
+    def clean_confidence(self) -> float:
+        return self._or_initial("confidence")
+
     def clean_namespace(self) -> list[str]:
-        return split_list(self.cleaned_data["namespace"], "/")
+        text = self.cleaned_data["namespace"].strip() or self.fields["namespace"].initial
+        return split_list(text, "/")
+
+    def more_open(self) -> bool:
+        """Whether "More" starts open: when a field in it has an error (it would be hidden otherwise)."""
+        return any(name in self.errors for name in (*self.MORE, "allow_duplicate"))
 
     def clean_metadata(self):
         value = self.cleaned_data["metadata"]
@@ -109,11 +135,15 @@ STATUS_CHOICES = [
 
 
 class MemoryFilterForm(forms.Form):
-    """The memory list's search box and filters (a GET form: every field optional)."""
+    """The memory list's search box and filters (a GET form: every field optional). `namespaces` are the owner's
+    (labels, count) pairs the namespace choice offers; a namespace picked keeps it and those below it."""
 
     q = forms.CharField(required=False, max_length=4000, label="Search")
     mode = forms.ChoiceField(choices=[(m, m.title()) for m in ("hybrid", "semantic", "keyword")], required=False)
     project = forms.ChoiceField(required=False)
+    # any namespace may be asked for (a row's link names its own), the choice offers the owner's live ones
+    namespace = forms.CharField(required=False, widget=forms.Select, max_length=10_000,
+                                help_text="Store items live in namespaces of their own")
     tags = forms.CharField(required=False, help_text="Comma-separated; any of them")
     category = forms.CharField(required=False, max_length=100)
     source = forms.ChoiceField(choices=[("", "Any source"), *Memory.Source.choices], required=False)
@@ -121,21 +151,53 @@ class MemoryFilterForm(forms.Form):
     as_of = forms.DateField(required=False, label="As of", widget=forms.DateInput(attrs={"type": "date"}),
                             help_text="What was true on that day (superseded memories included)")
 
-    def __init__(self, *args, owner, **kwargs):
+    # what each filter is when it leaves the list alone (a search submits them all, blank or at these values)
+    UNFILTERED = {"project": "", "namespace": [], "tags": [], "category": "", "source": "", "status": "active",
+                  "as_of": None}
+
+    def __init__(self, *args, owner, namespaces=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.projects = {str(p.pk): p for p in Project.objects.filter(owner=owner)}
         self.fields["project"].choices = [
             ("", "All projects"), ("none", "No project"), *((pk, p.name) for pk, p in self.projects.items())
         ]
+        choices = {namespace_value(labels): f"{'/'.join(labels)} ({count})" for labels, count in namespaces}
+        asked = self.data.get("namespace") or ""
+        if asked and asked not in choices:
+            choices[asked] = f"{asked} (0)"
+        self.fields["namespace"].widget.choices = [("", "All namespaces"), *choices.items()]
 
     def clean_mode(self) -> str:
         return self.cleaned_data["mode"] or "hybrid"
+
+    def clean_namespace(self) -> list[str]:
+        value = self.cleaned_data["namespace"]
+        if not value:
+            return []
+        try:
+            labels = json.loads(value)
+        except ValueError:
+            labels = None
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+            raise ValidationError('A namespace is a JSON list of labels, e.g. ["memories", "profile"].')
+        return labels
 
     def clean_tags(self) -> list[str]:
         return split_list(self.cleaned_data["tags"], ",")
 
     def clean_status(self) -> str:
         return self.cleaned_data["status"] or "active"
+
+    def filters_open(self) -> bool:
+        """Whether the filter panel starts open: when a filter narrows the list or has an error, not merely
+        because a search sent the blank ones along."""
+        return any(name in self.errors or self.cleaned_data.get(name, unset) != unset
+                   for name, unset in self.UNFILTERED.items())
+
+
+def namespace_value(labels) -> str:
+    """A namespace as the list filter's value: its labels as JSON (a label may itself contain "/")."""
+    return json.dumps(list(labels), ensure_ascii=False, separators=(",", ":"))
 
 
 class DocumentUploadForm(forms.Form):

@@ -2,7 +2,6 @@
 timeline, and the overview's counts. Every query here starts from the owner."""
 
 import difflib
-import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -10,14 +9,16 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import Now, TruncDate
 from django.utils import timezone
+from django.utils.text import capfirst
 
+from core.readable import readable_text
 from memories import selectors as memory_selectors
 from memories.models import HistoryAction, Memory
 from memories.search import memory_search
+from memories.versions import BOOKKEEPING_FIELDS
 
-# Bookkeeping that changes with every version; showing it would bury the real changes.
-TIMELINE_HIDDEN = ("version", "updated_at", "embedding_model")
 SEARCH_LIMIT = 100
+NAMESPACE_CHOICES_LIMIT = 200  # the list's namespace choice offers the owner's largest namespaces
 
 
 def status_filters(status: str) -> dict:
@@ -51,12 +52,21 @@ def memory_filters(form_data: dict, projects: dict) -> memory_selectors.MemoryFi
     return memory_selectors.MemoryFilters(
         project=projects.get(project),
         all_projects=project == "",
+        namespace=form_data.get("namespace") or [],
         tags=form_data.get("tags") or [],
         category=form_data.get("category") or None,
         source=form_data.get("source") or None,
         as_of=end_of_day(form_data.get("as_of")),
         **status_filters(form_data.get("status") or "active"),
     )
+
+
+def namespace_counts(*, owner) -> list[tuple[list[str], int]]:
+    """The owner's namespaces with how many live memories each holds (memories and store items alike), sorted by
+    path; the NAMESPACE_CHOICES_LIMIT largest."""
+    rows = (Memory.objects.owned_by(owner).active().order_by().values("namespace").annotate(n=Count("pk"))
+            .order_by("-n", "namespace")[:NAMESPACE_CHOICES_LIMIT])
+    return sorted(((row["namespace"], row["n"]) for row in rows), key=lambda pair: pair[0])
 
 
 def memory_page_rows(*, owner, form_data: dict, projects: dict):
@@ -88,7 +98,8 @@ def memory_page_rows(*, owner, form_data: dict, projects: dict):
 @dataclass(frozen=True)
 class Change:
     field: str
-    old: object
+    label: str  # the field's name as people read it ("Happened at")
+    old: object  # a related object (project, conversation, message) as itself: shown by its name, not its id
     new: object
     words: list | None = None  # for text: [(op, text)], op one of "same", "del", "ins"
 
@@ -100,13 +111,12 @@ class Version:
 
 
 def shown(value):
-    """A history value as text for the timeline: lists joined, JSON as JSON, nothing as None."""
+    """A history value as text for the timeline: lists joined, objects as "key: value" pairs (as the detail shows
+    metadata), nothing as None."""
     if value in (None, "", [], {}):
         return None
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, list | dict):
+        return readable_text(value)
     return value
 
 
@@ -133,10 +143,11 @@ def memory_timeline(*, memory: Memory) -> list[Version]:
         previous = records[index + 1] if index + 1 < len(records) else None
         changes = []
         if previous is not None:
-            delta = record.diff_against(previous, excluded_fields=TIMELINE_HIDDEN)
+            delta = record.diff_against(previous, excluded_fields=BOOKKEEPING_FIELDS, foreign_keys_are_objs=True)
             for change in sorted(delta.changes, key=lambda c: (c.field != "content", c.field)):
                 words = word_diff(change.old, change.new) if change.field == "content" else None
-                changes.append(Change(change.field, shown(change.old), shown(change.new), words))
+                label = capfirst(Memory._meta.get_field(change.field).verbose_name)
+                changes.append(Change(change.field, label, shown(change.old), shown(change.new), words))
         versions.append(Version(record, changes))
     return versions
 

@@ -8,6 +8,7 @@ app_name = "panel"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("favicon.ico", views.favicon, name="favicon"),
     # panel/ templates, not registration/: the admin renders registration/* for its own password pages
     path("accounts/login/", throttle_sign_in(auth_views.LoginView.as_view(template_name="panel/login.html")),
          name="login"),

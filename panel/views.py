@@ -11,6 +11,8 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 from rest_framework.exceptions import ParseError
 
@@ -25,6 +27,7 @@ from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.bookkeeping import touch_after_response
 from memories.models import Memory, MemoryEvent
+from memories.search.ranking import RANKINGS
 from panel import selectors
 from panel.forms import (
     DocumentUploadForm,
@@ -44,6 +47,12 @@ def _page(request, rows, size: int = PAGE_SIZE):
 
 def _memory(request, pk) -> Memory:
     return get_object_or_404(Memory.objects.owned_by(request.user).select_related("project"), pk=pk)
+
+
+@require_GET
+def favicon(request):
+    """`/favicon.ico`, which browsers ask for on pages that name no icon (the API's, the schema's): the panel's."""
+    return redirect(static("panel/favicon.svg"), permanent=True)
 
 
 # --- overview -------------------------------------------------------------------------------------------------
@@ -66,7 +75,8 @@ def overview(request):
 
 @login_required
 def memory_list(request):
-    form = MemoryFilterForm(request.GET, owner=request.user)
+    form = MemoryFilterForm(request.GET, owner=request.user,
+                            namespaces=selectors.namespace_counts(owner=request.user))
     form.is_valid()  # every field is optional; invalid ones are shown and left out
     data = form.cleaned_data
     rows, search = selectors.memory_page_rows(owner=request.user, form_data=data, projects=form.projects)
@@ -78,6 +88,7 @@ def memory_list(request):
     query.pop("page", None)
     return render(request, "panel/memory_list.html", {
         "form": form, "page": page, "search": search, "query": query.urlencode(),
+        "ranking_help": RANKINGS.get(search.ranking) if search is not None else None,
     })
 
 
@@ -304,7 +315,9 @@ def import_memories(request):
             form.add_error("file", [m for msgs in exc.message_dict.values() for m in msgs]
                            if hasattr(exc, "error_dict") else exc.messages)
         else:
-            messages.success(request, f"Imported {result['imported']} memories ({result['versions']} versions); "
-                                      f"{result['skipped']} were already here.")
+            imported, versions, skipped = result["imported"], result["versions"], result["skipped"]
+            messages.success(request, f"Imported {imported} memor{pluralize(imported, 'y,ies')} ({versions} "
+                                      f"version{pluralize(versions)}); {skipped} {pluralize(skipped, 'was,were')} "
+                                      f"already here.")
             return redirect("panel:settings")
     return settings_page(request, import_form=form, status=400)

@@ -1,26 +1,15 @@
-"""JSON values (a memory's metadata, entities) as people read them: "key: value" lines, lists joined with commas,
-never a Python repr."""
+"""JSON values (a memory's metadata, entities) as readable fields in the panel's templates (core.readable)."""
 
 from django import template
 
+from core.readable import readable_text
+
 register = template.Library()
-
-
-def _text(value) -> str:
-    if value is None or value == "" or value == [] or value == {}:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(_text(v) for v in value)
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items())
-    return str(value)
 
 
 @register.filter
 def readable_items(value) -> list[tuple[str, str]]:
     """A JSON object's (key, readable value) pairs; anything else as one pair under "value"."""
     if isinstance(value, dict):
-        return [(str(k).replace("_", " "), _text(v)) for k, v in value.items()]
-    return [("value", _text(value))]
+        return [(str(k).replace("_", " "), readable_text(v)) for k, v in value.items()]
+    return [("value", readable_text(value))]

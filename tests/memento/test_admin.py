@@ -212,7 +212,7 @@ def test_history_page_shows_versions_and_diffs(admin_client, embedded, user):
     response = admin_client.get(url(embedded, "history", embedded.pk))
     assert response.status_code == 200
     page = response.content.decode()
-    assert "CREATE" in page and "UPDATE" in page
+    assert "Create" in page and "Update" in page
     assert "Runs a marathon every spring" in page and "Runs a marathon every autumn" in page  # the diff
     assert len(response.context["page_obj"].object_list) == 2
 
@@ -277,16 +277,19 @@ def test_revert_from_the_history_page(admin_client, admin_user, embedded, user):
 # --- bulk actions ---------------------------------------------------------------------------------------------
 
 
-def run_action(client, action: str, memories) -> None:
+def run_action(client, action: str, memories):
+    """The page the action leads to (with its message)."""
     data = {"action": action, ACTION_CHECKBOX_NAME: [str(m.pk) for m in memories]}
     response = client.post(url(Memory, "changelist"), data)
     assert response.status_code == 302
+    return client.get(response["Location"])
 
 
 def test_soft_delete_and_restore_actions_write_history(admin_client, admin_user):
     memories = [MemoryFactory(), MemoryFactory()]
     untouched = MemoryFactory()
-    run_action(admin_client, "soft_delete_selected", memories)
+    done = run_action(admin_client, "soft_delete_selected", memories)
+    assert "Soft-deleted 2 memories." in done.content.decode()
     for memory in memories:
         memory.refresh_from_db()
         assert not memory.is_active and memory.version == 2
@@ -294,7 +297,9 @@ def test_soft_delete_and_restore_actions_write_history(admin_client, admin_user)
         assert (latest.history_action, latest.history_user) == ("DELETE", admin_user)
     untouched.refresh_from_db()
     assert untouched.is_active and actions(untouched) == ["CREATE"]
-    run_action(admin_client, "restore_selected", memories)
+    done = run_action(admin_client, "restore_selected", memories[:1])
+    assert "Restored 1 memory." in done.content.decode()
+    run_action(admin_client, "restore_selected", memories[1:])
     for memory in memories:
         memory.refresh_from_db()
         assert memory.is_active and memory.version == 3
@@ -352,3 +357,12 @@ def test_validity_and_supersession_are_shown_with_the_reason(admin_client, user)
     assert "— (current)" in current
     listing = admin_client.get(url(Memory, "changelist"), {"superseded": "yes"}).content.decode()
     assert "valid from" in listing.lower() and "valid to" in listing.lower()
+
+
+def test_every_admin_page_names_the_site(admin_client, client):
+    for response in (admin_client.get("/admin/"), client.get("/admin/login/")):
+        page = response.content.decode()
+        assert '<div id="site-name"><a href="/admin/">Memento administration</a></div>' in page
+        assert re.search(r"<title>[^<]* \| Memento administration</title>", page)
+        assert "Django administration" not in page and "Django site admin" not in page
+        assert 'rel="icon" type="image/svg+xml" href="/static/panel/favicon.svg"' in page

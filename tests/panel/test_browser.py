@@ -239,3 +239,32 @@ def test_an_import_is_followed_to_completed(page, live_server, someone, worker):
     screenshot(page, "import-detail")
     page.click("nav >> text=Conversations")
     assert "Learning Portuguese" in page.inner_text("table")
+
+
+def test_a_new_user_adds_a_memory_in_one_box_and_browses_by_namespace(page, live_server, someone):
+    from store import ops
+    from store import services as store_services
+
+    store_services.store_batch(owner=someone, batch=[
+        ops.Put(namespace=("users", "alice", "prefs"), key="drink", value={"content": "likes oolong tea"})])
+    log_in(page, live_server, someone)
+    page.click("nav >> text=Memories")
+    page.click("a:has-text('New memory')")
+    assert page.locator("details.more").get_attribute("open") is None
+    assert not page.is_visible("input[name=category]")  # the rest waits under "More"
+    page.fill("textarea[name=content]", "Prefers green tea in the morning")
+    page.click("button:has-text('Save')")
+    page.wait_for_selector("#memory-content")
+    assert Memory.objects.get(owner=someone, content="Prefers green tea in the morning").importance == 0.5
+
+    page.click("nav >> text=Memories")
+    page.fill("input[name=q]", "tea")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector("#search-summary")
+    assert page.locator("#filters").get_attribute("open") is None  # a search leaves the filters closed
+    assert page.locator("#memory-results .score-parts .part").count() >= 2
+    screenshot(page, "memories-search-parts")
+    page.click("a.pill.namespace")
+    page.wait_for_url("**namespace=**")
+    assert page.locator("#memory-results .content").all_inner_texts() == ["likes oolong tea"]
+    assert page.locator("select[name=namespace] option:checked").inner_text() == "users/alice/prefs (1)"

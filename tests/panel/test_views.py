@@ -457,7 +457,7 @@ def test_export_then_import_round_trip(panel, user, other_user):
     panel.logout()
     panel.force_login(other_user)
     response = panel.post(reverse("panel:import"), {"file": SimpleUploadedFile("m.jsonl", exported)}, follow=True)
-    assert "Imported 1 memories (2 versions)" in response.content.decode()
+    assert "Imported 1 memory (2 versions); 0 were already here." in response.content.decode()
     assert Memory.objects.filter(owner=other_user, content="Prefers green tea").exists()
 
 
@@ -495,3 +495,28 @@ def test_rough_edges_empty_list_invites_readable_metadata_and_score_parts(panel,
     found = panel.get("/memories/", {"q": "where does the user live", "mode": "hybrid"}).content.decode()
     assert 'class="muted score-parts"' in found
     assert "<strong>1</strong> live memory</a>" in panel.get("/").content.decode()
+
+
+def test_favicon_ico_is_the_panels_icon(client, db):
+    response = client.get("/favicon.ico")
+    assert (response.status_code, response["Location"]) == (301, "/static/panel/favicon.svg")
+    icon = client.get(response["Location"])
+    assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in b"".join(icon.streaming_content)
+
+
+def test_a_count_of_one_is_singular(panel, user):
+    from profiles.models import ConsolidationRun
+
+    MemoryFactory(owner=user)
+    assert "Your 1 memory, deleted" in panel.get(reverse("panel:settings")).content.decode()
+    ConsolidationRun.objects.create(owner=user, trigger="request", memories_seen=1)
+    assert "1 memory compared" in panel.get(reverse("panel:consolidation")).content.decode()
+
+
+def test_a_lockout_page_leads_back_to_the_same_log_in_with_next(client, user, settings):
+    login = f"{reverse('panel:login')}?next=/profile/"
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        response = client.post(login, {"username": user.username, "password": "wrong", "next": "/profile/"})
+    assert response.status_code == 429
+    assert '<a href="/accounts/login/?next=/profile/">Back to the log-in page</a>' in response.content.decode()

@@ -1,144 +1,36 @@
-"""Admin for projects, memories and read events. Every memory write made here goes through `memories.services`,
-so it is versioned like any API write (actor = the staff user, reason "... in admin"). Staff pages under /admin/
-bypass row-level security (core.rls), so the admin sees every owner's rows."""
+"""Memories in the admin: list with filters and full-text search, change and history pages (revert from the
+history page), bulk actions; every write through `memories.services`."""
 
 import uuid
 
-from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import ValidationError
-from django.db.models import CharField, Count, F, Func, Q
+from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
+from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import embedding_info, without_vectors
+from core.admin import ReadableChanges, embedding_info, without_vectors
 from integrations import embeddings
 from memories import batch, services
-from memories.models import HistoryAction, Memory, MemoryEvent, Project
+from memories.admin.forms import MemoryAdminForm
+from memories.admin.lists import SupersededListFilter, TagListFilter
+from memories.models import HistoryAction, Memory
+from memories.versions import BOOKKEEPING_FIELDS
 
 ADMIN_REASON = "edited in admin"
-TAG_CHOICES_LIMIT = 500
 
 
-def _preview(text: str, chars: int = 80) -> str:
+def preview(text: str, chars: int = 80) -> str:
     return Truncator(text).chars(chars)
 
 
-# --- projects -------------------------------------------------------------------------------------------------
-
-
-@admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("name", "owner", "memory_count", "created_at", "updated_at")
-    list_select_related = ("owner",)
-    search_fields = ("name", "owner__username", "owner__email")
-    autocomplete_fields = ("owner",)
-    readonly_fields = ("created_at", "updated_at")
-    date_hierarchy = "created_at"
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_memory_count=Count("memories"))
-
-    @admin.display(description="memories", ordering="_memory_count")
-    def memory_count(self, obj: Project) -> int:
-        count = getattr(obj, "_memory_count", None)
-        return obj.memories.count() if count is None else count
-
-    def delete_model(self, request, obj):
-        services.project_delete(project=obj)
-
-    def delete_queryset(self, request, queryset):
-        for project in queryset:
-            services.project_delete(project=project)
-
-
-# --- memories: filters ----------------------------------------------------------------------------------------
-
-
-class TagListFilter(admin.SimpleListFilter):
-    """The distinct tags in use (`SELECT DISTINCT unnest(tags)`); picks memories carrying that tag."""
-
-    title = "tag"
-    parameter_name = "tag"
-
-    def lookups(self, request, model_admin):
-        tags = (
-            Memory.objects.annotate(tag=Func(F("tags"), function="unnest", output_field=CharField()))
-            .order_by("tag")
-            .values_list("tag", flat=True)
-            .distinct()[:TAG_CHOICES_LIMIT]
-        )
-        return [(tag, tag) for tag in tags]
-
-    def queryset(self, request, queryset):
-        if self.value():
-            return queryset.filter(tags__contains=[self.value()])
-        return queryset
-
-
-class SupersededListFilter(admin.SimpleListFilter):
-    title = "superseded"
-    parameter_name = "superseded"
-
-    def lookups(self, request, model_admin):
-        return [("yes", "Yes"), ("no", "No")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "yes":
-            return queryset.filter(superseded_by__isnull=False)
-        if self.value() == "no":
-            return queryset.filter(superseded_by__isnull=True)
-        return queryset
-
-
-# --- memories: form -------------------------------------------------------------------------------------------
-
-
-class MemoryAdminForm(forms.ModelForm):
-    """Checks the services would make, done here so that a mistake shows on the form instead of as an error page."""
-
-    class Meta:
-        model = Memory
-        fields = ("owner", *services.WRITABLE_FIELDS, "is_active")  # never the vectors
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if "key" in self.fields:
-            self.fields["key"].required = False
-            self.fields["key"].help_text = "Unique per owner and namespace among live memories; empty: a new UUID."
-
-    def clean(self):
-        cleaned = super().clean()
-        owner = cleaned.get("owner") or (self.instance.owner if self.instance.owner_id else None)
-        for name in ("project", "conversation", "message"):
-            related = cleaned.get(name)
-            if related is not None and owner is not None and related.owner_id != owner.pk:
-                self.add_error(name, f"This {name} belongs to another user.")
-        for name, validate in (("content", services.validate_content), ("namespace", services.validate_namespace)):
-            if name in self.fields and cleaned.get(name) is not None:
-                try:
-                    validate(cleaned[name])
-                except ValidationError as exc:
-                    self.add_error(name, exc.message_dict[name])
-        if "key" in self.fields and not cleaned.get("key"):
-            cleaned["key"] = str(uuid.uuid4())
-        is_active = cleaned.get("is_active", self.instance.is_active)
-        namespace = cleaned.get("namespace", self.instance.namespace)
-        key = cleaned.get("key", self.instance.key)
-        if owner is not None and is_active and namespace and key and (
-            Memory.objects.filter(owner=owner, namespace=namespace, key=key, is_active=True)
-            .exclude(pk=self.instance.pk).exists()
-        ):
-            self.add_error("key" if "key" in self.fields else None,
-                           f"A live memory of this owner already uses key {key!r} in this namespace.")
-        return cleaned
-
-
-# --- memories: admin ------------------------------------------------------------------------------------------
+def count_memories(count: int) -> str:
+    return ngettext("%(count)d memory", "%(count)d memories", count) % {"count": count}
 
 
 @admin.register(Memory)
@@ -201,6 +93,9 @@ class MemoryAdmin(SimpleHistoryAdmin):
     def get_readonly_fields(self, request, obj=None):
         return self.change_readonly_fields if obj is not None else ()
 
+    def get_historical_record_context_helper(self, request, historical_record):
+        return ReadableChanges(self.model, historical_record, hidden=BOOKKEEPING_FIELDS)
+
     def get_queryset(self, request):
         # the vector itself is 384 floats a row: the pages only need to know whether it is there and its size
         return without_vectors(super().get_queryset(request))
@@ -223,7 +118,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="content", ordering="content")
     def short_content(self, obj: Memory) -> str:
-        return _preview(obj.content)
+        return preview(obj.content)
 
     @admin.display(description="superseded", boolean=True, ordering="superseded_by")
     def is_superseded(self, obj: Memory) -> bool:
@@ -242,7 +137,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
         if successor is None:
             return format_html("{}{}", obj.superseded_by_id, why)
         return format_html('<a href="{}">{}</a>{}', reverse("admin:memories_memory_change", args=[successor.pk]),
-                           _preview(successor.content, 160), why)
+                           preview(successor.content, 160), why)
 
     @admin.display(description="embedding", ordering="embedding_model")
     def embedding_status(self, obj: Memory) -> str:
@@ -301,7 +196,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
         for memory in queryset.filter(is_active=True):
             services.memory_soft_delete(memory=memory, actor=request.user, reason="deleted in admin")
             done += 1
-        self.message_user(request, f"Soft-deleted {done} memories.", messages.SUCCESS)
+        self.message_user(request, f"Soft-deleted {count_memories(done)}.", messages.SUCCESS)
 
     @admin.action(description="Restore selected memories", permissions=["change"])
     def restore_selected(self, request, queryset):
@@ -312,7 +207,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
                 done += 1
             except ValidationError as exc:
                 refused.append(f"{memory.pk}: {' '.join(exc.messages)}")
-        self.message_user(request, f"Restored {done} memories.", messages.SUCCESS)
+        self.message_user(request, f"Restored {count_memories(done)}.", messages.SUCCESS)
         if refused:
             self.message_user(request, "Not restored: " + "; ".join(refused), messages.WARNING)
 
@@ -327,34 +222,8 @@ class MemoryAdmin(SimpleHistoryAdmin):
                 done += batch.memory_reembed_batch(memories=memories, reason="re-embedded in admin",
                                                       actor=request.user)
         except embeddings.EmbeddingError as exc:
-            self.message_user(request, f"Embedding provider unavailable after {done} memories: {exc}", messages.ERROR)
+            self.message_user(request, f"Embedding provider unavailable after {count_memories(done)}: {exc}",
+                              messages.ERROR)
             return
-        self.message_user(request, f"Re-embedded {done} memories with {settings.EMBEDDING_MODEL}.", messages.SUCCESS)
-
-
-# --- read events ----------------------------------------------------------------------------------------------
-
-
-@admin.register(MemoryEvent)
-class MemoryEventAdmin(admin.ModelAdmin):
-    """READ / SEARCH events: an audit trail, so read-only."""
-
-    list_display = ("at", "action", "owner", "memory", "short_query")
-    list_select_related = ("owner", "memory")
-    list_filter = ("action", ("owner", admin.RelatedOnlyFieldListFilter))
-    search_fields = ("query",)
-    date_hierarchy = "at"
-    raw_id_fields = ("owner", "memory")
-
-    @admin.display(description="query")
-    def short_query(self, obj: MemoryEvent) -> str:
-        return _preview(obj.query, 60)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+        self.message_user(request, f"Re-embedded {count_memories(done)} with {settings.EMBEDDING_MODEL}.",
+                          messages.SUCCESS)
