@@ -145,10 +145,11 @@ def running_worker(kind: str, redis: str | None = None):
         restore_broker(previous)
 
 
-def wait_for(predicate, timeout: float = 180.0, interval: float = 0.2, worker=None):
+def wait_for(predicate, timeout: float = 600.0, interval: float = 0.2, worker=None):
     """Poll until `predicate()` is truthy (the worker is another process: there is nothing to join). With
     `worker`, a timeout shows the end of its log. A worker's first extraction loads the parser and the attribute
-    frames (about a minute on a loaded 2-core machine), hence the generous timeout."""
+    frames (about a minute on a loaded 2-core machine, several when other work shares it), hence the generous
+    timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
