@@ -44,19 +44,21 @@ TAG_SECTIONS: dict[str, Section] = {
 # what makes a statement a routine: it says how often (the one pattern of its kind in the code base)
 ROUTINE = re.compile(r"(?i)\b(?:every (?:day|morning|evening|night|week|weekday|weekend|month|monday|tuesday|wednesday|"
                      r"thursday|friday|saturday|sunday)|each (?:morning|evening|day|week)|daily|weekly|nightly|"
-                     r"usually|on weekends|twice a (?:day|week))\b")
+                     r"usually|on weekends|twice a (?:day|week)|(?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)days|"
+                     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day (?:nights|mornings|evenings|afternoons))\b")
 # a goal worth a profile entry is a lasting aim, not any intention ("can't wait to", "gonna", "will" are plans
 # of the moment: extraction files them as goals, search finds them, the profile leaves them out)
 LASTING_GOAL = re.compile(r"(?i)\b(?:goals?|targets?|dreams? (?:of|about|is)|dreaming of|aim(?:s|ing)? to|"
                           r"hop(?:e|es|ing) to|"
                           r"wants? to (?:become|be an?|learn|start|open|buy|move|retire|run|write|finish|get into)|"
-                          r"plan(?:s|ning)? to (?:become|learn|start|open|buy|move|retire|run|write|finish)|"
+                          r"plan(?:s|ning)? to|(?:my|the) (?:big |main )?plan|"
                           r"saving (?:up )?(?:for|to)|working towards?|training for|studying (?:for|to))\b")
 # a statement of the moment: what the person is about to do or feels right now, or what happens on one day
 MOMENTARY = re.compile(r"(?i)\b(?:can't wait|cannot wait|gonna|going to|will|'ll|looking forward|about to|tonight|"
                        r"today|tomorrow|right now|now|craving|this (?:morning|afternoon|evening|weekend|week)|"
                        r"(?:night|morning|evening|weekend|afternoon|day) of|(?:on|for) (?:mon|tues|wednes|thurs|fri|"
-                       r"satur|sun)day|(?:\w*day|time|weekend|that|this|it) works for)\b")
+                       r"satur|sun)day(?!s| nights| mornings| evenings| afternoons)|"
+                       r"(?:\w*day|time|weekend|that|this|it) works for)\b")
 # attributes a momentary statement does not make a profile fact of (a move, a new job or a diet stays one)
 WEAK_ATTRIBUTES = {"", "hobby", "favourite", "skill", "event", "visit", "purchase"}
 ORDER = list(Section)

@@ -19,6 +19,8 @@ def memory(content, category="fact", attribute=""):
     ("The user is putting money aside, saving for a flat in Ghent.", "fact", "", Section.GOALS),
     ("The user's target for next spring is to finish a triathlon.", "goal", "event", Section.GOALS),
     ("The user cycles to the office every weekday morning.", "fact", "hobby", Section.ROUTINES),
+    ("The user plays squash on Tuesday evenings.", "fact", "hobby", Section.ROUTINES),
+    ("The user hopes to retire early, that is the plan.", "goal", "", Section.GOALS),
     ("The user's line manager is Tomasz.", "relationship", "manager", Section.WORK),
     ("The user's dad lives in Cork.", "relationship", "home", Section.FAMILY),
     ("The user is teetotal.", "restriction", "diet", Section.HEALTH),
