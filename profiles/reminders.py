@@ -20,9 +20,13 @@ DEFAULT_HOUR = 9  # a reminder for a day without a time is due that morning
 
 REQUEST = re.compile(r"(?i)\b(?:remind me|don'?t let me forget|do not let me forget|i need to remember|"
                      r"note that i need)\s+(?:to |that |about |of )?(?P<rest>[^.!?\n]{3,300})")
+# the task said first, the request after it: "I need to pick up the dry cleaning tomorrow, can you remind me?"
+REQUEST_AFTER = re.compile(r"(?i)(?:^|[.!?]\s+)(?:i (?:need|have|got|must|should) to |i'?ve got to |i must )?"
+                           r"(?P<rest>[^.!?\n]{3,300}?)[,;:]?\s+(?:(?:can|could|would|will) you |please |pls )?"
+                           r"remind me(?: about it| of it| to do it)?\b")
 APPOINTMENT = re.compile(
-    r"(?i)\b(?:my|i have an?|i've got an?|there'?s an?)\s+(?P<what>(?:[\w'-]+ ){0,3}?(?:appointment|meeting|"
-    r"interview|exam|flight|deadline|reservation|check-?up|surgery|class|presentation))\b(?P<rest>[^.!?\n]{3,200})")
+    r"(?i)\b(?:my|our|the|i have an?|i've got an?|there'?s an?|we have an?)\s+(?P<what>(?:[\w'-]+ ){0,3}?"
+    r"(?:appointment|meeting|interview|exam|flight|deadline|reservation|check-?up|surgery|class|presentation))\b(?P<rest>[^.!?\n]{3,200})")
 CANCEL = re.compile(r"(?i)\b(?:cancel(?:l?ed)?|call(?:ed)? off|no longer need|never ?mind|forget about)\b")
 BARE_HOUR = re.compile(r"(?i)\b(at|by|around) (\d{1,2})\b(?![:.]?\d|\s*(?:am|pm|h\b|o'clock))")
 TIME_SAID = re.compile(r"(?i)\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|\bnoon\b|\bmidnight\b|\bo'clock\b|\bin \d+ "
@@ -71,10 +75,13 @@ def _due(phrase: str, said_at: datetime, zone: str) -> tuple[datetime | None, st
         when = when.replace(hour=DEFAULT_HOUR)
     if when < local and when.date() == local.date():  # a time of day already past: "at 7:00" is tomorrow's
         when += timedelta(hours=12) if bare and when + timedelta(hours=12) > local else timedelta(days=1)
-    if bare and when.hour < 12:  # "at 4" said at 14:00 is 16:00 today rather than 4:00 tomorrow
+    day_said = bool(re.search(r"[a-z]", re.sub(r"(?i)\b(?:at|by|around)\b", "", words), re.I))
+    if bare and when.hour < 12 and not day_said:  # "at 4" said at 14:00 is 16:00 today rather than 4:00 tomorrow
         sooner = when.replace(hour=when.hour + 12) - timedelta(days=1)
         if local < sooner < when and sooner.date() == local.date():
             when = sooner
+    elif bare and day_said and 1 <= when.hour <= 6:  # "Friday at 6": six in the evening
+        when += timedelta(hours=12)
     rest = text.replace(words, " ")
     return when, rest
 
@@ -98,7 +105,7 @@ def _task(text: str) -> str:
 
 def reminder_in(text: str, *, said_at: datetime, zone: str = "UTC") -> Found | None:
     """The reminder `text` asks for or the appointment it mentions, or None."""
-    if m := REQUEST.search(text):
+    if m := REQUEST.search(text) or REQUEST_AFTER.search(text):
         due, rest = _due(m["rest"], said_at, zone)
         task = _task(rest)
         return Found(task, due, "request") if task else None
@@ -125,7 +132,7 @@ def closes(text: str, task: str) -> str | None:
     """Whether a later message says the task is done ("I called mom") or cancelled ("the dentist appointment is
     cancelled"): every meaning word of the task is in it, and it is a statement, not a question or a new request.
     Returns "done", "cancelled" or None."""
-    if text.rstrip().endswith("?") or REQUEST.search(text) or NOT_YET.search(text):
+    if text.rstrip().endswith("?") or REQUEST.search(text) or REQUEST_AFTER.search(text) or NOT_YET.search(text):
         return None
     wanted = {w for w in _WORD.findall(task.lower()) if w not in STOP_WORDS and len(w) > 1}
     if not wanted:

@@ -28,9 +28,16 @@ THURSDAY = datetime(2026, 11, 26, 13, 0, tzinfo=ZoneInfo("UTC"))
     ("Don't let me forget to buy flowers for Mother's Day on May 10.", "buy flowers for Mother's Day",
      datetime(2027, 5, 10, 9, 0)),
     ("Remind me to pay rent in 3 days.", "pay rent", datetime(2026, 11, 29, 14, 0)),
+    ("I have to collect the parcel on Saturday at 11, could you remind me?", "collect the parcel",
+     datetime(2026, 11, 28, 11, 0)),
+    ("The school play is this Friday at 5.", "school play", None),  # a play is no appointment word
+    ("The team meeting is this Friday at 5.", "team meeting", datetime(2026, 11, 27, 17, 0)),  # not today 17:00
 ])
 def test_due_times_are_read_against_the_send_time_in_the_users_zone(text, task, due):
     found = reminders.reminder_in(text, said_at=THURSDAY, zone="Europe/Paris")
+    if due is None:
+        assert found is None
+        return
     assert found.task == task and found.due_at == due.replace(tzinfo=ZoneInfo("Europe/Paris"))
 
 
