@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "accounts",
     "imports",
+    "webhooks",
     "panel",
 ]
 
@@ -431,6 +432,17 @@ CONSOLIDATION_THRESHOLD = env.float("CONSOLIDATION_THRESHOLD", default=0.9)
 CONSOLIDATION_AFTER = env.int("CONSOLIDATION_AFTER", default=50)
 CONSOLIDATION_PERIOD_HOURS = env.int("CONSOLIDATION_PERIOD_HOURS", default=24)
 CONSOLIDATION_SHARE = env.int("CONSOLIDATION_SHARE", default=200)
+
+# --- Webhooks (webhooks/, README "Webhooks"). ---------------------------------------------------------------
+# Private, loopback and link-local receivers are refused (SSRF) unless this is on (development, tests).
+WEBHOOKS_ALLOW_PRIVATE = env.bool("WEBHOOKS_ALLOW_PRIVATE", default=False)
+WEBHOOKS_TIMEOUT = env.float("WEBHOOKS_TIMEOUT", default=10.0)  # seconds for one POST, connecting included
+# a failed POST is tried again after ~BACKOFF * 2**n seconds (jittered, at most BACKOFF_MAX), MAX_RETRIES times
+WEBHOOKS_MAX_RETRIES = env.int("WEBHOOKS_MAX_RETRIES", default=8)
+WEBHOOKS_RETRY_BACKOFF = env.int("WEBHOOKS_RETRY_BACKOFF", default=30)
+WEBHOOKS_RETRY_BACKOFF_MAX = env.int("WEBHOOKS_RETRY_BACKOFF_MAX", default=3600)
+WEBHOOKS_DISABLE_AFTER = env.int("WEBHOOKS_DISABLE_AFTER", default=5)  # deliveries failed in a row switch it off
+WEBHOOKS_MAX_ENDPOINTS = env.int("WEBHOOKS_MAX_ENDPOINTS", default=20)  # per user
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"

@@ -1,0 +1,170 @@
+"""Writes of webhook endpoints and deliveries. Each function is one transaction; the HTTP call of an attempt
+happens outside any (webhooks.sending), and its outcome is written after."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core.events import EVENTS
+from webhooks import addresses, sending, signing, tasks
+from webhooks.models import Delivery, Endpoint
+
+WRITABLE = ("url", "events", "description", "active")
+FINISHED = (Delivery.Status.DELIVERED, Delivery.Status.FAILED)
+
+
+def _check_events(events: list[str]) -> list[str]:
+    unknown = [name for name in events if name not in EVENTS]
+    if unknown:
+        raise ValidationError({"events": [f"Unknown event(s): {', '.join(unknown)}. Known: {', '.join(EVENTS)}."]})
+    return list(dict.fromkeys(events))
+
+
+def check_room(owner) -> None:
+    """A user has at most WEBHOOKS_MAX_ENDPOINTS endpoints (each event is one delivery per endpoint)."""
+    if Endpoint.objects.filter(owner=owner).count() >= settings.WEBHOOKS_MAX_ENDPOINTS:
+        raise ValidationError({"url": [f"At most {settings.WEBHOOKS_MAX_ENDPOINTS} endpoints per user."]})
+
+
+def endpoint_create(*, owner, url: str, events: list[str] | None = None, description: str = "") -> Endpoint:
+    """Register an endpoint (its URL checked: http(s), public addresses only) with a new secret."""
+    addresses.check_url(url)
+    events = _check_events(events or [])
+    with transaction.atomic():
+        check_room(owner)
+        endpoint = Endpoint(owner=owner, url=url, events=events, description=description,
+                            secret=signing.new_secret())
+        endpoint.full_clean()
+        endpoint.save()
+    return endpoint
+
+
+def endpoint_update(*, endpoint: Endpoint, data: dict[str, Any]) -> Endpoint:
+    """Change an endpoint; switching it on again clears its failures and why it was switched off."""
+    if "url" in data:
+        addresses.check_url(data["url"])
+    if "events" in data:
+        data = {**data, "events": _check_events(data["events"])}
+    with transaction.atomic():
+        locked = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
+        for name, value in data.items():
+            if name not in WRITABLE:
+                raise ValidationError({name: ["This field cannot be changed."]})
+            setattr(locked, name, value)
+        if data.get("active") and not endpoint.active:
+            locked.failure_count, locked.disabled_reason, locked.disabled_at = 0, "", None
+        locked.full_clean()
+        locked.save()
+    return locked
+
+
+def endpoint_rotate_secret(*, endpoint: Endpoint) -> Endpoint:
+    with transaction.atomic():
+        locked = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
+        locked.secret = signing.new_secret()
+        locked.save(update_fields=["secret", "updated_at"])
+    return locked
+
+
+def endpoint_delete(*, endpoint: Endpoint) -> None:
+    """Remove an endpoint and its delivery log (deliveries still queued find nothing and stop)."""
+    with transaction.atomic():
+        endpoint.delete()
+
+
+def deliveries_create(*, owner_id: int, event: str, payload: dict[str, Any]) -> list[Delivery]:
+    """One delivery per active endpoint of the owner subscribed to `event`, each queued on commit."""
+    with transaction.atomic():
+        endpoints = [e for e in Endpoint.objects.filter(owner_id=owner_id, active=True).only("pk", "events")
+                     if not e.events or event in e.events]
+        deliveries = Delivery.objects.bulk_create(
+            [Delivery(endpoint=e, owner_id=owner_id, event=event, payload=payload) for e in endpoints])
+        ids = [str(d.pk) for d in deliveries]
+        if ids:
+            transaction.on_commit(lambda: [tasks.deliver.delay(pk) for pk in ids])
+    return deliveries
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an attempt left: the delivery's status, and whether the task should retry (after `retry_in`)."""
+
+    status: str
+    retry: bool = False
+
+
+def delivery_attempt(*, delivery_id, retry_in: float | None) -> Outcome:
+    """POST the delivery once. A 2xx answer: delivered. Else, with `retry_in` (retries left): `retrying`, due
+    then; without (or when the URL is refused): `failed`, counted against the endpoint."""
+    delivery = Delivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
+    if delivery is None:
+        return Outcome("deleted")
+    if delivery.status in FINISHED:
+        return Outcome(delivery.status)  # a task delivered twice
+    endpoint = delivery.endpoint
+    if not endpoint.active:
+        return _finish(delivery, attempted=False, error="The endpoint was switched off.", status=None)
+    result = sending.post(url=endpoint.url, secret=endpoint.secret, body=sending.body_of(delivery),
+                          headers={"Memento-Event": delivery.event, "Memento-Delivery": str(delivery.pk)})
+    if result.ok:
+        return _finish(delivery, attempted=True, error="", status=result.status, delivered=True)
+    if retry_in is None or result.final:
+        return _finish(delivery, attempted=True, error=result.error, status=result.status)
+    with transaction.atomic():
+        locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
+        locked.attempts += 1
+        locked.status, locked.response_status, locked.last_error = Delivery.Status.RETRYING, result.status, \
+            result.error
+        locked.last_attempt_at = timezone.now()
+        locked.next_attempt_at = locked.last_attempt_at + timedelta(seconds=retry_in)
+        locked.save()
+    return Outcome(Delivery.Status.RETRYING, retry=True)
+
+
+def _finish(delivery: Delivery, *, attempted: bool, error: str, status: int | None,
+            delivered: bool = False) -> Outcome:
+    """A delivery's end, and the endpoint's tally: a success clears it; a failure adds one, and the last of
+    WEBHOOKS_DISABLE_AFTER in a row switches the endpoint off (recorded with the reason)."""
+    now = timezone.now()
+    with transaction.atomic():
+        locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
+        if locked.status in FINISHED:
+            return Outcome(locked.status)
+        locked.attempts += int(attempted)
+        locked.status = Delivery.Status.DELIVERED if delivered else Delivery.Status.FAILED
+        locked.response_status, locked.last_error = status, error
+        locked.last_attempt_at = now if attempted else locked.last_attempt_at
+        locked.next_attempt_at, locked.finished_at = None, now
+        locked.save()
+        if attempted:
+            _tally(locked.endpoint_id, delivered=delivered, error=error, now=now)
+    return Outcome(locked.status)
+
+
+def _tally(endpoint_id, *, delivered: bool, error: str, now) -> None:
+    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    if delivered:
+        if endpoint.failure_count:
+            endpoint.failure_count = 0
+            endpoint.save(update_fields=["failure_count", "updated_at"])
+        return
+    endpoint.failure_count += 1
+    limit = settings.WEBHOOKS_DISABLE_AFTER
+    if endpoint.active and endpoint.failure_count >= limit:
+        endpoint.active, endpoint.disabled_at = False, now
+        endpoint.disabled_reason = f"Switched off after {endpoint.failure_count} failed deliveries in a row; the " \
+                                   f"last: {error}"
+    endpoint.save(update_fields=["failure_count", "active", "disabled_at", "disabled_reason", "updated_at"])
+
+
+def delivery_mark_failed(*, delivery_id, error: str) -> None:
+    """The task stopped for good on an internal error: the delivery ends failed (not counted against the
+    endpoint: the receiver was not at fault)."""
+    delivery = Delivery.objects.filter(pk=delivery_id).first()
+    if delivery is not None:
+        _finish(delivery, attempted=False, error=error[:sending.ERROR_MAX], status=None)
