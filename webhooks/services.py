@@ -111,8 +111,8 @@ def delivery_attempt(*, delivery_id, retry_in: float | None) -> Outcome:
         return _finish(delivery, attempted=False, error="The endpoint was switched off.", status=None)
     result = sending.post(url=endpoint.url, secret=endpoint.secret, body=sending.body_of(delivery),
                           headers={"Memento-Event": delivery.event, "Memento-Delivery": str(delivery.pk)})
-    if result.ok:
-        return _finish(delivery, attempted=True, error="", status=result.status, delivered=True)
+    if result.ok:  # the last failed attempt's error stays in the log beside `delivered`
+        return _finish(delivery, attempted=True, error=delivery.last_error, status=result.status, delivered=True)
     if retry_in is None or result.final:
         return _finish(delivery, attempted=True, error=result.error, status=result.status)
     with transaction.atomic():
