@@ -17,11 +17,14 @@ from conversations.serializers import (
     ToolCallSerializer,
     with_memory_ids,
 )
+from core.idempotency import IdempotentWrites
 from memories.serializers import MemorySerializer
 
 
-class ConversationViewSet(viewsets.ModelViewSet):
+class ConversationViewSet(IdempotentWrites, viewsets.ModelViewSet):
     """The caller's conversations and their messages. Appending user messages queues memory extraction."""
+
+    idempotent = frozenset({"create", "messages"})  # Idempotency-Key (core.idempotency)
 
     serializer_class = ConversationSerializer
     queryset = Conversation.objects.none()  # for the schema's types only; get_queryset() scopes

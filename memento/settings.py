@@ -425,6 +425,7 @@ CELERY_BEAT_SCHEDULE = {
     "sync-owner-indexes": {"task": "memories.tasks.sync_owner_indexes", "schedule": 900.0},
     # consolidation runs for owners with CONSOLIDATION_AFTER new memories, or anything new for a day (profiles)
     "consolidate-due": {"task": "profiles.tasks.consolidate_due", "schedule": 600.0},
+    "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0},
 }
 # Consolidation (profiles.consolidation): near-duplicates (cosine at least this, same subject and attribute) are
 # merged; a run starts after this many new memories or this many hours; a task compares this many memories.
@@ -432,6 +433,9 @@ CONSOLIDATION_THRESHOLD = env.float("CONSOLIDATION_THRESHOLD", default=0.9)
 CONSOLIDATION_AFTER = env.int("CONSOLIDATION_AFTER", default=50)
 CONSOLIDATION_PERIOD_HOURS = env.int("CONSOLIDATION_PERIOD_HOURS", default=24)
 CONSOLIDATION_SHARE = env.int("CONSOLIDATION_SHARE", default=200)
+
+# Idempotency-Key (core.idempotency): a retry with the same key and request gets the first answer this long
+IDEMPOTENCY_TTL_HOURS = env.int("IDEMPOTENCY_TTL_HOURS", default=24)
 
 # --- Webhooks (webhooks/, README "Webhooks"). ---------------------------------------------------------------
 # Private, loopback and link-local receivers are refused (SSRF) unless this is on (development, tests).

@@ -5,6 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core import rls
+from core.idempotency import IdempotentWrites
 from core.parsers import JSONLinesParser, JSONParser
 from core.serializers import represent
 from memories import batch, portability, selectors, services
@@ -73,8 +74,10 @@ class LenientQuery(ListQuerySerializer):
                    200: OpenApiResponse(WrittenMemorySerializer, "Upserted, or a duplicate")},
     ),
 )
-class MemoryViewSet(viewsets.ModelViewSet):
+class MemoryViewSet(IdempotentWrites, viewsets.ModelViewSet):
     """The caller's memories. POST creates or upserts by (namespace, key); DELETE is a soft delete."""
+
+    idempotent = frozenset({"create", "batch", "import_"})  # Idempotency-Key (core.idempotency)
 
     serializer_class = MemorySerializer
     queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import grants
+from core.idempotency import IdempotentWrites
 from core.parsers import JSONParser
 from core.serializers import StrictSerializer
 from store import ops
@@ -78,7 +79,7 @@ BATCH_BODY = body("StoreBatch", {"ops": serializers.ListField(
                                              "...the fields of that endpoint's body}.")})
 
 
-class StoreView(APIView):
+class StoreView(IdempotentWrites, APIView):
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
 
@@ -95,6 +96,8 @@ class StoreView(APIView):
 
 class ItemView(StoreView):
     """One item: put (an upsert), get, delete (a soft delete of the memory)."""
+
+    idempotent = frozenset({"put"})  # Idempotency-Key (core.idempotency)
 
     delete_takes_body = True  # for the schema: DELETE reads {namespace, key} from a JSON body
 
@@ -138,6 +141,8 @@ class NamespacesView(StoreView):
 
 class BatchView(StoreView):
     """Several operations in one round trip, run in order in one transaction; `results[i]` answers `ops[i]`."""
+
+    idempotent = frozenset({"post"})  # Idempotency-Key (core.idempotency): a batch may put
 
     @extend_schema(operation_id="store_batch", request=BATCH_BODY, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):
