@@ -2,7 +2,7 @@
 API; the secret is shown once, as a message) and read the delivery log. Staff pages bypass row-level security."""
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import ValidationError
 
 from core.admin import ReadOnlyTabularInline, search_with_id
@@ -66,8 +66,9 @@ class EndpointAdmin(admin.ModelAdmin):
             data["active"] = form.cleaned_data["active"]
             saved = services.endpoint_update(endpoint=Endpoint.objects.get(pk=obj.pk), data=data)
         else:
+            # the signing secret is never shown here (a message would keep it in the session): its owner makes
+            # a new one in the panel or with POST /api/webhooks/<id>/rotate-secret/
             saved = services.endpoint_create(owner=form.cleaned_data["owner"], **data)
-            messages.warning(request, f"Signing secret of {saved.url} (shown once): {saved.secret}")
         obj.pk, obj.secret = saved.pk, saved.secret
 
 
