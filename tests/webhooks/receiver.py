@@ -2,6 +2,7 @@
 (then 200), in its own thread."""
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     status: int
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
 
 @dataclass
