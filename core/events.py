@@ -28,19 +28,25 @@ CONSOLIDATION_RUN = "consolidation.run"
 EVENTS = (MEMORY_CREATED, MEMORY_UPDATED, MEMORY_SUPERSEDED, MEMORY_DELETED, MEMORY_FORGOTTEN, DOCUMENT_PROCESSED,
           DOCUMENT_FAILED, CONVERSATION_EXTRACTED, CONSOLIDATION_RUN)
 
-# sent with owner_id (int), event (one of EVENTS) and payload (a JSON-ready dict, no secrets)
+# sent with owner_id (int), event (one of EVENTS) and payloads (JSON-ready dicts, no secrets: one per object)
 happened = Signal()
 
 
 def emit(event: str, *, owner_id: int, payload: dict[str, Any]) -> None:
     """Announce `event` about `owner_id`'s data when the current transaction commits (at once outside one)."""
+    emit_many(event, owner_id=owner_id, payloads=[payload])
+
+
+def emit_many(event: str, *, owner_id: int, payloads: list[dict[str, Any]]) -> None:
+    """The same event about several objects (a batch's memories): one signal, so listeners work once per batch."""
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    transaction.on_commit(lambda: _send(event, owner_id, payload))
+    if payloads:
+        transaction.on_commit(lambda: _send(event, owner_id, payloads))
 
 
-def _send(event: str, owner_id: int, payload: dict[str, Any]) -> None:
-    for receiver, result in happened.send_robust(sender=event, owner_id=owner_id, event=event, payload=payload):
+def _send(event: str, owner_id: int, payloads: list[dict[str, Any]]) -> None:
+    for receiver, result in happened.send_robust(sender=event, owner_id=owner_id, event=event, payloads=payloads):
         if isinstance(result, Exception):
             logger.error("event %s for owner %s: listener %r failed", event, owner_id, receiver,
                          exc_info=(type(result), result, result.__traceback__))

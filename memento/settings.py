@@ -426,6 +426,7 @@ CELERY_BEAT_SCHEDULE = {
     # consolidation runs for owners with CONSOLIDATION_AFTER new memories, or anything new for a day (profiles)
     "consolidate-due": {"task": "profiles.tasks.consolidate_due", "schedule": 600.0},
     "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0},
+    "requeue-stale-deliveries": {"task": "webhooks.tasks.requeue_stale_deliveries", "schedule": 60.0},
 }
 # Consolidation (profiles.consolidation): near-duplicates (cosine at least this, same subject and attribute) are
 # merged; a run starts after this many new memories or this many hours; a task compares this many memories.

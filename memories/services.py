@@ -239,7 +239,8 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
         )
         for index, memory in fresh:
             results[index] = MemoryWrite(memory, "created")
-            events.emit(events.MEMORY_CREATED, owner_id=memory.owner_id, payload=events.memory_payload(memory))
+        events.emit_many(events.MEMORY_CREATED, owner_id=owner.pk,
+                         payloads=[events.memory_payload(memory) for _, memory in fresh])
     for index in slow:
         results[index] = write_one(owner=owner, item=prepared[index], vector=vectors[index],
                                     model_name=model_name, duplicate=duplicates[index], actor=actor, reason=reason)

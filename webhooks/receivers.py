@@ -7,5 +7,5 @@ from webhooks import services
 
 
 @receiver(events.happened, dispatch_uid="webhooks.deliveries")
-def queue_deliveries(sender, *, owner_id: int, event: str, payload: dict, **kwargs) -> None:
-    services.deliveries_create(owner_id=owner_id, event=event, payload=payload)
+def queue_deliveries(sender, *, owner_id: int, event: str, payloads: list[dict], **kwargs) -> None:
+    services.deliveries_create(owner_id=owner_id, event=event, payloads=payloads)

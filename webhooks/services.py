@@ -1,6 +1,7 @@
 """Writes of webhook endpoints and deliveries. Each function is one transaction; the HTTP call of an attempt
 happens outside any (webhooks.sending), and its outcome is written after."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -8,14 +9,20 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from core.claims import claim, unclaimed
 from core.events import EVENTS
 from webhooks import addresses, sending, signing, tasks
 from webhooks.models import Delivery, Endpoint
 
 WRITABLE = ("url", "events", "description", "active")
 FINISHED = (Delivery.Status.DELIVERED, Delivery.Status.FAILED)
+CLAIM = 8  # core.claims kind of a delivery being attempted
+EARLY = timedelta(seconds=2)  # a task this much before its delivery's next attempt is a copy, not the retry
+STALE = timedelta(minutes=5)  # due this long ago and not attempted: its task was lost
+REQUEUE_LIMIT = 1000  # deliveries sent again per sweep
 
 
 def _check_events(events: list[str]) -> list[str]:
@@ -52,11 +59,12 @@ def endpoint_update(*, endpoint: Endpoint, data: dict[str, Any]) -> Endpoint:
         data = {**data, "events": _check_events(data["events"])}
     with transaction.atomic():
         locked = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
+        switched_on = data.get("active") is True and not locked.active
         for name, value in data.items():
             if name not in WRITABLE:
                 raise ValidationError({name: ["This field cannot be changed."]})
             setattr(locked, name, value)
-        if data.get("active") and not endpoint.active:
+        if switched_on:
             locked.failure_count, locked.disabled_reason, locked.disabled_at = 0, "", None
         locked.full_clean()
         locked.save()
@@ -77,35 +85,50 @@ def endpoint_delete(*, endpoint: Endpoint) -> None:
         endpoint.delete()
 
 
-def deliveries_create(*, owner_id: int, event: str, payload: dict[str, Any]) -> list[Delivery]:
-    """One delivery per active endpoint of the owner subscribed to `event`, each queued on commit."""
+def deliveries_create(*, owner_id: int, event: str, payloads: list[dict[str, Any]]) -> list[Delivery]:
+    """One delivery per payload and active endpoint of the owner subscribed to `event`, each queued on commit."""
     with transaction.atomic():
         endpoints = [e for e in Endpoint.objects.filter(owner_id=owner_id, active=True).only("pk", "events")
                      if not e.events or event in e.events]
         deliveries = Delivery.objects.bulk_create(
-            [Delivery(endpoint=e, owner_id=owner_id, event=event, payload=payload) for e in endpoints])
-        ids = [str(d.pk) for d in deliveries]
-        if ids:
-            transaction.on_commit(lambda: [tasks.deliver.delay(pk) for pk in ids])
+            [Delivery(endpoint=e, owner_id=owner_id, event=event, payload=p) for p in payloads for e in endpoints])
+        _send_on_commit([d.pk for d in deliveries])
     return deliveries
+
+
+def _send_on_commit(ids) -> None:
+    ids = [str(pk) for pk in ids]
+    if ids:
+        transaction.on_commit(lambda: [tasks.deliver.delay(pk) for pk in ids])
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an attempt left: the delivery's status, and whether the task should retry (after `retry_in`)."""
+    """What an attempt left: the delivery's status, and when a failed one is tried again (None: it is not)."""
 
     status: str
-    retry: bool = False
+    retry_in: float | None = None
 
 
-def delivery_attempt(*, delivery_id, retry_in: float | None) -> Outcome:
-    """POST the delivery once. A 2xx answer: delivered. Else, with `retry_in` (retries left): `retrying`, due
-    then; without (or when the URL is refused): `failed`, counted against the endpoint."""
+def delivery_attempt(*, delivery_id, backoff: Callable[[int], float]) -> Outcome:
+    """POST the delivery once, under its claim (a second copy of the task meanwhile does nothing). A 2xx answer:
+    delivered. Else, while it has had at most WEBHOOKS_MAX_RETRIES retries: `retrying`, due in `backoff(n)`
+    seconds for the n-th retry (the count is the row's, so a task sent again by the sweep keeps to it); after
+    that, or when the URL is refused: `failed`, counted against the endpoint."""
+    with claim(CLAIM, delivery_id) as mine:
+        if not mine:
+            return Outcome("claimed")
+        return _attempt(delivery_id, backoff)
+
+
+def _attempt(delivery_id, backoff: Callable[[int], float]) -> Outcome:
     delivery = Delivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
     if delivery is None:
         return Outcome("deleted")
     if delivery.status in FINISHED:
         return Outcome(delivery.status)  # a task delivered twice
+    if delivery.next_attempt_at is not None and delivery.next_attempt_at > timezone.now() + EARLY:
+        return Outcome(delivery.status)  # a copy sent by the sweep after this one's retry was scheduled
     endpoint = delivery.endpoint
     if not endpoint.active:
         return _finish(delivery, attempted=False, error="The endpoint was switched off.", status=None)
@@ -113,17 +136,34 @@ def delivery_attempt(*, delivery_id, retry_in: float | None) -> Outcome:
                           headers={"Memento-Event": delivery.event, "Memento-Delivery": str(delivery.pk)})
     if result.ok:  # the last failed attempt's error stays in the log beside `delivered`
         return _finish(delivery, attempted=True, error=delivery.last_error, status=result.status, delivered=True)
-    if retry_in is None or result.final:
+    if result.final or delivery.attempts >= settings.WEBHOOKS_MAX_RETRIES:
         return _finish(delivery, attempted=True, error=result.error, status=result.status)
+    retry_in = backoff(delivery.attempts)
     with transaction.atomic():
         locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
         locked.attempts += 1
-        locked.status, locked.response_status, locked.last_error = Delivery.Status.RETRYING, result.status, \
-            result.error
+        locked.status, locked.response_status = Delivery.Status.RETRYING, result.status
+        locked.last_error = result.error
         locked.last_attempt_at = timezone.now()
         locked.next_attempt_at = locked.last_attempt_at + timedelta(seconds=retry_in)
         locked.save()
-    return Outcome(Delivery.Status.RETRYING, retry=True)
+    return Outcome(Delivery.Status.RETRYING, retry_in=retry_in)
+
+
+def deliveries_requeue_stale() -> int:
+    """Periodic: deliveries whose task was lost (a worker killed while it held them, or their retry's timer)
+    are sent again: pending or retrying, due more than STALE ago, to an active endpoint, and claimed by nobody.
+    Each is marked due now, so that it is sent again at most once per STALE."""
+    now = timezone.now()
+    stale = (Delivery.objects.filter(status__in=(Delivery.Status.PENDING, Delivery.Status.RETRYING),
+                                     endpoint__active=True)
+             .filter(Q(next_attempt_at__lt=now - STALE) | Q(next_attempt_at__isnull=True, created_at__lt=now - STALE))
+             .order_by("created_at").values_list("pk", flat=True)[:REQUEUE_LIMIT])
+    ids = unclaimed(CLAIM, list(stale))
+    with transaction.atomic():
+        Delivery.objects.filter(pk__in=ids).update(next_attempt_at=now)
+        _send_on_commit(ids)
+    return len(ids)
 
 
 def _finish(delivery: Delivery, *, attempted: bool, error: str, status: int | None,

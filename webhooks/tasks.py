@@ -7,7 +7,7 @@ from webhooks import services
 
 
 class DeliveryTask(RetryingTask):
-    """A delivery's retries: the project's backoff policy, with the webhook settings' count and pace."""
+    """A delivery's retries: the project's backoff policy, at the webhook settings' pace."""
 
     max_retries = settings.WEBHOOKS_MAX_RETRIES
     retry_backoff = settings.WEBHOOKS_RETRY_BACKOFF
@@ -16,20 +16,23 @@ class DeliveryTask(RetryingTask):
     def mark_failed(self, delivery_id: str, *, error: str) -> None:
         services.delivery_mark_failed(delivery_id=delivery_id, error=error)
 
-    def retry_in(self) -> float | None:
-        """Seconds until the next attempt (exponential, jittered), or None when this attempt is the last."""
-        retries = self.request.retries
-        if retries >= self.max_retries:
-            return None
+    def backoff(self, retries: int) -> float:
+        """Seconds before retry number `retries` + 1: exponential, capped, jittered."""
         return get_exponential_backoff_interval(factor=self.retry_backoff, retries=retries,
                                                 maximum=self.retry_backoff_max, full_jitter=self.retry_jitter)
 
 
 @shared_task(base=DeliveryTask, bind=True)
 def deliver(self, delivery_id: str) -> str:
-    """POST one delivery; a failed attempt with retries left is retried after the backoff (recorded on it)."""
-    retry_in = self.retry_in()
-    outcome = services.delivery_attempt(delivery_id=delivery_id, retry_in=retry_in)
-    if outcome.retry:
-        raise self.retry(countdown=retry_in)
+    """POST one delivery; a failed attempt with retries left is tried again after the backoff the service
+    recorded on the delivery (its retries are counted on the row, not by this task)."""
+    outcome = services.delivery_attempt(delivery_id=delivery_id, backoff=self.backoff)
+    if outcome.retry_in is not None:
+        raise self.retry(countdown=outcome.retry_in)
     return outcome.status
+
+
+@shared_task
+def requeue_stale_deliveries() -> int:
+    """Periodic: deliveries whose task was lost are sent again (services.deliveries_requeue_stale)."""
+    return services.deliveries_requeue_stale()

@@ -1,8 +1,11 @@
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
+from core import rls
 from webhooks import selectors, services
 from webhooks.models import Endpoint
 from webhooks.serializers import (
@@ -11,6 +14,16 @@ from webhooks.serializers import (
     EndpointWithSecretSerializer,
     EndpointWriteSerializer,
 )
+
+
+class Unconfined(BasePermission):
+    """An endpoint receives every event of its owner's: a token bound to one project or agent may not manage
+    them (it would see other projects' memories through them)."""
+
+    message = "A token bound to a project or an agent cannot manage webhooks (they receive all your events)."
+
+    def has_permission(self, request, view) -> bool:
+        return rls.confinement(request.user) is None
 
 
 @extend_schema_view(
@@ -24,6 +37,7 @@ class EndpointViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.D
 
     serializer_class = EndpointSerializer
     queryset = Endpoint.objects.none()  # for the schema's types only; get_queryset() scopes
+    permission_classes = [*api_settings.DEFAULT_PERMISSION_CLASSES, Unconfined]
 
     def get_queryset(self):
         return Endpoint.objects.filter(owner=self.request.user)

@@ -1,12 +1,14 @@
 """Idempotency-Key on every creating write: a retry with the same key and request gets the first answer and writes
 nothing; the same key with another request, or while the first is in progress, is a 409 (IETF draft)."""
 
+import threading
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from conversations.models import Conversation, Message
 from core import rls
@@ -16,7 +18,7 @@ from documents.models import Document
 from imports.models import Import
 from memories import services as memory_services
 from memories.models import Memory
-from tests.factories import ConversationFactory
+from tests.factories import ConversationFactory, token_for
 from tests.imports.samples import raw
 
 pytestmark = pytest.mark.django_db
@@ -118,6 +120,47 @@ def _print(api, method, path, body, format) -> str:
     row = IdempotencyKey.objects.get(key="probe")
     row.delete()
     return row.fingerprint
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_while_the_first_is_being_answered_is_a_409(user, monkeypatch):
+    """Two clients at once: the second meets the first's claim (committed before its write began)."""
+    entered, release, answers = threading.Event(), threading.Event(), {}
+    real = memory_services.memory_create
+
+    def slow(**kwargs):
+        entered.set()
+        release.wait(60)
+        return real(**kwargs)
+
+    monkeypatch.setattr(memory_services, "memory_create", slow)
+    body = {"content": "Ana likes tea"}
+
+    def first():
+        try:
+            answers["first"] = send(_client(user), "post", "/api/memories/", body, "json")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert entered.wait(60)
+        second = send(_client(user), "post", "/api/memories/", body, "json")
+        assert second.status_code == 409 and "still in progress" in second.json()["detail"]
+    finally:
+        release.set()
+        thread.join(60)
+    assert answers["first"].status_code == 201
+    third = send(_client(user), "post", "/api/memories/", body, "json")
+    assert third.status_code == 201 and third["Idempotent-Replayed"] == "true"
+    assert Memory.objects.filter(owner=user).count() == 1
+
+
+def _client(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    return client
 
 
 def test_without_the_header_every_request_writes(api, user):

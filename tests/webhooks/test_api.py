@@ -2,8 +2,10 @@
 
 import pytest
 from django.db import DatabaseError, transaction
+from rest_framework.test import APIClient
 
 from core import rls
+from tests.factories import ProjectFactory, token_for
 from webhooks.models import Delivery, Endpoint
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +95,14 @@ def test_at_most_the_configured_number_of_endpoints(api, settings):
     assert create(api).status_code == 201
     response = create(api)
     assert response.status_code == 400 and list(response.json()) == ["url"]
+
+
+def test_a_token_bound_to_a_project_cannot_manage_webhooks(user):
+    """An endpoint gets every event of its owner's: a token confined to one project would see the others'."""
+    project = ProjectFactory(owner=user)
+    bound = APIClient()
+    bound.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user, project=project)}")
+    response = bound.post("/api/webhooks/", {"url": URL}, format="json")
+    assert response.status_code == 403 and "bound to a project" in response.json()["detail"]
+    assert bound.get("/api/webhooks/").status_code == 403
+    assert not Endpoint.objects.exists()
