@@ -16,6 +16,7 @@ delivered / events, the attempts they took, latency to the successful POST, and 
 
 import argparse
 import json
+import logging
 import os
 import random
 import shutil
@@ -154,6 +155,7 @@ def main() -> None:
 
     os.environ.update(PACE)
     database_url = setup_django(DATABASE)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # Django's logging config would print every request
     from django.contrib.auth import get_user_model
 
     from accounts.services import token_create

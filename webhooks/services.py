@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.claims import claim, unclaimed
@@ -169,33 +169,29 @@ def deliveries_requeue_stale() -> int:
 def _finish(delivery: Delivery, *, attempted: bool, error: str, status: int | None,
             delivered: bool = False) -> Outcome:
     """A delivery's end, and the endpoint's tally: a success clears it; a failure adds one, and the last of
-    WEBHOOKS_DISABLE_AFTER in a row switches the endpoint off (recorded with the reason)."""
+    WEBHOOKS_DISABLE_AFTER in a row switches the endpoint off (recorded with the reason). Conditional UPDATEs,
+    no reads first: this is every delivery's last step."""
     now = timezone.now()
+    final = Delivery.Status.DELIVERED if delivered else Delivery.Status.FAILED
     with transaction.atomic():
-        locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
-        if locked.status in FINISHED:
-            return Outcome(locked.status)
-        locked.attempts += int(attempted)
-        locked.status = Delivery.Status.DELIVERED if delivered else Delivery.Status.FAILED
-        locked.response_status, locked.last_error = status, error
-        locked.last_attempt_at = now if attempted else locked.last_attempt_at
-        locked.next_attempt_at, locked.finished_at = None, now
-        locked.save()
-        if attempted:
-            _tally(locked.endpoint_id, delivered=delivered, error=error, now=now)
-    return Outcome(locked.status)
+        changed = Delivery.objects.filter(pk=delivery.pk).exclude(status__in=FINISHED).update(
+            status=final, attempts=F("attempts") + int(attempted), response_status=status, last_error=error,
+            last_attempt_at=now if attempted else F("last_attempt_at"), next_attempt_at=None, finished_at=now)
+        if not changed:  # finished meanwhile (or gone)
+            return Outcome(Delivery.objects.filter(pk=delivery.pk).values_list("status", flat=True).first()
+                           or "deleted")
+        if attempted and delivered:
+            Endpoint.objects.filter(pk=delivery.endpoint_id, failure_count__gt=0).update(failure_count=0,
+                                                                                         updated_at=now)
+        elif attempted:
+            _count_failure(delivery.endpoint_id, error=error, now=now)
+    return Outcome(final)
 
 
-def _tally(endpoint_id, *, delivered: bool, error: str, now) -> None:
+def _count_failure(endpoint_id, *, error: str, now) -> None:
     endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
-    if delivered:
-        if endpoint.failure_count:
-            endpoint.failure_count = 0
-            endpoint.save(update_fields=["failure_count", "updated_at"])
-        return
     endpoint.failure_count += 1
-    limit = settings.WEBHOOKS_DISABLE_AFTER
-    if endpoint.active and endpoint.failure_count >= limit:
+    if endpoint.active and endpoint.failure_count >= settings.WEBHOOKS_DISABLE_AFTER:
         endpoint.active, endpoint.disabled_at = False, now
         endpoint.disabled_reason = f"Switched off after {endpoint.failure_count} failed deliveries in a row; the " \
                                    f"last: {error}"
