@@ -151,9 +151,13 @@ def main() -> None:
     parser.add_argument("--searches", type=float, default=10.0, help="searches per second beside them")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load per phase")
     parser.add_argument("--fail", type=float, default=0.3, help="share of calls the receiver fails in phase 2")
+    parser.add_argument("--worker-niceness", type=int, default=None,
+                        help="the worker's WORKER_NICENESS (default: the setting's, 10: requests go first)")
     args = parser.parse_args()
 
     os.environ.update(PACE)
+    if args.worker_niceness is not None:
+        os.environ["WORKER_NICENESS"] = str(args.worker_niceness)
     database_url = setup_django(DATABASE)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # Django's logging config would print every request
     from django.contrib.auth import get_user_model
@@ -179,7 +183,8 @@ def main() -> None:
                                       headers={"Authorization": f"Token {key}"}, timeout=30)
                 assert response.status_code == 201, response.text
             print(f"broker: {broker.split(':')[0]}; {args.users} users, {args.rate}/s writes + {args.searches}/s "
-                  f"searches for {args.duration:.0f} s per phase; gunicorn 1x4, one worker (solo pool)")
+                  f"searches for {args.duration:.0f} s per phase; gunicorn 1x4, one worker (solo pool, nice "
+                  f"{os.environ.get('WORKER_NICENESS', 'default')}); load average {os.getloadavg()[0]:.1f}")
             phase("all answered", url, keys, receiver, args)
             rng, lock = random.Random(7), threading.Lock()
 
