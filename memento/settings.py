@@ -427,6 +427,7 @@ CELERY_BEAT_SCHEDULE = {
     "consolidate-due": {"task": "profiles.tasks.consolidate_due", "schedule": 600.0},
     "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0},
     "requeue-stale-deliveries": {"task": "webhooks.tasks.requeue_stale_deliveries", "schedule": 60.0},
+    "purge-old-deliveries": {"task": "webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
 }
 # Consolidation (profiles.consolidation): near-duplicates (cosine at least this, same subject and attribute) are
 # merged; a run starts after this many new memories or this many hours; a task compares this many memories.
@@ -448,6 +449,7 @@ WEBHOOKS_RETRY_BACKOFF = env.int("WEBHOOKS_RETRY_BACKOFF", default=30)
 WEBHOOKS_RETRY_BACKOFF_MAX = env.int("WEBHOOKS_RETRY_BACKOFF_MAX", default=3600)
 WEBHOOKS_DISABLE_AFTER = env.int("WEBHOOKS_DISABLE_AFTER", default=5)  # deliveries failed in a row switch it off
 WEBHOOKS_MAX_ENDPOINTS = env.int("WEBHOOKS_MAX_ENDPOINTS", default=20)  # per user
+WEBHOOKS_LOG_DAYS = env.int("WEBHOOKS_LOG_DAYS", default=30)  # finished deliveries kept in the log; 0: for ever
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"

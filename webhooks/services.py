@@ -150,6 +150,20 @@ def _attempt(delivery_id, backoff: Callable[[int], float]) -> Outcome:
     return Outcome(Delivery.Status.RETRYING, retry_in=retry_in)
 
 
+def deliveries_purge(*, batch_size: int = 5000) -> int:
+    """Periodic: the log's finished deliveries older than WEBHOOKS_LOG_DAYS are deleted, in batches (the log
+    only grows otherwise; 0 keeps them all). Deliveries still under way are kept whatever their age."""
+    if settings.WEBHOOKS_LOG_DAYS <= 0:
+        return 0
+    cutoff, purged = timezone.now() - timedelta(days=settings.WEBHOOKS_LOG_DAYS), 0
+    while True:
+        ids = list(Delivery.objects.filter(status__in=FINISHED, finished_at__lt=cutoff)
+                   .values_list("pk", flat=True)[:batch_size])
+        if not ids:
+            return purged
+        purged += Delivery.objects.filter(pk__in=ids).delete()[0]
+
+
 def deliveries_requeue_stale() -> int:
     """Periodic: deliveries whose task was lost (a worker killed while it held them, or their retry's timer)
     are sent again: pending or retrying, due more than STALE ago, to an active endpoint, and claimed by nobody.

@@ -33,6 +33,12 @@ def deliver(self, delivery_id: str) -> str:
 
 
 @shared_task
+def purge_old_deliveries() -> int:
+    """Periodic: finished deliveries past WEBHOOKS_LOG_DAYS leave the log (services.deliveries_purge)."""
+    return services.deliveries_purge()
+
+
+@shared_task
 def requeue_stale_deliveries() -> int:
     """Periodic: deliveries whose task was lost are sent again (services.deliveries_requeue_stale)."""
     return services.deliveries_requeue_stale()

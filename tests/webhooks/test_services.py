@@ -97,3 +97,19 @@ def test_the_sweep_sends_again_what_was_lost_and_only_that(delivery, receiver, u
     assert delivery.next_attempt_at > late  # due now: not sent again by the next sweep
     assert services.deliveries_requeue_stale() == 0
     assert str(fresh.pk) not in sent  # created just now: its task is not lost
+
+
+def test_the_log_keeps_finished_deliveries_for_the_configured_days(delivery, user, settings):
+    settings.WEBHOOKS_LOG_DAYS = 30
+    old = timezone.now() - timedelta(days=31)
+    done = Delivery.objects.create(endpoint=delivery.endpoint, owner=user, event="memory.created", payload={},
+                                   status="delivered", finished_at=old)
+    Delivery.objects.filter(pk=delivery.pk).update(created_at=old)  # old but not finished: kept
+    recent = Delivery.objects.create(endpoint=delivery.endpoint, owner=user, event="memory.created", payload={},
+                                     status="failed", finished_at=timezone.now())
+    assert services.deliveries_purge() == 1
+    assert set(Delivery.objects.values_list("pk", flat=True)) == {delivery.pk, recent.pk}
+    assert not Delivery.objects.filter(pk=done.pk).exists()
+    settings.WEBHOOKS_LOG_DAYS = 0
+    Delivery.objects.update(finished_at=old, status="delivered")
+    assert services.deliveries_purge() == 0
