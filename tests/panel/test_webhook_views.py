@@ -67,3 +67,31 @@ def test_another_users_endpoint_is_not_found(panel, other_user):
     assert panel.post(f"/webhooks/{theirs.pk}/action/", {"action": "delete"}).status_code == 404
     assert "1.1.1.1/x" not in panel.get("/webhooks/").content.decode()
     assert Endpoint.objects.filter(pk=theirs.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_registering_in_a_browser_shows_the_secret_and_the_pages_fit_a_phone(browser, live_server, settings,
+                                                                            live_requests_close_connections):
+    from tests.factories import UserFactory
+    from tests.panel.conftest import log_in, screenshot
+
+    settings.WEBHOOKS_ALLOW_PRIVATE = False
+    someone = UserFactory()
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        log_in(page, live_server, someone)
+        page.click("nav >> text=Webhooks")
+        page.fill("input[name=url]", "https://1.1.1.1/" + "a-rather-long-path/" * 6 + "hook")
+        page.check("input[value='memory.created']")
+        page.click("button:has-text('Add endpoint')")
+        endpoint = Endpoint.objects.get(owner=someone)
+        assert page.inner_text("#webhook-secret") == endpoint.secret
+        Delivery.objects.create(endpoint=endpoint, owner=someone, event="memory.created", payload={},
+                                status="retrying", attempts=3, last_error="ConnectTimeoutError: " + "x" * 150)
+        for path, name in (("/webhooks/", "webhooks-phone"), (f"/webhooks/{endpoint.pk}/", "webhook-detail-phone")):
+            page.goto(f"{live_server.url}{path}")
+            screenshot(page, name)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
+    finally:
+        context.close()
