@@ -16,7 +16,7 @@ from django.utils import timezone
 import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
-from core import rls
+from core import events, rls
 from core.claims import claim, serialize, unclaimed
 from core.tasks import TRANSIENT
 from extraction.attributes import statement_frames
@@ -363,6 +363,8 @@ def _extract(message_id) -> Message | None:
             locked.extraction_error = ""
             locked.full_clean()
             locked.save()
+            events.emit(events.CONVERSATION_EXTRACTED, owner_id=conversation.owner_id,
+                        payload={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)})
     except llm.LLMUnavailable:
         raise
     except llm.LLMError as exc:  # the whole reconciliation rolled back: nothing half-written

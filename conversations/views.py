@@ -18,12 +18,14 @@ from conversations.serializers import (
     with_memory_ids,
 )
 from core.db_routing import ReplicaReads
+from core.idempotency import IdempotentWrites
 from memories.serializers import MemorySerializer
 
 
-class ConversationViewSet(ReplicaReads, viewsets.ModelViewSet):
+class ConversationViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet):
     """The caller's conversations and their messages. Appending user messages queues memory extraction."""
 
+    idempotent = frozenset({"create", "messages"})  # Idempotency-Key (core.idempotency)
     # not the context: it rebuilds a stale profile (a write) before reading it
     replica_actions = frozenset({"list", "retrieve", "messages"})
 

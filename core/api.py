@@ -4,10 +4,12 @@ quotes the input quotes it in a form JSON can carry. The schema class that docum
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError
 from drf_spectacular import openapi
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
 from core.serializers import StrictSerializer
 
 
@@ -68,6 +70,7 @@ ERRORS = {
     "413": "The body is larger than the server accepts.",
     "414": "The URL with its query string is longer than the server reads (8 KB with `serve`): a page of the web "
            "server, not JSON.",
+    "409": "The Idempotency-Key was used with another request, or its first request is still being answered.",
     "415": "The body's Content-Type is not one this endpoint reads.",
     "429": "Too many requests; retry after the number of seconds in Retry-After.",
     "503": "A service it depends on (the database, the embedding model) is unavailable; retry later.",
@@ -117,8 +120,25 @@ class AutoSchema(openapi.AutoSchema):
             schema["additionalProperties"] = False
         return schema
 
+    def _idempotent(self) -> bool:
+        """A creating write that honours Idempotency-Key (core.idempotency)."""
+        names = getattr(self.view, "idempotent", ())
+        return self.method in ("POST", "PUT") and (getattr(self.view, "action", None) or self.method.lower()) in names
+
+    def get_override_parameters(self):
+        parameters = list(super().get_override_parameters())
+        if self._idempotent():
+            parameters.append(OpenApiParameter(
+                IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                description="Any unique string (a UUID): a retry with the same key and body within "
+                            "IDEMPOTENCY_TTL_HOURS gets the first answer again (Idempotent-Replayed: true) and "
+                            "writes nothing; the same key with another body is a 409."))
+        return parameters
+
     def _error_codes(self) -> list[str]:
         codes = ["429", "503"]
+        if self._idempotent():
+            codes.append("409")
         has_body = self.method in ("POST", "PUT", "PATCH") or self._delete_has_body
         if has_body or self.method == "GET" and (self._is_list_view() or self.get_filter_backends()
                                                  or self._query_parameters()):

@@ -10,7 +10,7 @@ sweeps would queue it again for ever.
 `integrations` is a library floor (no models, no app), so its two error types may be named here.
 """
 
-from celery import Task
+from celery import Task, shared_task
 from django.db import OperationalError
 
 from integrations.embeddings import EmbeddingError
@@ -39,3 +39,11 @@ class RetryingTask(Task):
         else:
             error = f"Stopped by an internal error ({type(exc).__name__}: {exc})."
         self.mark_failed(*args, error=error, **kwargs)
+
+
+@shared_task
+def purge_idempotency_keys() -> int:
+    """Periodic: Idempotency-Key records past IDEMPOTENCY_TTL_HOURS are deleted."""
+    from core.idempotency import idempotency_keys_purge  # models load after the app registry; this module before
+
+    return idempotency_keys_purge()

@@ -38,6 +38,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 import extraction
+from core import events
 from core.claims import claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
@@ -265,6 +266,7 @@ def _finish(document: Document) -> Document:
         locked.error_message = ""
         locked.save()
         services.dispatch_on_commit(locked.owner_id)
+        events.emit(events.DOCUMENT_PROCESSED, owner_id=locked.owner_id, payload=services.document_payload(locked))
     return locked
 
 

@@ -8,6 +8,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from core import events
 from core.claims import serialize
 from documents import parsing, tasks
 from documents.models import Chunk, Document
@@ -194,4 +195,12 @@ def document_mark_failed(*, document_id, error: str) -> Document | None:
             document.processed_at = timezone.now()
             document.save()
             dispatch_on_commit(document.owner_id)
+            events.emit(events.DOCUMENT_FAILED, owner_id=document.owner_id, payload=document_payload(document))
     return document
+
+
+def document_payload(document: Document) -> dict:
+    """What a document event tells (core.events)."""
+    return {"id": str(document.pk), "title": document.title, "status": document.processing_status,
+            "chunks": document.chunks_total, "error": document.error_message,
+            "project_id": document.project_id}

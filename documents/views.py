@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.db_routing import ReplicaReads
+from core.idempotency import IdempotentWrites
 from core.parsers import JSONParser
 from documents import selectors, services
 from documents.models import Document
@@ -36,7 +37,7 @@ class UnsupportedType(exceptions.APIException):
     default_code = "unsupported_media_type"
 
 
-class DocumentViewSet(viewsets.ModelViewSet):
+class DocumentViewSet(IdempotentWrites, viewsets.ModelViewSet):
     """The caller's documents. Uploading returns 202 at once; parsing, chunking, embedding and memory extraction
     run in the background (watch `status` and `progress`). Deleting erases the chunks and the memories derived
     only from the document."""
@@ -45,6 +46,7 @@ class DocumentViewSet(viewsets.ModelViewSet):
     queryset = Document.objects.none()  # for the schema's types only; get_queryset() scopes
     http_method_names = ["get", "post", "delete", "head", "options"]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
+    idempotent = frozenset({"create"})  # Idempotency-Key (core.idempotency)
 
     def get_queryset(self):
         return Document.objects.filter(owner=self.request.user).select_related("project")

@@ -4,6 +4,7 @@ from rest_framework import exceptions, mixins, status, viewsets
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from core.idempotency import IdempotentWrites
 from imports import services
 from imports.models import Import
 from imports.serializers import ImportSerializer, ImportUploadSerializer
@@ -17,7 +18,7 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "too_large"
 
 
-class ImportViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin,
+class ImportViewSet(IdempotentWrites, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin,
                     viewsets.GenericViewSet):
     """The caller's imports of chat history and memories from elsewhere (ChatGPT, Claude, Mem0, a LangGraph
     store, JSON Lines). Uploading checks the whole export and answers 202; the items are written in the
@@ -26,6 +27,7 @@ class ImportViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.L
     serializer_class = ImportSerializer
     queryset = Import.objects.none()  # for the schema's types only; get_queryset() scopes
     parser_classes = [MultiPartParser, FormParser]
+    idempotent = frozenset({"create"})  # Idempotency-Key (core.idempotency)
 
     def get_queryset(self):
         return Import.objects.filter(owner=self.request.user)

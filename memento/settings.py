@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "accounts",
     "imports",
+    "webhooks",
     "panel",
 ]
 
@@ -434,6 +435,9 @@ CELERY_BEAT_SCHEDULE = {
     "sync-owner-indexes": {"task": "memories.tasks.sync_owner_indexes", "schedule": 900.0},
     # consolidation runs for owners with CONSOLIDATION_AFTER new memories, or anything new for a day (profiles)
     "consolidate-due": {"task": "profiles.tasks.consolidate_due", "schedule": 600.0},
+    "purge-idempotency-keys": {"task": "core.tasks.purge_idempotency_keys", "schedule": 3600.0},
+    "requeue-stale-deliveries": {"task": "webhooks.tasks.requeue_stale_deliveries", "schedule": 60.0},
+    "purge-old-deliveries": {"task": "webhooks.tasks.purge_old_deliveries", "schedule": 3600.0},
 }
 # Consolidation (profiles.consolidation): near-duplicates (cosine at least this, same subject and attribute) are
 # merged; a run starts after this many new memories or this many hours; a task compares this many memories.
@@ -441,6 +445,21 @@ CONSOLIDATION_THRESHOLD = env.float("CONSOLIDATION_THRESHOLD", default=0.9)
 CONSOLIDATION_AFTER = env.int("CONSOLIDATION_AFTER", default=50)
 CONSOLIDATION_PERIOD_HOURS = env.int("CONSOLIDATION_PERIOD_HOURS", default=24)
 CONSOLIDATION_SHARE = env.int("CONSOLIDATION_SHARE", default=200)
+
+# Idempotency-Key (core.idempotency): a retry with the same key and request gets the first answer this long
+IDEMPOTENCY_TTL_HOURS = env.int("IDEMPOTENCY_TTL_HOURS", default=24)
+
+# --- Webhooks (webhooks/, README "Webhooks"). ---------------------------------------------------------------
+# Private, loopback and link-local receivers are refused (SSRF) unless this is on (development, tests).
+WEBHOOKS_ALLOW_PRIVATE = env.bool("WEBHOOKS_ALLOW_PRIVATE", default=False)
+WEBHOOKS_TIMEOUT = env.float("WEBHOOKS_TIMEOUT", default=10.0)  # seconds for one POST, connecting included
+# a failed POST is tried again after ~BACKOFF * 2**n seconds (jittered, at most BACKOFF_MAX), MAX_RETRIES times
+WEBHOOKS_MAX_RETRIES = env.int("WEBHOOKS_MAX_RETRIES", default=8)
+WEBHOOKS_RETRY_BACKOFF = env.int("WEBHOOKS_RETRY_BACKOFF", default=30)
+WEBHOOKS_RETRY_BACKOFF_MAX = env.int("WEBHOOKS_RETRY_BACKOFF_MAX", default=3600)
+WEBHOOKS_DISABLE_AFTER = env.int("WEBHOOKS_DISABLE_AFTER", default=5)  # deliveries failed in a row switch it off
+WEBHOOKS_MAX_ENDPOINTS = env.int("WEBHOOKS_MAX_ENDPOINTS", default=20)  # per user
+WEBHOOKS_LOG_DAYS = env.int("WEBHOOKS_LOG_DAYS", default=30)  # finished deliveries kept in the log; 0: for ever
 
 # --- Static and media files. ---------------------------------------------------------------------------------
 STATIC_URL = "static/"

@@ -11,13 +11,14 @@ from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
+from imports import views as import_views
 from memento import health
 from memento.schema import SchemaView
-from imports import views as import_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
 from profiles import views as profile_views
+from webhooks import views as webhook_views
 
 admin.site.login = throttle_sign_in(admin.site.login)  # per address, as the panel's login and the API's token
 
@@ -32,6 +33,7 @@ router.register("consolidation", profile_views.ConsolidationViewSet, basename="c
 router.register("tokens", account_views.TokenViewSet, basename="token")
 router.register("end-users", account_views.EndUserViewSet, basename="end-user")
 router.register("imports", import_views.ImportViewSet, basename="import")
+router.register("webhooks", webhook_views.EndpointViewSet, basename="webhook")
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes

@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from core import rls
+from core import events, rls
 from core.text import namespace_problem, nfc, nfc_path
 from integrations import embeddings
 from memories.models import HistoryAction, Memory, MemoryEvent, Project
@@ -239,6 +239,8 @@ def write_prepared(owner, prepared, vectors, model_name, *, actor, reason) -> li
         )
         for index, memory in fresh:
             results[index] = MemoryWrite(memory, "created")
+        events.emit_many(events.MEMORY_CREATED, owner_id=owner.pk,
+                         payloads=[events.memory_payload(memory) for _, memory in fresh])
     for index in slow:
         results[index] = write_one(owner=owner, item=prepared[index], vector=vectors[index],
                                     model_name=model_name, duplicate=duplicates[index], actor=actor, reason=reason)
@@ -347,6 +349,7 @@ def memory_forget(*, memory: Memory, actor=None) -> None:
         memory_id = locked.pk
         locked.delete()
         Memory.history.filter(id=memory_id).delete()
+        events.emit(events.MEMORY_FORGOTTEN, owner_id=locked.owner_id, payload={"id": str(memory_id)})
 
 
 def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: str = "") -> None:

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from core import rls
 from core.db_routing import ReplicaReads
+from core.idempotency import IdempotentWrites
 from core.parsers import JSONLinesParser, JSONParser
 from core.serializers import represent
 from memories import batch, portability, selectors, services
@@ -74,9 +75,10 @@ class LenientQuery(ListQuerySerializer):
                    200: OpenApiResponse(WrittenMemorySerializer, "Upserted, or a duplicate")},
     ),
 )
-class MemoryViewSet(ReplicaReads, viewsets.ModelViewSet):
+class MemoryViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet):
     """The caller's memories. POST creates or upserts by (namespace, key); DELETE is a soft delete."""
 
+    idempotent = frozenset({"create", "batch", "import_"})  # Idempotency-Key (core.idempotency)
     replica_actions = frozenset({"list", "retrieve", "history", "chain"})
 
     serializer_class = MemorySerializer

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from core.throttles import throttle_sign_in
-from panel import access, imports, profile_views, project_views, views
+from panel import access, imports, profile_views, project_views, views, webhook_views
 
 app_name = "panel"
 
@@ -58,6 +58,9 @@ urlpatterns = [
     path("access/end-users/", access.end_users, name="access_end_users"),
     path("access/end-users/<int:pk>/erase/", access.end_user_erase, name="access_end_user_erase"),
     path("access/activity/", access.activity, name="access_activity"),
+    path("webhooks/", webhook_views.webhook_list, name="webhooks"),
+    path("webhooks/<int:pk>/", webhook_views.webhook_detail, name="webhook_detail"),
+    path("webhooks/<int:pk>/action/", webhook_views.webhook_action, name="webhook_action"),
     path("settings/export/", views.export, name="export"),
     path("settings/import/", views.import_memories, name="import"),
 ]

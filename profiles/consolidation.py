@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import events
 from core.claims import claim, unclaimed
 from memories.models import HistoryAction, Memory, Project
 from memories.services import memory_restore, memory_revert, memory_soft_delete, memory_update
@@ -66,6 +67,9 @@ def consolidation_step(*, run_id: int) -> bool:
             locked.seconds += time.monotonic() - started
             if not more:
                 locked.status, locked.finished_at = ConsolidationRun.Status.DONE, timezone.now()
+                events.emit(events.CONSOLIDATION_RUN, owner_id=locked.owner_id, payload={
+                    "id": locked.pk, "trigger": locked.trigger, "memories_seen": locked.memories_seen,
+                    "changes": len(locked.changes)})
             locked.save()
         return more
 

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from core import grants
 from core.db_routing import ReplicaReads
+from core.idempotency import IdempotentWrites
 from core.parsers import JSONParser
 from core.serializers import StrictSerializer
 from store import ops
@@ -80,7 +81,7 @@ BATCH_BODY = body("StoreBatch", {"ops": serializers.ListField(
                                              "...the fields of that endpoint's body}.")})
 
 
-class StoreView(ReplicaReads, APIView):
+class StoreView(IdempotentWrites, ReplicaReads, APIView):
     parser_classes = [JSONParser]
     # reads (GET of an item, POST of a search or a listing) that may go to a replica: those that refresh no TTL
     replica_actions = frozenset({"get"})
@@ -106,6 +107,8 @@ class StoreView(ReplicaReads, APIView):
 
 class ItemView(StoreView):
     """One item: put (an upsert), get, delete (a soft delete of the memory)."""
+
+    idempotent = frozenset({"put"})  # Idempotency-Key (core.idempotency)
 
     def read_op(self, request) -> ops.Op | None:
         try:
@@ -168,6 +171,8 @@ class NamespacesView(StoreView):
 
 class BatchView(StoreView):
     """Several operations in one round trip, run in order in one transaction; `results[i]` answers `ops[i]`."""
+
+    idempotent = frozenset({"post"})  # Idempotency-Key (core.idempotency): a batch may put
 
     @extend_schema(operation_id="store_batch", request=BATCH_BODY, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {
     "memento": 7,
     "panel": 6,
-    "accounts": 5, "imports": 5,
+    "accounts": 5, "imports": 5, "webhooks": 5,
     "conversations": 4, "documents": 4, "store": 4,
     "profiles": 3,
     "memories": 2, "extraction": 2,
