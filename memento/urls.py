@@ -11,12 +11,13 @@ from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
+from imports import views as import_views
 from memento import health
 from memento.schema import SchemaView
-from imports import views as import_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
+from observability.exposition import metrics_view
 from profiles import views as profile_views
 
 admin.site.login = throttle_sign_in(admin.site.login)  # per address, as the panel's login and the API's token
@@ -35,6 +36,7 @@ router.register("imports", import_views.ImportViewSet, basename="import")
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes
+    path("metrics", metrics_view, name="metrics"),  # Prometheus: loopback or METRICS_TOKEN only (observability/)
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
