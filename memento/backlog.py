@@ -27,7 +27,8 @@ def _queues() -> dict:
                                              extraction_queued_at__isnull=False),
         "message_embedding": Message.objects.filter(embedding__isnull=True),
         "memory_embedding": Memory.objects.filter(embedding__isnull=True, is_active=True, indexed=True),
-        "documents": Document.objects.filter(processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING]),
+        "documents": Document.objects.filter(
+            processing_status__in=[Document.Status.PENDING, Document.Status.PROCESSING]),
     }
 
 
