@@ -9,6 +9,7 @@ there, and a scrape of any web process adds them up (`exposition`). The variable
 first imported, which is why the launchers set it and not the settings.
 """
 
+import os
 import threading
 import time
 
@@ -16,6 +17,9 @@ from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # each figure below opens its file there as it is defined
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
 # figures of this process when it runs alone (no PROMETHEUS_MULTIPROC_DIR); with it, the files are the registry
 REGISTRY = CollectorRegistry(auto_describe=True)
