@@ -91,14 +91,20 @@ class RequestMetricsMiddleware:
 
 
 def search_observed(*, mode: str, path: str, seconds: float) -> None:
+    if not enabled():
+        return
     SEARCH_SECONDS.labels(mode, path).observe(seconds)
 
 
 def operation_observed(*, operation: str, seconds: float) -> None:
+    if not enabled():
+        return
     OPERATION_SECONDS.labels(operation).observe(seconds)
 
 
 def embedding_observed(*, provider: str, texts: int, seconds: float, ok: bool) -> None:
+    if not enabled():
+        return
     EMBEDDING_CALLS.labels(provider, "ok" if ok else "error").inc()
     EMBEDDING_TEXTS.labels(provider).inc(texts)
     EMBEDDING_SECONDS.labels(provider).observe(seconds)
