@@ -70,3 +70,31 @@ def test_the_worker_port_answers_with_the_same_rule(settings):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_with_metrics_worker_port_serves_its_own_figures(monkeypatch, tmp_path):
+    """A worker in a container of its own (docs/deploy.md): its tasks' figures and the backlog it computes, on its
+    own port, from the files its processes write to PROMETHEUS_MULTIPROC_DIR."""
+    import requests
+
+    from memento.tasks import observe_backlog
+    from tests.web import free_port
+    from tests.worker import running_worker, wait_for
+
+    port = free_port()
+    monkeypatch.setenv("METRICS_WORKER_PORT", str(port))
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "multiproc"))
+
+    def figures() -> str:
+        try:
+            return requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        except requests.RequestException:
+            return ""
+
+    with running_worker("postgres") as worker:
+        observe_backlog.delay()
+        text = wait_for(lambda: 'task="memento.tasks.observe_backlog"' in figures() and figures(), worker=worker)
+    assert 'memento_task_duration_seconds_count{state="SUCCESS",task="memento.tasks.observe_backlog"} 1.0' in text
+    assert 'memento_backlog_items{queue="documents"} 0.0' in text
