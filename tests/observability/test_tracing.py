@@ -160,3 +160,33 @@ def test_spans_reach_an_otlp_receiver_when_an_endpoint_is_set(receiver, settings
         tracing.shutdown()
     assert "POST api/memories/search/" in names
     assert set(receiver.paths) == {"/v1/traces"}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_served_web_and_worker_processes_send_their_spans(receiver, monkeypatch, user):
+    """gunicorn and a Celery worker, each configured by the environment alone, as deployed."""
+    import requests
+
+    from memento.tasks import observe_backlog
+    from tests.factories import token_for
+    from tests.web import free_port, start_gunicorn, stop
+    from tests.worker import running_worker
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")  # milliseconds between exports
+    port = free_port()
+    web = start_gunicorn(port)
+    try:
+        headers = {"Authorization": f"Token {token_for(user)}"}
+        assert requests.post(f"http://127.0.0.1:{port}/api/memories/search/", json={"query": "Philippa"},
+                             headers=headers, timeout=60).status_code == 200
+        wait_for(lambda: {"POST api/memories/search/", "search_memory memories"} <= {s.name for s in receiver.spans},
+                 timeout=120)
+    finally:
+        stop(web)
+    with running_worker("postgres") as worker:
+        observe_backlog.delay()
+        wait_for(lambda: any(s.name == "run/memento.tasks.observe_backlog" for s in receiver.spans), timeout=120,
+                 worker=worker)
+    assert not any("Philippa" in str(s) for s in receiver.spans)
