@@ -97,8 +97,21 @@ def _request_hook(span, request) -> None:
     """A request's URL without its query string (search words travel there: GET ...?query=)."""
     if settings.TRACE_CONTENT or not span.is_recording():
         return
-    span.set_attribute("http.target", request.path)
-    span.set_attribute("http.url", request.build_absolute_uri(request.path))
+    from opentelemetry.instrumentation._semconv import (
+        _OpenTelemetrySemanticConventionStability,
+        _OpenTelemetryStabilitySignalType,
+        _report_new,
+        _report_old,
+    )
+
+    # the attribute names the instrumentation writes (OTEL_SEMCONV_STABILITY_OPT_IN: older, newer or both)
+    mode = _OpenTelemetrySemanticConventionStability._get_opentelemetry_stability_opt_in_mode(
+        _OpenTelemetryStabilitySignalType.HTTP)
+    url = request.build_absolute_uri(request.path)
+    if _report_new(mode):
+        span.set_attributes({"url.full": url, "url.query": ""})
+    if _report_old(mode):
+        span.set_attributes({"http.target": request.path, "http.url": url})
 
 
 def content(attributes: dict, key: str, text: str) -> None:

@@ -190,3 +190,36 @@ def test_served_web_and_worker_processes_send_their_spans(receiver, monkeypatch,
         wait_for(lambda: any(s.name == "run/memento.tasks.observe_backlog" for s in receiver.spans), timeout=120,
                  worker=worker)
     assert not any("Philippa" in str(s) for s in receiver.spans)
+
+
+@pytest.fixture
+def conventions(request):
+    """OTEL_SEMCONV_STABILITY_OPT_IN as the instrumentation reads it (once per process), restored after."""
+    from opentelemetry.instrumentation._semconv import _OpenTelemetrySemanticConventionStability as stability
+
+    name, before = "OTEL_SEMCONV_STABILITY_OPT_IN", os.environ.get("OTEL_SEMCONV_STABILITY_OPT_IN")
+    os.environ[name] = request.param
+    stability._initialized = False
+    yield request.param
+    if before is None:
+        os.environ.pop(name)
+    else:
+        os.environ[name] = before
+    stability._initialized = False
+    stability._initialize()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("conventions", ["", "http", "http/dup", "database,http"], indirect=True)
+def test_no_query_string_under_either_http_conventions(conventions, api):
+    """OTEL_SEMCONV_STABILITY_OPT_IN picks the older (http.target, http.url), the newer (url.full, url.query) or
+    both attribute names for a request's URL: none of them keeps the query string."""
+    exporter = InMemorySpanExporter()
+    tracing.setup(exporter=exporter)
+    try:
+        api.get("/api/memories/", {"search": "tangerine"})
+    finally:
+        tracing.shutdown()
+    (request,) = [s for s in exporter.get_finished_spans() if s.name.startswith("GET ")]
+    assert "/api/memories/" in str(dict(request.attributes))
+    assert "tangerine" not in str(dict(request.attributes))
