@@ -11,9 +11,9 @@ from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
-from imports import views as import_views
 from memento import health
 from memento.schema import SchemaView
+from imports import views as import_views
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
