@@ -59,7 +59,8 @@ DB_CONNECTIONS_OPENED = Counter(
 # written by the worker's periodic `memento.tasks.observe_backlog`, read by every scrape: the latest value wins
 BACKLOG_ITEMS = Gauge(
     "memento_backlog_items", "Work waiting for the worker, by queue (extraction: messages due; message_embedding, "
-    "memory_embedding: rows without a vector; documents: pending or processing).", ["queue"], multiprocess_mode="mostrecent", registry=REGISTRY)
+    "memory_embedding: rows without a vector; documents: pending or processing).", ["queue"],
+    multiprocess_mode="mostrecent", registry=REGISTRY)
 BACKLOG_OLDEST = Gauge(
     "memento_backlog_oldest_age_seconds", "Age of the oldest waiting item, by queue (0: none waiting).",
     ["queue"], multiprocess_mode="mostrecent", registry=REGISTRY)
