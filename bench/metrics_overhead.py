@@ -23,6 +23,7 @@ time. Prints requests/s and search p95 per way and round, and each way's overhea
 import argparse
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -256,6 +257,8 @@ def main() -> int:
     for what, micros in instrumentation_cost().items():
         print(f"  {what:45} {micros:9.1f} us")
     print(f"  (served, off: {mean('off', 3) * 1000:.0f} us of web CPU per request)")
+    for folder in (multiproc, ways["off"]["PROMETHEUS_MULTIPROC_DIR"], os.environ["PROMETHEUS_MULTIPROC_DIR"]):
+        shutil.rmtree(folder, ignore_errors=True)
     receiver.shutdown()
     return 0
 
