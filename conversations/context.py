@@ -22,6 +22,7 @@ from integrations.embeddings import count_tokens
 from memories.models import Memory
 from memories.search import ScoredMemory, embed_query, memory_search, query_periods
 from memories.selectors import MemoryFilters
+from observability import hooks
 from profiles.context import profile_block
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
@@ -311,6 +312,7 @@ def worth_an_excerpt(hits: list[ScoredMessage]) -> list[ScoredMessage]:
     return [h for h in hits if h.score >= floor]
 
 
+@hooks.context
 def context_for(*, owner, query: str, budget: int | None = None, conversation: Conversation | None = None,
                 stay_in_conversation: bool = False, limit: int = 20, as_of: datetime | None = None,
                 query_vector: list[float] | None = None) -> Context:

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 # environment, not this script's)
 MARKER="${TMPDIR:-/tmp}/memento-process-type"
 case "${1:-web}" in web|worker|beat|migrate) echo "${1:-web}" >"$MARKER" 2>/dev/null || true ;; esac
+# Prometheus: this container's processes (gunicorn's workers, Celery's pool) write their figures here, emptied at
+# each start; the web container serves them at /metrics, a worker container on METRICS_WORKER_PORT (docs/deploy.md)
+case "${1:-web}" in web|worker)
+  export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-${TMPDIR:-/tmp}/memento-metrics}"
+  mkdir -p "$PROMETHEUS_MULTIPROC_DIR" && find "$PROMETHEUS_MULTIPROC_DIR" -name '*.db' -delete ;;
+esac
 
 case "${1:-web}" in
   web)

@@ -35,6 +35,7 @@ from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
 from extraction.speaker import SINGULAR, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
+from observability import hooks
 
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 _MARKER = re.compile(
@@ -303,6 +304,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     ) for slot in slots]
 
 
+@hooks.extraction("local")
 def extract_local(text: str, *, role: str = "user", speaker: str | None = None, when: datetime | None = None,
                   strict: bool = False, context: Sequence[str] = ()) -> list[Candidate]:
     """The memories in one message: the salient statements the user made about themselves, in the third person

@@ -17,6 +17,7 @@ import re
 
 from extraction.candidates import Candidate, slug
 from extraction.sentences import split_sentences
+from observability import hooks
 
 MIN_WORDS, MAX_WORDS = 4, 60
 DEFAULT_LIMIT = 5
@@ -148,6 +149,7 @@ def classify(sentence: str) -> Candidate | None:
     return None
 
 
+@hooks.extraction("document")
 def extract_document(text: str, *, section_title: str = "", limit: int = DEFAULT_LIMIT) -> list[Candidate]:
     """At most `limit` candidates from a chunk's text, the most important first (ties in reading order), each
     tagged with its kind and the section's title."""

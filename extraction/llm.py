@@ -9,6 +9,7 @@ from typing import Any
 
 from extraction.candidates import CATEGORIES, SCOPES, Candidate
 from integrations.llm import chat_json
+from observability import hooks
 
 EXTRACTION_PROMPT = """Analyze this content and extract distinct memories.
 
@@ -132,6 +133,7 @@ def _check_memories(data: Any) -> list[Candidate]:
     return [_check_memory(item, f"memories[{i}]") for i, item in enumerate(data["memories"])]
 
 
+@hooks.extraction("llm")
 def extract_llm(text: str, *, role: str = "user", context: Sequence[str] = ()) -> list[Candidate]:
     """Memories in one message, by the configured LLM (integrations.llm.chat_json: one retry on an unusable
     reply, then LLMError; LLMUnavailable when the endpoint is down)."""

@@ -23,6 +23,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from observability import hooks
+
 logger = logging.getLogger(__name__)
 
 LOCAL_DIMENSIONS = 384
@@ -138,6 +140,7 @@ class LocalProvider:
             list(pieces), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
         )
 
+    @hooks.embedding
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
@@ -217,6 +220,7 @@ class OpenAIProvider:
                 raise EmbeddingError("embedding endpoint returned vectors with NaN, infinite or all-zero values")
         return vectors.tolist()
 
+    @hooks.embedding
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []

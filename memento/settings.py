@@ -533,3 +533,25 @@ LOGGING = {
         "axes.apps": {"level": "WARNING"},  # "AXES: BEGIN version ..." at INFO, once per process started
     },
 }
+
+# --- Observability (observability/; README, "Metrics and tracing"). ------------------------------------------
+INSTALLED_APPS.append("observability")
+MIDDLEWARE.insert(0, "observability.metrics.RequestMetricsMiddleware")  # first: times the whole stack
+# Prometheus figures at /metrics, for loopback peers and, when set, `Authorization: Bearer <METRICS_TOKEN>`; 404 to
+# anyone else. Processes add up through PROMETHEUS_MULTIPROC_DIR (set by `serve` and the Docker entrypoint); a
+# worker in a container of its own answers on METRICS_WORKER_PORT (0: not at all).
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=0)
+# the worker computes the backlog gauges (waiting extractions, embeddings, documents; oldest age) this often
+METRICS_BACKLOG_SECONDS = env.float("METRICS_BACKLOG_SECONDS", default=30.0)
+if METRICS_ENABLED:
+    CELERY_BEAT_SCHEDULE["observe-backlog"] = {"task": "memento.tasks.observe_backlog",
+                                               "schedule": METRICS_BACKLOG_SECONDS}
+# OpenTelemetry traces: off unless an OTLP/HTTP endpoint is set (the standard variables; OTEL_EXPORTER_OTLP_HEADERS
+# and the other OTEL_* exporter variables apply as usual). What people wrote (queries, memories, messages) goes into
+# span attributes only with MEMENTO_TRACE_CONTENT=1.
+OTEL_EXPORTER_OTLP_ENDPOINT = env.str("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = env.str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", default="")
+OTEL_SERVICE_NAME = env.str("OTEL_SERVICE_NAME", default="memento")
+TRACE_CONTENT = env.bool("MEMENTO_TRACE_CONTENT", default=False)

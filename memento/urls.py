@@ -17,6 +17,7 @@ from memento.schema import SchemaView
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
+from observability.exposition import metrics_view
 from profiles import views as profile_views
 from webhooks import views as webhook_views
 
@@ -37,6 +38,7 @@ router.register("webhooks", webhook_views.EndpointViewSet, basename="webhook")
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes
+    path("metrics", metrics_view, name="metrics"),  # Prometheus: loopback or METRICS_TOKEN only (observability/)
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),

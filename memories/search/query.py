@@ -44,6 +44,7 @@ from memories.search.sql import (
     word_frequencies,
 )
 from memories.selectors import MemoryFilters, filter_memories, memories_by_id
+from observability import hooks
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,7 @@ class SearchResult:
     degraded: bool  # the embedding provider failed: answered from full text alone
 
 
+@hooks.search
 def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float | None = None, limit: int = 20,
                   filters: MemoryFilters = MemoryFilters(),  # noqa: B008 (frozen: safe as a default)
                   ranking: str | None = None,
@@ -197,6 +199,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 total=total, path=path, limit=limit, fused=ranking_name == "fused" and semantic_floor is None,
                 lexemes=lexemes, unweighted=unweighted)
         found = candidates_from_rows(found_rows)
+        hooks.note(path="snapshot" if held is not None else path, candidates=len(found))
         if semantic_floor is not None:
             found = [c for c in found if c.similarity is not None and c.similarity >= semantic_floor - 1e-9]
         if ranking_name == "fused" and found and use_semantic:

@@ -19,6 +19,7 @@ FLOORS = {
     "profiles": 3,
     "memories": 2, "extraction": 2,
     "integrations": 1, "core": 1,
+    "observability": 0,
 }
 
 # Shared types, not behaviour: core's retrying task base names the providers' two error types as transient.

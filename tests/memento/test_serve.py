@@ -1,6 +1,7 @@
 """`serve`'s demo login and local secret key: only on loopback, a random password shown once, never a fixed one.
 (The processes it starts are tested through tests/web.py; this covers what it prepares before them.)"""
 
+import os
 import stat
 
 import pytest
@@ -190,3 +191,15 @@ def test_ctrl_c_stops_serve_without_false_alarms(tmp_path):
     assert "Memento is starting" in output
     assert "SIGKILL" not in output and "out of memory" not in output, output
     assert "AXES: BEGIN" not in output, output
+
+
+def test_serve_gives_its_processes_one_metrics_folder_emptied_at_each_start(settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "set, so that the test's end removes it")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    settings.STATE_DIR = tmp_path
+    serve.prepare_metrics_dir()
+    folder = tmp_path / "prometheus"
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(folder) and folder.is_dir()
+    (folder / "counter_4242.db").write_bytes(b"a process of the last run")
+    serve.prepare_metrics_dir()
+    assert list(folder.iterdir()) == []

@@ -117,6 +117,16 @@ def login_lines(host: str, base: str) -> str:
 WEB_ENV = {"OMP_NUM_THREADS": "1"}
 
 
+def prepare_metrics_dir() -> None:
+    """One folder where every process it starts writes its Prometheus figures, emptied at each start (figures of
+    processes gone must not add up with the new ones): a scrape of the web server then covers the workers too
+    (observability.metrics)."""
+    folder = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(settings.STATE_DIR / "prometheus")))
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+
+
 def export_onnx_model() -> None:
     """The local model for ONNX Runtime is exported once per machine (7-20 s here): do it before the web processes
     start, in a process of its own (torch stays out of this one), rather than in the first search."""
@@ -217,6 +227,7 @@ class Command(BaseCommand):
         call_command("check")  # e.g. refuses the public SECRET_KEY off loopback (memento/checks.py)
         call_command("collectstatic", interactive=False, verbosity=0)
         export_onnx_model()
+        prepare_metrics_dir()
         base = f"http://{options['host']}:{options['port']}"
         logins = login_lines(options["host"], base)
 
