@@ -94,9 +94,9 @@ class ContextItemSerializer(serializers.Serializer):
     score = serializers.FloatField()
     tokens = serializers.IntegerField()
     source = DictField(help_text=(
-        "Where it came from: the profile's supporting memory ids; a memory's id, the conversation/message or document it was extracted from and its "
-        "valid time (valid_from, valid_to: null while true); an excerpt's conversation, its messages in order and "
-        "which of them matched, and when it was said."))
+        "Where it came from: the profile's supporting memory ids; a memory's id, the conversation/message or "
+        "document it was extracted from and its valid time (valid_from, valid_to: null while true); an excerpt's "
+        "conversation, its messages in order and which of them matched, and when it was said."))
 
 
 class ContextSerializer(serializers.Serializer):

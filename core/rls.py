@@ -9,8 +9,9 @@ member (memento/roles.py): for them the bypass setting does nothing, whoever set
   (accounts/authentication.py: API and OAuth tokens, sent as `Token` or `Bearer`, or as `x-api-key` like
   LangGraph's SDK; /mcp too) set the user; anonymous requests see nothing. A token bound to a project and/or an
   agent also sets `memento.project_id` / `memento.agent_id`: the policies of tables whose rows belong to a
-  project or an agent (accounts migration 0002) then show only those, and `confinement()` tells code the same. Staff pages of the Django admin ask for the bypass, which only a process logged in as the
-  maintenance role gets (`manage.py runserver` for operators); served by gunicorn, they show staff's own rows.
+  project or an agent (accounts migration 0002) then show only those, and `confinement()` tells code the same.
+  Staff pages of the Django admin ask for the bypass, which only a process logged in as the maintenance role
+  gets (`manage.py runserver` for operators); served by gunicorn, they show staff's own rows.
 - Processes that are not serving a request (Celery workers, management commands, the test runner outside a
   request) log in as the maintenance role and start in bypass: they are system code that loads rows by id and
   scopes in code. A web process (`memento.wsgi`) calls `enforce_by_default()` so a connection outside any request
