@@ -59,6 +59,11 @@ MOMENTARY = re.compile(r"(?i)\b(?:can't wait|cannot wait|gonna|going to|will|'ll
                        r"(?:night|morning|evening|weekend|afternoon|day) of|(?:on|for) (?:mon|tues|wednes|thurs|fri|"
                        r"satur|sun)day(?!s| nights| mornings| evenings| afternoons)|"
                        r"(?:\w*day|time|weekend|that|this|it) works for)\b")
+# a plain fact about who someone is (else a plain fact with no section is a remark: "art gives them joy")
+IDENTITY = re.compile(r"\b(?:is|am|are) (?:originally )?from\b|\bgrew up\b|\bwas born\b|\bidentif\w+ as\b|"
+                      r"\bpronouns?\b|\bnationality\b|\breligio\w*|\b(?:is|am|are) (?:an? |now )?(?:[A-Z][a-z]+\b|"
+                      r"left-handed|right-handed|trans\w*|non-?binary|gay|lesbian|bisexual|queer|retired|introvert\w*|"
+                      r"extrovert\w*|an only child|a twin)")
 # attributes a momentary statement does not make a profile fact of (a move, a new job or a diet stays one)
 WEAK_ATTRIBUTES = {"", "hobby", "favourite", "skill", "event", "visit", "purchase"}
 ORDER = list(Section)
@@ -85,8 +90,8 @@ def section_of(memory) -> Section | None:
     attribute = attribute_of(memory)
     base = attribute.split(":", 1)[0]
     frames = [f for f in meta_frames(memory) if isinstance(f, dict)]
-    if category == "reminder" or (frames and all(f.get("ended") for f in frames)):
-        return None  # "I left Acme", "when I was small I lived in Rome": no longer so
+    if category == "reminder" or (frames and all(f.get("ended") for f in frames) and category != "restriction"):
+        return None  # "I left Acme", "when I was small I lived in Rome": no longer so ("I don't eat pork" is)
     if category == "goal" or (category in ("fact", "") and LASTING_GOAL.search(content)):
         return Section.GOALS if LASTING_GOAL.search(content) else None
     if base in WEAK_ATTRIBUTES and MOMENTARY.search(content):
@@ -105,7 +110,7 @@ def section_of(memory) -> Section | None:
     for tag in [*(memory.tags or ()), *topic_tags(content)]:
         if tag in TAG_SECTIONS:
             return TAG_SECTIONS[tag]
-    return Section.IDENTITY if category == "fact" else None
+    return Section.IDENTITY if category == "fact" and IDENTITY.search(content) else None
 
 
 _NON_WORD = re.compile(r"[^\w]+")

@@ -24,6 +24,8 @@ def memory(content, category="fact", attribute=""):
     ("The user's line manager is Tomasz.", "relationship", "manager", Section.WORK),
     ("The user's dad lives in Cork.", "relationship", "home", Section.FAMILY),
     ("The user is teetotal.", "restriction", "diet", Section.HEALTH),
+    ("The user is originally from Accra.", "fact", "", Section.IDENTITY),
+    ("The user is a Quaker.", "fact", "", Section.IDENTITY),
 ])
 def test_lasting_facts_find_their_section(content, category, attribute, section):
     assert section_of(memory(content, category, attribute)) == section
@@ -35,6 +37,7 @@ def test_lasting_facts_find_their_section(content, category, attribute, section)
     ("The user will bring the snacks.", "goal", ""),
     ("Right now the user is craving chocolate.", "fact", ""),
     ("Thursday works for the user.", "fact", ""),
+    ("Sunsets give the user such peace.", "fact", ""),
     ("The user's cats make them so happy.", "relationship", ""),
     ("The user is really looking forward to the concert.", "preference", "hobby"),
 ])
@@ -46,3 +49,6 @@ def test_what_ended_makes_no_entry():
     ended = memory("Until last year the user lived in Porto.", "history", "home")
     ended.metadata["frames"] = [{"attribute": "home", "value": "porto", "ended": True}]
     assert section_of(ended) is None
+    refused = memory("The user doesn't eat pork.", "restriction", "diet")
+    refused.metadata["frames"] = [{"attribute": "diet", "value": "pork", "ended": True}]  # a negation, still so
+    assert section_of(refused) == Section.HEALTH
