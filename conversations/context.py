@@ -340,7 +340,8 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     messages = message_search(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
                               conversation=conversation if stay_in_conversation else None, sent_before=as_of,
                               query_vector=vector)
-    head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of)  # the profile first
+    head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of,  # the profile first
+                         found=tuple(s.memory.pk for s in memories.results))
     shown = set(head.memory_ids)  # a memory the profile already says is not said twice
     memory_items = [_memory_item(s) for s in memories.results if s.memory.pk not in shown]
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2 + head.tokens

@@ -39,8 +39,10 @@ def _reminder_line(reminder: Reminder, now: datetime, zone: str) -> str:
     return f"- {reminder.task} ({state} {due:%a} {due.day} {due:%b %Y} {due:%H:%M})"
 
 
-def profile_block(*, owner, project=None, budget: int, as_of: datetime | None = None) -> Head:
-    """The profile and due reminders for a context of `budget` tokens, in PROFILE_SHARE of it. A context about
+def profile_block(*, owner, project=None, budget: int, as_of: datetime | None = None,
+                  found: tuple = ()) -> Head:
+    """The profile and due reminders for a context of `budget` tokens, in PROFILE_SHARE of it; when not all
+    entries fit, those about what the question `found` (memory ids, best first) go first. A context about
     another moment (`as_of`) gets none: the profile says what is true now."""
     if as_of is not None:
         return Head("", 0)
@@ -55,7 +57,8 @@ def profile_block(*, owner, project=None, budget: int, as_of: datetime | None = 
             break
         reminders = ""
     left = room - (count_tokens(reminders) + 1 if reminders else 0)
-    shown, profile, _ = packed(visible_entries(profile_current(owner=owner, project=project)), left)
+    shown, profile, _ = packed(visible_entries(profile_current(owner=owner, project=project)), left,
+                               prefer={memory_id: rank for rank, memory_id in enumerate(found)})
     text = "\n".join(part for part in (profile, reminders) if part)
     memory_ids = tuple(dict.fromkeys(m for entry in shown for m in entry.memory_ids))
     return Head(text, count_tokens(text) if text else 0, memory_ids)

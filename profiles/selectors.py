@@ -30,10 +30,14 @@ def _line(entry: ProfileEntry) -> str:
     return f"- {entry.text}"
 
 
-def packed(entries: list[ProfileEntry], budget: int) -> tuple[list[ProfileEntry], str, int]:
-    """The entries that fit in `budget` tokens (header and section titles included), pinned first, then by score;
-    the text lists them by section. Returns (chosen, text, tokens)."""
-    ranked = sorted(entries, key=lambda e: (not e.pinned, -entry_score(e), e.key))
+def packed(entries: list[ProfileEntry], budget: int, prefer: dict | None = None) -> tuple[list[ProfileEntry], str, int]:
+    """The entries that fit in `budget` tokens (header and section titles included), pinned first, then those
+    whose memories `prefer` ranks (memory id -> rank: what a question found), then by score; the text lists them
+    by section. Returns (chosen, text, tokens)."""
+    prefer = prefer or {}
+    last = len(prefer)
+    ranked = sorted(entries, key=lambda e: (not e.pinned, min((prefer.get(m, last) for m in e.memory_ids),
+                                                              default=last), -entry_score(e), e.key))
     used = count_tokens(PROFILE_HEADER) + 1
     chosen, titled = [], set()
     for entry in ranked:
