@@ -11,9 +11,10 @@ from conversations import views as conversation_views
 from conversations.mcp import MCPView
 from core.throttles import throttle_sign_in
 from documents import views as document_views
-from memento import health
-from memento.schema import SchemaView
 from imports import views as import_views
+from memento import health
+from memento.reembed_api import ReembedView
+from memento.schema import SchemaView
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
@@ -49,6 +50,7 @@ urlpatterns = [
     path("api/profile/settings/", profile_views.SettingsAPIView.as_view(), name="profile-settings"),
     path("api/tools/", conversation_views.ToolListView.as_view(), name="tools"),
     path("api/tools/call/", conversation_views.ToolCallView.as_view(), name="tool-call"),
+    path("api/admin/reembed/", ReembedView.as_view(), name="reembed"),  # staff: every vector with another model
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     path("api/", include(router.urls)),
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)
