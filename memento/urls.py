@@ -18,6 +18,7 @@ from memento.schema import SchemaView
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
+from panel.activity_views import admin_activity
 from profiles import views as profile_views
 
 admin.site.login = throttle_sign_in(admin.site.login)  # per address, as the panel's login and the API's token
@@ -36,6 +37,7 @@ router.register("imports", import_views.ImportViewSet, basename="import")
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes
+    path("admin/activity/", admin.site.admin_view(admin_activity), name="admin-activity"),  # staff: charts
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),

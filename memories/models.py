@@ -454,3 +454,20 @@ class EmbeddingSpace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.model}"
+
+
+class SearchDay(models.Model):
+    """How many searches one user ran on one day (UTC), for the panel's activity charts: counted when a search's
+    bookkeeping is written (memories.services.memories_touch), also when it found nothing. Owner-only (RLS)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                              help_text="Who searched.")
+    day = models.DateField(help_text="The day (UTC).")
+    searches = models.PositiveIntegerField(default=0, help_text="Searches that day.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "day"], name="searchday_owner_day")]
+
+    def __str__(self) -> str:
+        return f"{self.owner_id} {self.day}: {self.searches}"
+
