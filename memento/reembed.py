@@ -176,6 +176,10 @@ def reembed_table(table: Table, *, batch_size: int = 256, everything: bool = Fal
     target, dimensions = settings.EMBEDDING_MODEL, settings.EMBEDDING_DIMENSIONS
     _start(table, target, everything)
     done = 0
+    if not everything and spaces.active_model(table.space) == target and not stale_count(table, target):
+        # nothing to do: no switch (its lock and its two scans of the table)
+        _progress(table.space, state=EmbeddingSpace.State.DONE, target_model="", finished_at=timezone.now())
+        return 0
     try:
         for _ in range(PASSES):
             done += _pass(table, target, batch_size, everything, advance)

@@ -66,8 +66,12 @@ def current_model(space: str, using: str = "default") -> str | None:
 
 def record_models(using: str = "default", **kwargs) -> None:
     """post_migrate: every table that has vectors and no row gets one naming their model, so that changing
-    EMBEDDING_MODEL afterwards waits for `manage.py reembed` instead of leaving search without vectors."""
+    EMBEDDING_MODEL afterwards waits for `manage.py reembed` instead of leaving search without vectors. Tables a
+    partial migration (back to an older state) left out are skipped."""
+    tables = set(connections[using].introspection.table_names())
+    if EmbeddingSpace._meta.db_table not in tables:
+        return
     known = set(EmbeddingSpace.objects.using(using).values_list("name", flat=True))
-    for space in TABLES:
-        if space not in known and (model := current_model(space, using)):
+    for space, table in TABLES.items():
+        if space not in known and table in tables and (model := current_model(space, using)):
             EmbeddingSpace.objects.using(using).get_or_create(name=space, defaults={"model": model})

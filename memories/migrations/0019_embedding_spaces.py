@@ -52,7 +52,9 @@ def guard_table(table: str, space: str) -> list[str]:
             WHERE embedding IS NOT NULL AND embedding_model <> ''
             GROUP BY embedding_model ORDER BY count(*) DESC LIMIT 1
             ON CONFLICT (name) DO NOTHING""",
-        f"CREATE TRIGGER {table}_embedding_guard BEFORE INSERT OR UPDATE ON {table} "
+        # only writes of these columns: a read's `accessed_at` touch does not run it
+        f"CREATE TRIGGER {table}_embedding_guard BEFORE INSERT OR UPDATE OF embedding, embedding_model, "
+        f"embedding_next ON {table} "
         f"FOR EACH ROW EXECUTE FUNCTION memento_embedding_guard('{space}')",
     ]
 
