@@ -7,7 +7,13 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, hnsw_index, owner_lexemes_index
+from memories.models import (
+    EMBEDDING_DIMENSIONS,
+    dimensions_field,
+    hnsw_index,
+    next_embedding_field,
+    owner_lexemes_index,
+)
 
 
 class Conversation(models.Model):
@@ -92,6 +98,8 @@ class Message(models.Model):
         help_text="Unit vector of the content; null until the background embedding has run.",
     )
     embedding_model = models.CharField(max_length=200, blank=True, help_text="Model that made the embedding.")
+    embedding_dimensions = dimensions_field()
+    embedding_next = next_embedding_field()
     search_vector = models.GeneratedField(
         expression=SearchVector("name", "content", config="english"),
         output_field=SearchVectorField(),

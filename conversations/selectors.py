@@ -79,7 +79,7 @@ def message_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, 
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
     degraded, vector = False, None
     if mode != "keyword" and query.strip():
-        vector, degraded = embed_query(query, query_vector, what="message search")
+        vector, degraded = embed_query(query, query_vector, what="message search", space="messages")
     if mode == "semantic" and vector is None and not degraded:
         return MessageResults([], mode, False)
     owner_id = getattr(owner, "pk", owner)

@@ -22,6 +22,7 @@ from core.tasks import TRANSIENT
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
 from memories import services as memory_services
+from memories import spaces
 from memories.models import Memory, MemoryEvent
 from memories.reconcile import memories_reconcile, reconcile_frames
 from memories.vectors import embed_or_pending
@@ -181,9 +182,10 @@ def messages_embed(*, message_ids) -> int:
     size = settings.EMBEDDING_BATCH_SIZE
     groups = [todo[i:i + size] for i in range(0, len(todo), size)]
     done = 0
+    model = spaces.active_model(spaces.Name.MESSAGES)
 
     def vectors_for(group):
-        return embeddings.embed_texts([m.embedding_text() for m in group])
+        return embeddings.embed_texts([m.embedding_text() for m in group], model)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(vectors_for, groups[0])
@@ -198,7 +200,7 @@ def messages_embed(*, message_ids) -> int:
                 future = pool.submit(vectors_for, groups[index + 1])
             for message, vector in zip(group, vectors, strict=True):
                 message.embedding = vector
-                message.embedding_model = settings.EMBEDDING_MODEL
+                message.embedding_model = model
             with transaction.atomic():
                 Message.objects.bulk_update(group, ["embedding", "embedding_model"])
             done += len(group)

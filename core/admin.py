@@ -4,7 +4,6 @@ import dataclasses
 import uuid
 
 from django.contrib import admin
-from django.db.models import F, Func, IntegerField
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from core.readable import readable_text
@@ -21,10 +20,9 @@ def search_with_id(results, queryset, search_term):
 
 
 def without_vectors(queryset):
-    """Leave the `embedding` column unread; annotate its size instead (`embedding_info` shows it)."""
-    return queryset.defer("embedding").annotate(
-        embedding_dimensions=Func(F("embedding"), function="vector_dims", output_field=IntegerField())
-    )
+    """Leave the vector columns unread (`embedding_info` shows the row's recorded model and dimensions)."""
+    fields = {f.name for f in queryset.model._meta.concrete_fields}
+    return queryset.defer(*(name for name in ("embedding", "embedding_next") if name in fields))
 
 
 def embedding_info(obj) -> str:

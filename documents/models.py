@@ -5,7 +5,13 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, hnsw_index, owner_lexemes_index
+from memories.models import (
+    EMBEDDING_DIMENSIONS,
+    dimensions_field,
+    hnsw_index,
+    next_embedding_field,
+    owner_lexemes_index,
+)
 
 
 def upload_path(instance: "Document", filename: str) -> str:
@@ -77,6 +83,8 @@ class Chunk(models.Model):
     content = models.TextField(help_text="The passage text.")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True, help_text="Unit vector.")
     embedding_model = models.CharField(max_length=200, blank=True, help_text="Model that made the embedding.")
+    embedding_dimensions = dimensions_field()
+    embedding_next = next_embedding_field()
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
         output_field=SearchVectorField(),

@@ -46,6 +46,7 @@ from documents.shares import Share
 from extraction import extract_document, slug
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
+from memories import spaces
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
 
@@ -193,14 +194,21 @@ def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Shar
         candidates.append(_candidates(document, chunk, use_llm))
     chunks = chunks[: len(candidates)]
     texts = [chunk.content for chunk in chunks]
-    vectors = embeddings.embed_texts(texts + [c.content for found in candidates for c in found])
+    statements = [c.content for found in candidates for c in found]
+    chunk_model, memory_model = spaces.active_model(spaces.Name.CHUNKS), spaces.active_model(spaces.Name.MEMORIES)
+    if chunk_model == memory_model:
+        vectors = embeddings.embed_texts(texts + statements, chunk_model)
+    else:  # one of the two tables is being switched to another model
+        vectors = embeddings.embed_texts(texts, chunk_model) + embeddings.embed_texts(statements, memory_model)
     rest = iter(vectors[len(texts):])
     candidate_vectors = [[next(rest) for _ in found] for found in candidates]
     # the candidates' attribute frames (a parse and an embedding each) are kept by statement_frames: reconciling
     # them in the writing transaction then reads them back instead of computing them there
     statement_frames([(c.content, c.subject) for found in candidates for c in found])
     share.paced(time.monotonic() - started, len(chunks))
-    return chunks, vectors[: len(texts)], candidates, candidate_vectors
+    candidate_vectors = [[embeddings.ModelVector(v, memory_model) for v in found] for found in candidate_vectors]
+    chunk_vectors = [embeddings.ModelVector(v, chunk_model) for v in vectors[: len(texts)]]
+    return chunks, chunk_vectors, candidates, candidate_vectors
 
 
 
@@ -223,7 +231,7 @@ def _store_batch(document: Document, chunks: list[Chunk], vectors, candidates, c
             if rows[chunk.pk].embedding is None
         ]
         for chunk, vector, _ in pending:
-            chunk.embedding, chunk.embedding_model = vector, settings.EMBEDDING_MODEL
+            chunk.embedding, chunk.embedding_model = vector, vector.model
         Chunk.objects.bulk_update([chunk for chunk, _, _ in pending], ["embedding", "embedding_model"])
         # a statement the document already made (a repeated sentence) is not news: only its first mention is
         # reconciled

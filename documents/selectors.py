@@ -104,7 +104,7 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
     degraded = False
     vector = None
     if mode != "keyword" and query.strip():
-        vector, degraded = embed_query(query, query_vector, what="chunk search")
+        vector, degraded = embed_query(query, query_vector, what="chunk search", space="chunks")
     if mode == "semantic" and vector is None and not degraded:
         return ChunkResults(mode=mode)
     use_keyword = mode != "semantic" or degraded

@@ -28,6 +28,7 @@ from observability import hooks
 logger = logging.getLogger(__name__)
 
 LOCAL_DIMENSIONS = 384
+LOCAL_MODEL = "all-MiniLM-L6-v2"  # its name as the local provider records it (settings' default)
 # all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP].
 WINDOW_TOKENS = 254
 WINDOW_OVERLAP = 32
@@ -265,13 +266,16 @@ def dimension_problem(column: int | None = None) -> str | None:
     return None
 
 
-def build_provider():
+def build_provider(model_name: str | None = None):
+    """The configured provider, for `model_name` (default EMBEDDING_MODEL): another model of the same endpoint, or
+    the local model by its name (a table still on the model used before a switch: memories.spaces)."""
     problem = dimension_problem()
     if problem:
         raise ImproperlyConfigured(problem)
-    if settings.EMBEDDING_PROVIDER == "openai":
+    model_name = model_name or settings.EMBEDDING_MODEL
+    if settings.EMBEDDING_PROVIDER == "openai" and model_name != LOCAL_MODEL:
         return OpenAIProvider(
-            model_name=settings.EMBEDDING_MODEL,
+            model_name=model_name,
             dimensions=settings.EMBEDDING_DIMENSIONS,
             base_url=settings.EMBEDDING_API_BASE,
             api_key=settings.EMBEDDING_API_KEY,
@@ -284,11 +288,11 @@ def build_provider():
     if settings.EMBEDDING_RUNTIME == "onnx":
         from integrations.onnx_model import onnx_provider
 
-        provider = onnx_provider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE,
+        provider = onnx_provider(model_name, settings.EMBEDDING_BATCH_SIZE,
                                  cache_dir=settings.EMBEDDING_ONNX_DIR, threads=settings.EMBEDDING_ONNX_THREADS)
         if provider is not None:
             return provider
-    return LocalProvider(settings.EMBEDDING_MODEL, settings.EMBEDDING_BATCH_SIZE)
+    return LocalProvider(model_name, settings.EMBEDDING_BATCH_SIZE)
 
 
 def get_provider():
@@ -301,9 +305,48 @@ def get_provider():
     return _provider
 
 
-def embed_texts(texts: Sequence[str]) -> list[list[float]]:
-    return get_provider().embed(texts)
+# providers of other models than EMBEDDING_MODEL, by name: built on first use, or registered (a test's second model)
+_named: dict[str, object] = {}
 
 
-def embed_text(text: str) -> list[float]:
-    return embed_texts([text])[0]
+def register_provider(model_name: str, provider) -> None:
+    """Make `provider` the one that embeds for `model_name` in this process (None forgets it)."""
+    with _provider_lock:
+        if provider is None:
+            _named.pop(model_name, None)
+        else:
+            _named[model_name] = provider
+
+
+def provider_for(model_name: str | None = None):
+    """The provider that embeds with `model_name` (None or EMBEDDING_MODEL: the configured one)."""
+    if not model_name or (model_name == settings.EMBEDDING_MODEL and model_name not in _named):
+        return get_provider()
+    provider = _named.get(model_name)
+    if provider is None:
+        with _provider_lock:
+            provider = _named.get(model_name)
+            if provider is None:
+                provider = _named[model_name] = build_provider(model_name)
+    return provider
+
+
+class ModelVector(list):
+    """A vector with the name of the model that made it: compared only with stored vectors of that model."""
+
+    def __init__(self, values, model: str):
+        super().__init__(values)
+        self.model = model
+
+
+def model_of(vector) -> str:
+    """The model that made `vector` (a plain list: the configured one)."""
+    return getattr(vector, "model", None) or settings.EMBEDDING_MODEL
+
+
+def embed_texts(texts: Sequence[str], model: str | None = None) -> list[list[float]]:
+    return provider_for(model).embed(texts)
+
+
+def embed_text(text: str, model: str | None = None) -> list[float]:
+    return embed_texts([text], model)[0]

@@ -10,6 +10,8 @@ class MementoConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from memento import checks, roles, signin  # noqa: F401
+        from memories import spaces
 
         # once per migrate (and per flush): the signal goes to each app with models, after every migration ran
         post_migrate.connect(roles.grant_app_role, sender=self.apps.get_app_config("memories"))
+        post_migrate.connect(spaces.record_models, sender=self.apps.get_app_config("memories"))

@@ -13,11 +13,13 @@ from core.throttles import throttle_sign_in
 from documents import views as document_views
 from imports import views as import_views
 from memento import health
+from memento.reembed_api import ReembedView
 from memento.schema import SchemaView
 from memento.search import MemorySearchView
 from memento.signin import TokenView
 from memories import views as memory_views
 from observability.exposition import metrics_view
+from panel.activity_views import admin_activity
 from profiles import views as profile_views
 from webhooks import views as webhook_views
 
@@ -39,6 +41,7 @@ router.register("webhooks", webhook_views.EndpointViewSet, basename="webhook")
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"), path("readyz", health.readyz, name="readyz"),  # probes
     path("metrics", metrics_view, name="metrics"),  # Prometheus: loopback or METRICS_TOKEN only (observability/)
+    path("admin/activity/", admin.site.admin_view(admin_activity), name="admin-activity"),  # staff: charts
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
@@ -53,6 +56,7 @@ urlpatterns = [
     path("api/profile/settings/", profile_views.SettingsAPIView.as_view(), name="profile-settings"),
     path("api/tools/", conversation_views.ToolListView.as_view(), name="tools"),
     path("api/tools/call/", conversation_views.ToolCallView.as_view(), name="tool-call"),
+    path("api/admin/reembed/", ReembedView.as_view(), name="reembed"),  # staff: every vector with another model
     path("api/", include("store.urls")),  # the LangGraph store API (langgraph_sdk's client.store)
     path("api/", include(router.urls)),
     re_path(r"^mcp/?$", MCPView.as_view(), name="mcp"),  # Model Context Protocol (streamable HTTP)

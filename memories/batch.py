@@ -13,6 +13,7 @@ from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
 from integrations import embeddings
+from memories import spaces
 from memories.models import HistoryAction, Memory
 from memories.services import (
     MemoryWrite,
@@ -52,7 +53,8 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
     # embedded in a worker thread. The first chunk is embedded before the transaction opens.
     if vectors is not None:
         with transaction.atomic():
-            return write_prepared(owner, prepared, vectors, settings.EMBEDDING_MODEL, actor=actor, reason=reason)
+            model = embeddings.model_of(next((v for v in vectors if v is not None), None))  # the caller's model
+            return write_prepared(owner, prepared, vectors, model, actor=actor, reason=reason)
     chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(embed_indexed, chunk) for chunk in chunks]
@@ -70,14 +72,16 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
 
 
 def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded", actor=None) -> int:
-    """Give these memories fresh embeddings from the configured model, with one history row each. The rows are
-    read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten is skipped,
+    """Give these memories fresh embeddings from the table's model (memories.spaces), with one history row each.
+    The rows are read again, locked, after embedding: a memory edited meanwhile (its edit embedded it) or forgotten
+    is skipped,
     and each history row snapshots the memory as stored, not as it was read before embedding. Returns how many
     memories were re-embedded."""
     if not memories:
         return 0
     contents = {m.pk: m.content for m in memories}
-    vectors = dict(zip(contents, embeddings.embed_texts(list(contents.values())), strict=True))
+    model = spaces.active_model(spaces.Name.MEMORIES)
+    vectors = dict(zip(contents, embeddings.embed_texts(list(contents.values()), model), strict=True))
     now = timezone.now()
     with transaction.atomic():
         current = [
@@ -87,7 +91,7 @@ def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded",
         ]
         for memory in current:
             memory.embedding = vectors[memory.pk]
-            memory.embedding_model = settings.EMBEDDING_MODEL
+            memory.embedding_model = model
             memory.updated_at = now
         if current:
             bulk_update_with_history(

@@ -27,6 +27,7 @@ from django.dispatch import receiver
 
 from core import rls
 from memories import services
+from memories.models import MemoryEvent
 
 logger = logging.getLogger(__name__)
 _local = threading.local()
@@ -40,7 +41,7 @@ _writer_lock = threading.Lock()
 def touch_after_response(*, memory_ids: Iterable, owner_id: int, action: str, query: str = "") -> None:
     """`services.memories_touch`, after the response when called while serving a request."""
     touch = {"memory_ids": list(memory_ids), "owner_id": owner_id, "action": action, "query": query}
-    if not touch["memory_ids"]:
+    if not touch["memory_ids"] and action != MemoryEvent.Action.SEARCH:  # a search is counted even when empty
         return
     pending = getattr(_local, "pending", None)
     if pending is None:

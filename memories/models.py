@@ -16,6 +16,7 @@ from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorFi
 from simple_history.models import HistoricalRecords
 
 from core import rls
+from integrations.embeddings import model_of
 
 EMBEDDING_DIMENSIONS = 384
 # The longest TTL a write may set: 100 years (PostgreSQL cannot add much larger intervals to a date, and every
@@ -25,6 +26,25 @@ MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 
 def default_namespace() -> list[str]:
     return ["memories"]
+
+
+def dimensions_field() -> models.PositiveSmallIntegerField:
+    """How many dimensions a row's `embedding` has, beside `embedding_model`: set by the database from the vector
+    (the guard trigger of memories migration 0019), empty while the embedding is pending."""
+    return models.PositiveSmallIntegerField(
+        null=True, blank=True, editable=False,
+        help_text="Dimensions of the embedding (set by the database from it); empty while pending.",
+    )
+
+
+def next_embedding_field() -> VectorField:
+    """The vector of the model a running re-embedding switches the table to, written beside `embedding` and moved
+    into it when the whole table has one (memento.reembed); the table's search never reads it."""
+    return VectorField(
+        dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False,
+        help_text="Embedding by the model being switched to (manage.py reembed); moved into `embedding` when the "
+                  "whole table has one. Emptied by the database when the embedding changes.",
+    )
 
 
 def halfvec(field: str = "embedding"):
@@ -156,10 +176,11 @@ class MemoryQuerySet(models.QuerySet):
             return self
         return self.filter(**{f"namespace__0_{len(prefix)}": prefix})
 
-    def nearest(self, vector) -> "MemoryQuerySet":
-        """Order by cosine distance to `vector`, through the half-precision HNSW index."""
+    def nearest(self, vector, model: str | None = None) -> "MemoryQuerySet":
+        """Order by cosine distance to `vector` (of `model`, default the one it names: only memories embedded by
+        that model are compared), through the half-precision HNSW index."""
         return (
-            self.filter(embedding__isnull=False)
+            self.filter(embedding__isnull=False, embedding_model=model or model_of(vector))
             .annotate(distance=CosineDistance(halfvec(), HalfVector(vector)))
             .order_by("distance")
         )
@@ -204,6 +225,8 @@ class Memory(models.Model):
     embedding_model = models.CharField(
         max_length=200, blank=True, help_text="Model that made the embedding; empty while pending."
     )
+    embedding_dimensions = dimensions_field()
+    embedding_next = next_embedding_field()
     search_vector = models.GeneratedField(
         expression=SearchVector("subject", weight="A", config="english")
         + SearchVector("content", weight="B", config="english"),
@@ -290,7 +313,8 @@ class Memory(models.Model):
 
     history = HistoricalRecords(
         custom_model_name="MemoryHistory",
-        excluded_fields=["embedding", "search_vector", "accessed_at", "stamp"],  # reads are not versions
+        excluded_fields=["embedding", "embedding_next", "embedding_dimensions", "search_vector", "accessed_at",
+                         "stamp"],  # reads are not versions
         bases=[HistoryAction],
         user_related_name="+",
         # Reasons name the rule, the candidate and the memory it replaced: longer than simple-history's 100.
@@ -392,3 +416,58 @@ class MemoryStamp(models.Model):
 
     def __str__(self) -> str:
         return f"memories of {self.owner_id} at {self.stamp}"
+
+
+class EmbeddingSpace(models.Model):
+    """Which embedding model one table's vectors are in: searches embed their query with it and compare only vectors
+    of it, writes embed with it, and the database refuses vectors of another model in that table (migration 0019's
+    guard). No row: the table follows EMBEDDING_MODEL until its first embedded write records it. Also the status
+    of a switch to another model (`manage.py reembed`, `/api/admin/reembed/`): instance-wide, not a user's data."""
+
+    class Name(models.TextChoices):
+        MEMORIES = "memories", "Memories"
+        MESSAGES = "messages", "Conversation messages"
+        CHUNKS = "chunks", "Document chunks"
+        STORE = "store", "Store item fields"
+
+    class State(models.TextChoices):
+        IDLE = "idle", "Idle"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FAILED = "failed", "Failed (run again to continue)"
+        DONE = "done", "Done"
+
+    name = models.CharField(max_length=20, primary_key=True, choices=Name.choices, help_text="The table.")
+    model = models.CharField(max_length=200, help_text="The model every vector of the table is in.")
+    dimensions = models.PositiveSmallIntegerField(default=EMBEDDING_DIMENSIONS, help_text="Its vectors' size.")
+    target_model = models.CharField(
+        max_length=200, blank=True, help_text="The model a re-embedding is switching the table to; empty when none."
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.IDLE,
+                             help_text="Where the last re-embedding of this table is.")
+    rows_total = models.BigIntegerField(default=0, help_text="Rows the running re-embedding had to do at its start.")
+    rows_done = models.BigIntegerField(default=0, help_text="Rows it has embedded with the target model so far.")
+    error = models.TextField(blank=True, help_text="Why the last run stopped, when it failed.")
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When the last run started.")
+    updated_at = models.DateTimeField(null=True, blank=True, help_text="When its progress last moved.")
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="When the table switched to its target.")
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.model}"
+
+
+class SearchDay(models.Model):
+    """How many searches one user ran on one day (UTC), for the panel's activity charts: counted when a search's
+    bookkeeping is written (memories.services.memories_touch), also when it found nothing. Owner-only (RLS)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                              help_text="Who searched.")
+    day = models.DateField(help_text="The day (UTC).")
+    searches = models.PositiveIntegerField(default=0, help_text="Searches that day.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "day"], name="searchday_owner_day")]
+
+    def __str__(self) -> str:
+        return f"{self.owner_id} {self.day}: {self.searches}"
+

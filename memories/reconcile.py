@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from integrations import embeddings
 from memories.models import HistoryAction, Memory
 from memories.services import prepare_item, save_version, write_one
 from memories.supersession import link_supersession
@@ -127,8 +128,8 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
         return []
     if vectors is None:
         vectors, model_name = embed_or_pending([c.content for c in candidates])
-    else:
-        model_name = settings.EMBEDDING_MODEL
+    else:  # the caller's vectors: of the model they name (memories.spaces)
+        model_name = embeddings.model_of(next((v for v in vectors if v is not None), None))
     if known is None:
         known = reconcile_frames(owner=owner, candidates=candidates, vectors=vectors, project=project,
                                  frames=frames, self_names=self_names)

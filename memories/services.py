@@ -19,7 +19,7 @@ from simple_history.utils import bulk_create_with_history
 from core import events, rls
 from core.text import namespace_problem, nfc, nfc_path
 from integrations import embeddings
-from memories.models import HistoryAction, Memory, MemoryEvent, Project
+from memories.models import HistoryAction, Memory, MemoryEvent, Project, SearchDay
 from memories.supersession import link_past, link_supersession, resolve_supersedes, undo_supersession, valid_from_of
 from memories.vectors import duplicates_for, embed_indexed, embed_or_pending
 from memories.versions import save_version
@@ -357,6 +357,8 @@ def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: s
     is skipped) and, unless MEMORY_LOG_READS is off, an event per memory, in one statement: every read and search
     pays for this, and one statement is one round trip where a transaction with two would be four."""
     ids = list(memory_ids)
+    if action == MemoryEvent.Action.SEARCH:
+        search_day_count(owner_id=owner_id)
     if not ids:
         return
     if not settings.MEMORY_LOG_READS:
@@ -371,6 +373,15 @@ def memories_touch(*, memory_ids: Iterable, owner_id: int, action: str, query: s
             {"now": timezone.now(), "owner": owner_id, "ids": [str(pk) for pk in ids], "action": action,
              "query": query[:1000]},
         )
+
+
+def search_day_count(*, owner_id: int) -> None:
+    """One more search today (UTC) for the owner's activity chart: one upsert."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {SearchDay._meta.db_table} (owner_id, day, searches) VALUES (%s, (now() AT TIME ZONE 'UTC')"
+            f"::date, 1) ON CONFLICT (owner_id, day) DO UPDATE SET searches = {SearchDay._meta.db_table}.searches + 1",
+            [owner_id])
 
 
 # --- projects -------------------------------------------------------------------------------------------------

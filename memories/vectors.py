@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from pgvector import Vector
 
 from integrations import embeddings
+from memories import spaces
 from memories.models import Memory
 from memories.search.paths import owner_figures, vector_path
 
@@ -19,8 +20,9 @@ logger = logging.getLogger(__name__)
 def embed_or_pending(texts: list[str]) -> tuple[list[list[float] | None], str]:
     """Embeddings and the model name, or Nones and '' when the provider is down: stored as pending, embedded
     later by `manage.py reembed` or the periodic task."""
+    model = spaces.active_model(spaces.Name.MEMORIES)
     try:
-        return embeddings.embed_texts(texts), settings.EMBEDDING_MODEL
+        return [embeddings.ModelVector(v, model) for v in embeddings.embed_texts(texts, model)], model
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %d memories stored with embedding pending", len(texts),
                        exc_info=True)
@@ -67,7 +69,7 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
                 SELECT id, (embedding::halfvec(384) <=> q.v::halfvec(384)) AS distance
                 FROM memories_memory
                 WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
-                  AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL
+                  AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL AND embedding_model = %s
                   AND (expires_at IS NULL OR expires_at > now())
                   AND (ttl_minutes IS NULL
                        OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
@@ -76,7 +78,8 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
             ) AS m
             WHERE m.distance <= %s
             """,
-            [[i for i, _ in wanted], [Vector(v).to_text() for _, v in wanted], owner_id, project_id, max_distance],
+            [[i for i, _ in wanted], [Vector(v).to_text() for _, v in wanted], owner_id, project_id,
+             embeddings.model_of(wanted[0][1]), max_distance],
         )
         hits = dict(cursor.fetchall())
     if hits:

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from core.throttles import throttle_sign_in
-from panel import access, imports, profile_views, project_views, views, webhook_views
+from panel import access, activity_views, imports, profile_views, project_views, views, webhook_views
 
 app_name = "panel"
 
@@ -19,6 +19,7 @@ urlpatterns = [
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(
         template_name="panel/password_change_done.html",
     ), name="password_change_done"),
+    path("activity/", activity_views.activity_page, name="activity"),
     path("memories/", views.memory_list, name="memory_list"),
     path("memories/new/", views.memory_create, name="memory_create"),
     path("memories/<uuid:pk>/", views.memory_detail, name="memory_detail"),

@@ -111,7 +111,7 @@ def _near(memory: Memory, edited: set) -> list[Memory]:
     attribute = attribute_of(memory)
     found = []
     for other in (Memory.objects.filter(owner_id=memory.owner_id, project_id=memory.project_id).active()
-                  .exclude(pk=memory.pk).nearest(memory.embedding)[:NEIGHBOURS]):
+                  .exclude(pk=memory.pk).nearest(memory.embedding, memory.embedding_model)[:NEIGHBOURS]):
         if 1.0 - other.distance < settings.CONSOLIDATION_THRESHOLD:
             break
         other_attribute = attribute_of(other)

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from pgvector.django import VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, Memory, hnsw_index
+from memories.models import EMBEDDING_DIMENSIONS, Memory, dimensions_field, hnsw_index, next_embedding_field
 
 
 class ItemVector(models.Model):
@@ -28,8 +28,14 @@ class ItemVector(models.Model):
         help_text='The field path as asked for in `index` ("$", "title", "sections[*].text"); `path` adds the '
                   "text's position when the path gives several.",
     )
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, help_text="Unit vector of the field's text.")
-    embedding_model = models.CharField(max_length=200, help_text="Model that made the embedding.")
+    embedding = VectorField(
+        dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True,
+        help_text="Unit vector of the field's text; empty while pending (written by a model the table no longer "
+                  "uses: `manage.py reembed` embeds it again).",
+    )
+    embedding_model = models.CharField(max_length=200, blank=True, help_text="Model that made the embedding.")
+    embedding_dimensions = dimensions_field()
+    embedding_next = next_embedding_field()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "path"], name="itemvector_unique_path")]

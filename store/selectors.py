@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from pgvector import HalfVector, Vector
 
+from integrations import embeddings
 from memories.models import EMBEDDING_DIMENSIONS, Memory
 from store import ops
 from store.items import item_value
@@ -19,7 +20,8 @@ from store.items import item_value
 DOC = "COALESCE(m.value, jsonb_build_object('content', m.content))"
 HALF = f"halfvec({EMBEDDING_DIMENSIONS})"
 FULL = f"vector({EMBEDDING_DIMENSIONS})"
-ROW_FIELDS = ("id", "namespace", "key", "value", "content", "created_at", "updated_at", "embedding")
+ROW_FIELDS = ("id", "namespace", "key", "value", "content", "created_at", "updated_at", "embedding",
+              "embedding_model")
 COMPARISONS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 EF_SEARCH = 100
 MAX_EF_SEARCH = 1000  # pgvector's bound; iterative scans go on past it up to the LIMIT
@@ -108,7 +110,8 @@ def items_get(*, owner_id: int, gets: list[ops.Get]) -> list[Item | None]:
     return [found.get((g.namespace, g.key)) if g.namespace else None for g in gets]
 
 
-def items_search(*, owner_id: int, search: ops.Search, vector: list[float] | None) -> list[Item]:
+def items_search(*, owner_id: int, search: ops.Search, vector: list[float] | None,
+                 memory_vector: list[float] | None = None) -> list[Item]:
     """Items under the prefix that pass the filter. Without a query vector: newest update first, no score.
     With one: by cosine similarity of the item's best indexed field (a memory written through the memory API
     is scored by its content's vector), highest first; items with no vector at all follow, unscored, unless a
@@ -122,32 +125,41 @@ def items_search(*, owner_id: int, search: ops.Search, vector: list[float] | Non
                 [*rows_params, *where_params, search.limit, search.offset],
             )
             return [_item(row) for row in cursor.fetchall()]
-        return _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, where_params)
+        return _by_meaning(cursor, owner_id, search, vector, vector if memory_vector is None else memory_vector,
+                           rows_sql, rows_params, where, where_params)
 
 
-def _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, where_params) -> list[Item]:
+def _by_meaning(cursor, owner_id, search, vector, memory_vector, rows_sql, rows_params, where,
+                where_params) -> list[Item]:
     wanted = search.offset + search.limit
     # nearest field vectors through the half-precision HNSW index (iterative scans keep going past other
     # owners' rows and filtered-out items), then the exact cosine of each item's best field
     k = min(max(4 * wanted, 100), 4000)
+    # field vectors compared with the query as the store's model embeds it, content vectors as memories' model
+    # does (the two differ while one table is switched to another model: memories.spaces), each only with vectors
+    # of its model
     half, full = HalfVector(vector).to_text(), Vector(vector).to_text()
+    memory_half, memory_full = HalfVector(memory_vector).to_text(), Vector(memory_vector).to_text()
+    field_model, memory_model = embeddings.model_of(vector), embeddings.model_of(memory_vector)
     cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                    "set_config('hnsw.ef_search', %s, true)", [str(min(max(EF_SEARCH, k), MAX_EF_SEARCH))])
     threshold = "" if search.threshold is None else "WHERE 1 - s.d >= %s"
     cursor.execute(
         f"WITH near AS MATERIALIZED ("
-        f"  (SELECT v.memory_id AS id, v.embedding FROM store_itemvector AS v JOIN {rows_sql} ON m.id = v.memory_id"
-        f"   WHERE v.owner_id = %s AND {where}"
+        f"  (SELECT v.memory_id AS id, v.embedding <=> %s::{FULL} AS d FROM store_itemvector AS v"
+        f"   JOIN {rows_sql} ON m.id = v.memory_id"
+        f"   WHERE v.owner_id = %s AND v.embedding IS NOT NULL AND v.embedding_model = %s AND {where}"
         f"   ORDER BY v.embedding::{HALF} <=> %s::{HALF} LIMIT %s)"
         f"  UNION ALL"
-        f"  (SELECT m.id, m.embedding FROM {rows_sql}"
-        f"   WHERE m.value IS NULL AND m.embedding IS NOT NULL AND {where}"
+        f"  (SELECT m.id, m.embedding <=> %s::{FULL} AS d FROM {rows_sql}"
+        f"   WHERE m.value IS NULL AND m.embedding IS NOT NULL AND m.embedding_model = %s AND {where}"
         f"   ORDER BY m.embedding::{HALF} <=> %s::{HALF} LIMIT %s)"
-        f"), s AS (SELECT id, min(embedding <=> %s::{FULL}) AS d, count(*) AS n FROM near GROUP BY id) "
+        f"), s AS (SELECT id, min(d) AS d, count(*) AS n FROM near GROUP BY id) "
         f"SELECT {_COLUMNS}, 1 - s.d, (SELECT count(*) FROM near) "
         f"FROM s JOIN memories_memory AS m ON m.id = s.id {threshold} "
         f"ORDER BY s.d, m.updated_at DESC, m.id LIMIT %s OFFSET %s",
-        [*rows_params, owner_id, *where_params, half, k, *rows_params, *where_params, half, k, full,
+        [full, *rows_params, owner_id, field_model, *where_params, half, k, memory_full, *rows_params,
+         memory_model, *where_params, memory_half, k,
          *([search.threshold] if search.threshold is not None else []), search.limit, search.offset],
     )
     rows = cursor.fetchall()
@@ -160,16 +172,18 @@ def _by_meaning(cursor, owner_id, search, vector, rows_sql, rows_params, where, 
     cursor.execute(
         f"SELECT count(DISTINCT id) FROM ("
         f"  (SELECT v.memory_id AS id FROM store_itemvector AS v JOIN {rows_sql} ON m.id = v.memory_id"
-        f"   WHERE v.owner_id = %s AND {where})"
-        f"  UNION ALL (SELECT m.id FROM {rows_sql} WHERE m.value IS NULL AND m.embedding IS NOT NULL AND {where})"
+        f"   WHERE v.owner_id = %s AND v.embedding IS NOT NULL AND v.embedding_model = %s AND {where})"
+        f"  UNION ALL (SELECT m.id FROM {rows_sql} WHERE m.value IS NULL AND m.embedding IS NOT NULL"
+        f"             AND m.embedding_model = %s AND {where})"
         f") AS scored",
-        [*rows_params, owner_id, *where_params, *rows_params, *where_params],
+        [*rows_params, owner_id, field_model, *where_params, *rows_params, memory_model, *where_params],
     )
     scored = cursor.fetchone()[0]
     skip = max(0, search.offset - scored)
     cursor.execute(
         f"SELECT {_COLUMNS} FROM {rows_sql} WHERE {where} "
-        f"AND NOT EXISTS (SELECT 1 FROM store_itemvector AS v WHERE v.memory_id = m.id AND v.owner_id = %s) "
+        f"AND NOT EXISTS (SELECT 1 FROM store_itemvector AS v WHERE v.memory_id = m.id AND v.owner_id = %s "
+        f"            AND v.embedding IS NOT NULL) "
         f"AND (m.value IS NOT NULL OR m.embedding IS NULL) "
         f"ORDER BY m.updated_at DESC, m.id LIMIT %s OFFSET %s",
         [*rows_params, *where_params, owner_id, search.limit - len(found), skip],

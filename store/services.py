@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from integrations import embeddings
 from memories import batch as memory_batch
 from memories import services as memory_services
+from memories import spaces
 from memories.models import Memory, MemoryEvent
 from store import ops, selectors
 from store.items import content_for, indexed_texts
@@ -33,7 +34,8 @@ def _token_counts(texts: list[str]) -> dict[str, int]:
     return {text: len(encoding.ids) for text, encoding in zip(distinct, encodings, strict=True)}
 
 
-def _embed_exact(texts: list[str], counts: dict[str, int] | None = None) -> dict[str, list[float]]:
+def _embed_exact(texts: list[str], counts: dict[str, int] | None = None,
+                 model: str | None = None) -> dict[str, list[float]]:
     """Vectors of distinct texts, embedded in groups of equal length: padding a text to the longest one in its
     batch moves its vector in the 7th decimal, and the same text must score the same whatever it was put with.
     An unavailable provider is a 503 (nothing was written)."""
@@ -44,7 +46,8 @@ def _embed_exact(texts: list[str], counts: dict[str, int] | None = None) -> dict
     vectors: dict[str, list[float]] = {}
     try:
         for group in by_length.values():
-            vectors.update(zip(group, embeddings.embed_texts(group), strict=True))
+            vectors.update(zip(group, (embeddings.ModelVector(v, embeddings.model_of(None) if model is None else model)
+                                       for v in embeddings.embed_texts(group, model)), strict=True))
     except embeddings.EmbeddingError as exc:
         raise StoreUnavailable("The embedding provider is unavailable; nothing was written.") from exc
     return vectors
@@ -96,9 +99,14 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
     put or delete, a list of Items for a search, a list of namespace tuples for a listing."""
     prepared = {i: _prepare(op) for i, op in enumerate(batch) if isinstance(op, ops.Put) and op.value is not None}
     counts = check_embedding_budget(batch, prepared)
-    texts = [text for p in prepared.values() for text in _texts(p)]
-    texts += [op.query for op in batch if isinstance(op, ops.Search) and op.query]
-    vectors = _embed_exact(texts, counts) if texts else {}
+    # contents are compared with memories' vectors, fields with the store's: each embedded with its table's model
+    # (the two differ only while one is being switched to another, memories.spaces), a query with both
+    memory_model, field_model = spaces.active_model(spaces.Name.MEMORIES), spaces.active_model(spaces.Name.STORE)
+    queries = [op.query for op in batch if isinstance(op, ops.Search) and op.query]
+    wanted: dict[str, list[str]] = defaultdict(list)
+    wanted[memory_model] += [p.content for p in prepared.values() if p.op.index is not False] + queries
+    wanted[field_model] += [text for p in prepared.values() for _, _, text in p.fields] + queries
+    vectors = {model: _embed_exact(texts, counts, model) if texts else {} for model, texts in wanted.items()}
     results: list[Any] = [None] * len(batch)
     touched: dict[int, tuple[str, str]] = {}  # memory id -> (event action, query) for reads that refresh TTLs
     with transaction.atomic():
@@ -110,7 +118,7 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
                 run = index
                 while run < len(batch) and isinstance(batch[run], ops.Put) and batch[run].value is not None:
                     run += 1
-                _put(owner, [prepared[i] for i in range(index, run)], vectors)
+                _put(owner, [prepared[i] for i in range(index, run)], vectors[memory_model], vectors[field_model])
                 index = run
                 continue
             if isinstance(op, ops.Put):
@@ -120,8 +128,9 @@ def store_batch(*, owner, batch: list[ops.Op]) -> list[Any]:
                 if results[index] is not None and op.refresh_ttl:
                     touched.setdefault(results[index].id, (MemoryEvent.Action.READ, ""))
             elif isinstance(op, ops.Search):
-                found = selectors.items_search(owner_id=owner.pk, search=op,
-                                               vector=vectors.get(op.query) if op.query else None)
+                found = selectors.items_search(
+                    owner_id=owner.pk, search=op, vector=vectors[field_model].get(op.query) if op.query else None,
+                    memory_vector=vectors[memory_model].get(op.query) if op.query else None)
                 results[index] = found
                 if op.refresh_ttl:
                     for item in found:
@@ -149,7 +158,8 @@ def _lock_keys(owner, writes: list[ops.Put]) -> None:
                            "FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS ordered", [identities])
 
 
-def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> None:
+def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]],
+         field_vectors: dict[str, list[float]]) -> None:
     """Upsert a run of consecutive puts (the last put of a key wins, as in LangGraph's batching) and replace
     their field vectors."""
     last: dict[tuple, _PreparedPut] = {}
@@ -166,8 +176,8 @@ def _put(owner, puts: list[_PreparedPut], vectors: dict[str, list[float]]) -> No
                                                  reason="store put")
     ItemVector.objects.filter(owner=owner, memory__in=[w.memory.pk for w in writes]).delete()
     ItemVector.objects.bulk_create([
-        ItemVector(memory_id=write.memory.pk, owner=owner, field=field, path=path, embedding=vectors[text],
-                   embedding_model=settings.EMBEDDING_MODEL)
+        ItemVector(memory_id=write.memory.pk, owner=owner, field=field, path=path, embedding=field_vectors[text],
+                   embedding_model=field_vectors[text].model)
         for write, put in zip(writes, puts, strict=True) for field, path, text in put.fields
     ])
 
@@ -179,28 +189,3 @@ def _delete(owner, op: ops.Put) -> None:
               .filter(namespace=list(op.namespace), key=op.key, is_active=True).first())
     if memory is not None:
         memory_services.memory_soft_delete(memory=memory, reason="store delete")
-
-
-def item_vectors_reembed(*, memory_ids: list) -> int:
-    """Embed the indexed fields of these store items again with the configured model (after a model change),
-    from their values as stored; texts are embedded before the transaction, and an item put meanwhile (its put
-    wrote fresh vectors) is left alone. Returns how many vectors were replaced."""
-    memories = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids, value__isnull=False).only("id", "value")}
-    fields: dict[Any, list[str]] = defaultdict(list)
-    for memory_id, field in ItemVector.objects.filter(memory__in=list(memories)).values_list("memory", "field"):
-        fields[memory_id].append(field)
-    texts = {pk: {path: text for _, path, text in indexed_texts(memories[pk].value, names)}
-             for pk, names in fields.items()}
-    vectors = _embed_exact([text for by_path in texts.values() for text in by_path.values()])
-    with transaction.atomic():
-        current = {pk: value for pk, value in Memory.objects.select_for_update()
-                   .filter(pk__in=list(texts)).values_list("id", "value")}
-        rows = [row for row in ItemVector.objects.filter(memory__in=list(texts))
-                if current.get(row.memory_id) == memories[row.memory_id].value
-                and row.path in texts[row.memory_id]]
-        for row in rows:
-            row.embedding = vectors[texts[row.memory_id][row.path]]
-            row.embedding_model = settings.EMBEDDING_MODEL
-        ItemVector.objects.bulk_update(rows, ["embedding", "embedding_model"])
-    return len(rows)
-

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from memories import spaces
 from tests.factories import UserFactory, token_for
 
 # fixtures of modules that are not conftests, for every test package: the fake OpenAI server, the Celery worker
@@ -18,8 +19,10 @@ settings.SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Throttle counts live in the cache: one test's requests must not use up the next one's."""
+    """Throttle counts live in the cache: one test's requests must not use up the next one's. Tables' embedding
+    models too (memories.spaces): one test's switch, rolled back, must not be the next one's model."""
     cache.clear()
+    spaces.forget()
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ def query_intent(vector) -> Intent | None:
     if vector is None:
         return None
     try:
-        needs, starts, kinds, directions = _anchors(embeddings.get_provider())
+        needs, starts, kinds, directions = _anchors(embeddings.provider_for(embeddings.model_of(vector)))
     except embeddings.EmbeddingError:
         return None
     query = np.asarray(vector, dtype=np.float32)

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from integrations import embeddings
+from memories import spaces
 from memories.models import Memory
 from memories.search import snapshot
 from memories.search.intent import boost, query_intent
@@ -84,15 +85,19 @@ def _searcher() -> int | None:
     return binding[0] if binding else None
 
 
-def embed_query(query: str, query_vector: list[float] | None, *, what: str) -> tuple[list[float] | None, bool]:
-    """(vector, degraded) for a search: `query_vector` when given, else the query's embedding (None for a blank
-    query); (None, True) when the embedding provider fails, so that `what` answers from full text."""
-    if query_vector is not None:
-        return list(query_vector), False
+def embed_query(query: str, query_vector: list[float] | None, *, what: str,
+                space: str = spaces.Name.MEMORIES) -> tuple[list[float] | None, bool]:
+    """(vector, degraded) for a search of `space`'s table, as a ModelVector of the table's model (memories.spaces):
+    `query_vector` when it is of that model, else the query's embedding by it (None for a blank query);
+    (None, True) when the embedding provider fails, so that `what` answers from full text."""
+    model = spaces.active_model(space, cached=True)
+    if query_vector is not None and (embeddings.model_of(query_vector) == model or not query.strip()):
+        return embeddings.ModelVector(query_vector, embeddings.model_of(query_vector)), False
     if not query.strip():
         return None, False
     try:
-        return list(_query_vector(embeddings.get_provider(), _searcher(), embedded_text(query))), False
+        vector = _query_vector(embeddings.provider_for(model), _searcher(), embedded_text(query))
+        return embeddings.ModelVector(vector, model), False
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %s answered from full text", what, exc_info=True)
         return None, True
@@ -186,8 +191,9 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
         if total <= settings.SEARCH_EXACT_MAX_MEMORIES and settings.SEARCH_SNAPSHOT_ROWS:
             lexemes, stamp = snapshot.start(cursor, owner_id, query if use_keyword else "", unweighted)
             if stamp is not None:  # an owner whose memories never changed has none
-                held = snapshot.snapshots.get(cursor, (owner_id, _filters_key(filters)), owner_id, memory_rows(
-                    owner_id, filters, ROW_FIELDS + snapshot.FIELDS), stamp)
+                model = embeddings.model_of(vector)
+                held = snapshot.snapshots.get(cursor, (owner_id, _filters_key(filters), model), owner_id, memory_rows(
+                    owner_id, filters, ROW_FIELDS + snapshot.FIELDS), stamp, model=model)
         if held is not None:
             context_now = False
             found_rows, held_similarities = held.candidates(
@@ -206,8 +212,9 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             intent = query_intent(vector)
             if intent is not None:  # a need ("what should I not cook for them?"): its kind of memory gains
                 ids = [c.id for c in found]
-                kinds = (held.kinds(ids, intent.direction) if held is not None
-                         else kind_similarities(cursor, owner_id, ids, intent.direction))
+                direction = embeddings.ModelVector(intent.direction, embeddings.model_of(vector))
+                kinds = (held.kinds(ids, direction) if held is not None
+                         else kind_similarities(cursor, owner_id, ids, direction))
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
                 for c in found:

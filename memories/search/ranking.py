@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 from pgvector import HalfVector
 
+from integrations.embeddings import model_of
 from memories.search.dates import query_periods, within_periods
 from memories.search.sql import EPOCH, VECTOR
 
@@ -33,8 +34,8 @@ MIN_SIMILARITY = SEMANTIC_FLOOR
 # the conversation (or document) a memory came from: context is lent only within one
 THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
           "m.source_ref->>'document_id')")
-ROW_FIELDS = ("id", "owner_id", "embedding", "search_vector", "importance", "created_at", "updated_at",
-              "happened_at", "conversation_id", "source_ref")
+ROW_FIELDS = ("id", "owner_id", "embedding", "embedding_model", "search_vector", "importance", "created_at",
+              "updated_at", "happened_at", "conversation_id", "source_ref")
 # what memory candidates carry besides id, cosine and BM25 (see Candidate)
 CANDIDATE_COLUMNS = ("m.importance", EPOCH.format("m.updated_at"),
                      EPOCH.format("COALESCE(m.happened_at, m.created_at)"), THREAD)
@@ -113,7 +114,8 @@ def _sides(rows: tuple[str, tuple], owner_id, vector) -> tuple[str, list]:
     `created_at`) among the filtered rows, as (id, direction, created, similarity, importance, updated, happened,
     thread): a LATERAL subquery and its parameters."""
     rows_sql, rows_params = rows
-    similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    similarity = (f"CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) END"
+                  if vector is not None else "NULL::float")
     side = (
         f"(SELECT m.id, %s AS direction, {EPOCH.format('m.created_at')} AS created, {similarity} AS similarity, "
         f"m.importance, "
@@ -123,7 +125,7 @@ def _sides(rows: tuple[str, tuple], owner_id, vector) -> tuple[str, list]:
         f"AND (m.created_at, m.id) {{cmp}} (h.created_at, h.id) "
         f"ORDER BY m.created_at {{order}}, m.id {{order}} LIMIT %s)"
     )
-    vector_params = [HalfVector(vector).to_text()] if vector is not None else []
+    vector_params = [model_of(vector), HalfVector(vector).to_text()] if vector is not None else []
     side_params = [*vector_params, *rows_params, owner_id, len(CONTEXT_SHARES)]
     return (f"({side.format(cmp='<', order='DESC')} UNION ALL {side.format(cmp='>', order='ASC')})",
             [-1, *side_params, 1, *side_params])

@@ -50,7 +50,7 @@ _ROWS = (
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
     "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
     "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
-    "+ m.ttl_minutes * interval '1 minute'))::float8, m.category "
+    "+ m.ttl_minutes * interval '1 minute'))::float8, m.category, m.embedding_model "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
     "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
@@ -191,9 +191,11 @@ def start(cursor, owner_id: int, query: str, unweighted: str = "") -> tuple[list
     return lexemes[:MAX_QUERY_LEXEMES], stamp
 
 
-def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None = None) -> Snapshot | None:
+def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None = None, *,
+         model: str = "") -> Snapshot | None:
     """The snapshot of the owner's rows of `rows` (`sql.rows_source` with ranking.ROW_FIELDS and FIELDS): all of
-    them, or `after` with the rows changed since its stamp patched in. None when the patched rows are not what the
+    them, or `after` with the rows changed since its stamp patched in. Only vectors of `model` are held (the
+    query's: memories.spaces), as if the others were pending. None when the patched rows are not what the
     table holds (their count or stamps differ from the owner's): then they must all be read."""
     rows_sql, rows_params = rows
     cursor.execute(_ROWS.format(
@@ -218,7 +220,8 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
             left |= held.pop(pk, None) is not None  # left the filtered rows (or never was in them)
             continue
         # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
-        vectors[pk] = np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None else None
+        vectors[pk] = (np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None and row[17] == model
+                       else None)
         held[pk] = Row(words=row[7], subject_words=row[8], columns=row[9:13], created=row[13],
                        order=(row[14], pk.int), deadline=row[15], category=row[16])
     if after is not None and (len(stamps) != count or sum(stamps.values()) != total):
@@ -349,9 +352,11 @@ class SnapshotCache:
         self._rows = 0
         self._misses: dict[tuple, int] = {}  # searches that found no current snapshot since the last read
 
-    def get(self, cursor, key: tuple, owner_id: int, rows: tuple[str, tuple], stamp: int) -> Snapshot | None:
-        """The current snapshot for `key`: the one held, the one held with the rows changed since patched in, or
-        all rows read now if it is this search's turn to read them; else None."""
+    def get(self, cursor, key: tuple, owner_id: int, rows: tuple[str, tuple], stamp: int, *,
+            model: str = "") -> Snapshot | None:
+        """The current snapshot for `key` (which names `model`: its vectors are of that model only): the one held,
+        the one held with the rows changed since patched in, or all rows read now if it is this search's turn to
+        read them; else None."""
         with self._lock:
             held = self._snapshots.get(key)
             if held is not None and time.time() >= held.valid_until:
@@ -366,9 +371,9 @@ class SnapshotCache:
                         self._misses.clear()
                     self._misses[key] = misses
                     return None
-        snapshot = read(cursor, owner_id, rows, held) if held is not None else None
+        snapshot = read(cursor, owner_id, rows, held, model=model) if held is not None else None
         if snapshot is None:
-            snapshot = read(cursor, owner_id, rows)
+            snapshot = read(cursor, owner_id, rows, model=model)
             if snapshot is None:
                 return None
         with self._lock:

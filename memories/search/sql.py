@@ -11,6 +11,7 @@ import hashlib
 from django.core.cache import cache
 from pgvector import HalfVector
 
+from integrations.embeddings import model_of
 from memories.models import EMBEDDING_DIMENSIONS
 
 VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
@@ -247,11 +248,12 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
         # exact: ties by id, as memories.search.snapshot breaks them (the index path cannot, and needs not: equal
         # distances to a query are all but impossible there)
         order = f"({distance}) + 0, m.id" if exact else distance
+        # only vectors of the query's model (memories.spaces: a table holds one model, this says so to the reader)
         ctes.append(
             f"sem AS MATERIALIZED (SELECT m.id FROM {rows_sql} AS m WHERE m.owner_id = %s AND m.embedding IS NOT NULL "
-            f"ORDER BY {order} LIMIT %s)"
+            f"AND m.embedding_model = %s ORDER BY {order} LIMIT %s)"
         )
-        params += [*rows_params, owner_id, vector_text, nearest or k]
+        params += [*rows_params, owner_id, model_of(vector), vector_text, nearest or k]
         sources.append("SELECT id, NULL::float8 AS score FROM sem")
     if lexemes:
         if subject_tf is not None:
@@ -269,14 +271,15 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
         sources.append("SELECT id, score FROM kw")
     if not sources:
         return []
-    similarity = f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" if vector is not None else "NULL::float"
+    similarity = (f"CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) END"
+                  if vector is not None else "NULL::float")
     extra = "".join(f", {column}" for column in columns)
     # the union carries each row's BM25 along (a join back to `kw` was a nested loop over both CTEs: 151 x 100
     # comparisons, 4 ms of an 8 ms statement at 419 memories)
     ctes.append(f"cand AS (SELECT id, max(score) AS score FROM ({' UNION ALL '.join(sources)}) AS u GROUP BY id)")
     select = (f"SELECT m.id, {similarity}, coalesce(cand.score, 0){extra} FROM cand JOIN {table} AS m "
               f"ON m.id = cand.id WHERE m.owner_id = %s")
-    params += [vector_text, owner_id] if vector is not None else [owner_id]
+    params += [model_of(vector), vector_text, owner_id] if vector is not None else [owner_id]
     if then is not None:
         ctes, select, params = then(ctes, select, params)
     cursor.execute(f"WITH {', '.join(ctes)} {select}", params)
@@ -289,9 +292,9 @@ def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
     if not ids:
         return {}
     cursor.execute(
-        f"SELECT m.id, m.category, 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) FROM memories_memory AS m "
-        f"WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
-        [HalfVector(list(direction)).to_text(), owner_id, list(ids)])
+        f"SELECT m.id, m.category, CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) "
+        f"END FROM memories_memory AS m WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
+        [model_of(direction), HalfVector(list(direction)).to_text(), owner_id, list(ids)])
     return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 
@@ -299,6 +302,6 @@ def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexem
                        b: float, columns: tuple[str, ...] = ()) -> list[tuple]:
     """(id, cosine or None, BM25 share, *columns) of `candidates` for passages (document chunks, conversation
     messages), term frequencies from positions; `columns` are more expressions over the table (alias `m`)."""
-    rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "search_vector"), table=table,
-                      owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns)
+    rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "embedding_model", "search_vector"),
+                      table=table, owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns)
     return [(row[0], row[1], float(row[2] or 0.0), *row[3:]) for row in rows]

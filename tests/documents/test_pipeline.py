@@ -311,7 +311,7 @@ def test_a_share_ends_once_its_time_is_used(user, settings, monkeypatch):
 def test_embedding_outage_is_retried_then_recorded(user, monkeypatch):
     document = _upload(user)
 
-    def down(texts):
+    def down(texts, model=None):
         raise embeddings.EmbeddingError("connection refused")
 
     monkeypatch.setattr(embeddings, "embed_texts", down)

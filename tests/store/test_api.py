@@ -364,7 +364,7 @@ def embedded(monkeypatch):
     from integrations import embeddings
 
     sent, real = [], embeddings.embed_texts
-    monkeypatch.setattr(embeddings, "embed_texts", lambda texts: sent.extend(texts) or real(texts))
+    monkeypatch.setattr(embeddings, "embed_texts", lambda texts, model=None: sent.extend(texts) or real(texts, model))
     return sent
 
 

@@ -226,7 +226,9 @@ def test_the_stamp_trigger_watches_every_column_but_accessed_at(db):
             "WHERE t.tgname = 'memory_stamp'")
         watched = set(cursor.fetchone()[0])
     columns = {f.column for f in Memory._meta.concrete_fields if not f.generated}
-    assert watched == columns - {"accessed_at", "stamp"}
+    # embedding_next: a re-embedding's vector, no search reads it (the switch then changes `embedding`, stamped);
+    # embedding_dimensions: set by the database from `embedding`
+    assert watched == columns - {"accessed_at", "stamp", "embedding_next", "embedding_dimensions"}
 
 
 def test_the_owners_count_and_sum_of_stamps_follow_every_change(user, other_user, memories):
