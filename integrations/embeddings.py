@@ -61,8 +61,20 @@ def token_ids(text: str) -> list[int]:
     return tokenizer().encode(text, add_special_tokens=False).ids
 
 
-def count_tokens(text: str) -> int:
+# Counts are asked again and again for the same short texts: a context's profile lines and excerpt turns at every
+# turn of an agent (~300 counts a context at ~55 us each were 16 ms of it; bench/context_latency.py). Longer texts
+# (documents, pasted pages) are counted afresh rather than kept.
+COUNT_CACHE_SIZE = 16384
+COUNT_CACHE_MAX_CHARS = 4000
+
+
+@functools.lru_cache(maxsize=COUNT_CACHE_SIZE)
+def _cached_count(text: str) -> int:
     return len(token_ids(text))
+
+
+def count_tokens(text: str) -> int:
+    return _cached_count(text) if len(text) <= COUNT_CACHE_MAX_CHARS else len(token_ids(text))
 
 
 def windows(text: str) -> list[str]:

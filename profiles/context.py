@@ -10,7 +10,7 @@ from django.utils import timezone
 from integrations.embeddings import count_tokens
 from profiles.models import Reminder
 from profiles.reminder_services import DUE_SOON
-from profiles.selectors import packed, visible_entries
+from profiles.selectors import packed, visible_lines
 from profiles.services import profile_current, settings_for
 
 PROFILE_SHARE = 0.15  # of a context's budget, for the profile and due reminders, before memories and excerpts
@@ -55,7 +55,7 @@ def profile_block(*, owner, project=None, budget: int, as_of: datetime | None = 
             break
         reminders = ""
     left = room - (count_tokens(reminders) + 1 if reminders else 0)
-    shown, profile, _ = packed(visible_entries(profile_current(owner=owner, project=project)), left)
+    shown, profile, _ = packed(visible_lines(profile_current(owner=owner, project=project)), left)
     text = "\n".join(part for part in (profile, reminders) if part)
     memory_ids = tuple(dict.fromkeys(m for entry in shown for m in entry.memory_ids))
     return Head(text, count_tokens(text) if text else 0, memory_ids)
