@@ -19,7 +19,7 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
-from bench.common import progress, wipe_users
+from bench.common import ROOT, progress, wipe_users
 from bench.locomo_recall import DEFAULT_PATH, load_dataset
 
 PREFIX = "ctx-latency-"
@@ -101,13 +101,30 @@ def longmemeval_owners(count: int, *, reuse: bool) -> list[tuple[str, object, li
     return [(f"lme-{i + 1}", users[q["question_id"]], asked) for i, q in enumerate(chosen)]
 
 
+def _turn_vectors(texts: list[str]):
+    """The turns' vectors, kept in .memento/ (outside the repository) after the first time: embedding the 5,900
+    LoCoMo turns takes minutes on a loaded machine."""
+    import hashlib
+
+    import numpy as np
+
+    from integrations.embeddings import get_provider
+
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+    path = ROOT / ".memento" / f"bench-turn-vectors-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = np.array(get_provider().embed(texts), dtype=np.float32)
+    np.save(path, vectors)
+    return vectors
+
+
 def generated_owner(messages: int, *, reuse: bool):
     """(user, questions) of a generated owner with `messages` messages (see the module's docstring)."""
     import numpy as np
 
     from bench.locomo_conversations import observations
     from conversations.models import Conversation, Message
-    from integrations.embeddings import get_provider
 
     turns, questions, _ = load_dataset(DEFAULT_PATH)
     asked = [q.text for q in questions]
@@ -115,8 +132,7 @@ def generated_owner(messages: int, *, reuse: bool):
     if kept:
         return user, asked
     pool = [t for sample in turns.values() for t in sample]
-    texts = [f"{t.speaker}: {t.text}" for t in pool]
-    vectors = np.array(get_provider().embed(texts), dtype=np.float32)
+    vectors = _turn_vectors([f"{t.speaker}: {t.text}" for t in pool])
     rng = random.Random(messages)
     start = datetime(2023, 1, 1, tzinfo=UTC)
     step = timedelta(days=730) / messages

@@ -60,8 +60,9 @@ def message_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, 
     hits, degraded = message_hits(owner=owner_id, query=query, mode=mode, limit=limit, threshold=threshold,
                                   project=project, all_projects=all_projects, conversation=conversation,
                                   sent_before=sent_before, query_vector=query_vector)
+    # the vector comes along: a message's answer says whether it is embedded yet (deferred, that was a query each)
     messages = (Message.objects.filter(owner_id=owner_id).select_related("conversation")
-                .defer("embedding", "search_vector").in_bulk([hit.id for hit in hits]))
+                .defer("search_vector").in_bulk([hit.id for hit in hits]))
     # a hit deleted since the candidates were read is left out
     return MessageResults([ScoredMessage(messages[hit.id], hit.score, hit.parts) for hit in hits
                            if hit.id in messages], mode, degraded)
