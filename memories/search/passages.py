@@ -19,7 +19,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from memories.search.paths import OWNER_FIGURES_CACHE_SECONDS, OwnerFigures, vector_path
-from memories.search.sql import MAX_BOUNDED_LEXEMES, passage_candidates, search_start, word_frequencies
+from memories.search.sql import passage_candidates, search_start, word_frequencies
 
 
 def passage_figures(cursor, table: str, owner_id: int) -> OwnerFigures:
@@ -51,7 +51,9 @@ def passage_search_candidates(*, table: str, owner_id: int, rows: tuple[str, tup
             lexemes = search_start(cursor, keyword_query, ef_search=ef_search if large and vector is not None
                                    else None, serial=large)
             bounded = None
-            if large and settings.SEARCH_KEYWORD_MAX_ROWS and 0 < len(lexemes) <= MAX_BOUNDED_LEXEMES:
+            # any number of words: a passage tier reads only ids and vectors (memories' tiers repeat every word's
+            # flags, hence their MAX_BOUNDED_LEXEMES)
+            if large and settings.SEARCH_KEYWORD_MAX_ROWS and lexemes:
                 frequencies = word_frequencies(cursor, owner_id, lexemes, total=figures.total, table=table,
                                                newest=False)
                 if sum(frequencies) > settings.SEARCH_KEYWORD_MAX_ROWS:
