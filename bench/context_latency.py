@@ -104,7 +104,9 @@ def over_http(base: str, user, questions: list[str], *, budget: int) -> tuple[li
 
     from accounts.services import token_create
     from conversations.models import Conversation
+    from core import rls
 
+    rls.activate(user.pk)
     token = token_create(user=user, name="context bench").key
     conversation = Conversation.objects.filter(owner=user).order_by("created_at").values_list("pk", flat=True)[0]
     http = httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Token {token}"})
