@@ -44,7 +44,9 @@ def timed_parts(spent: dict):
     from conversations import context
 
     def wrap(name, part):
-        original = getattr(context, name)
+        original = getattr(context, name, None)
+        if original is None:  # an older version of the module (a before/after run): that part goes untimed
+            return
 
         def timed(*args, **kwargs):
             started = time.perf_counter()
