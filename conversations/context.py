@@ -154,15 +154,17 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     rest, _ = _pack([i for i in memory_items if i not in first], room - used_memories - used_excerpts)
     chosen_memories = sorted(first + rest, key=lambda i: -i.score)
 
-    sections = [head.text] if head.text else []
-    if chosen_memories:
-        sections.append("\n".join([MEMORIES_HEADER, *(i.text for i in chosen_memories)]))
-    if shown:
-        sections.append("\n".join([EXCERPTS_HEADER, *(i.text for i in shown)]))
+    # the text's size is the sum of its parts' (word pieces never span the line breaks joining them; each item's
+    # count has one for its own line break): a ~1,000-token text is not counted again
+    sections, used = ([head.text], head.tokens) if head.text else ([], 0)
+    for header, chosen in ((MEMORIES_HEADER, chosen_memories), (EXCERPTS_HEADER, shown)):
+        if chosen:
+            sections.append("\n".join([header, *(i.text for i in chosen)]))
+            used += count_tokens(header) + sum(i.tokens - 1 for i in chosen)
     text = "\n".join(sections)
     profile = [ContextItem("profile", head.text, 1.0, head.tokens, memory_ids=head.memory_ids)] if head.text else []
     items = profile + chosen_memories + shown
-    return Context(query=query, budget=budget, used_tokens=count_tokens(text) if text else 0, items=items,
+    return Context(query=query, budget=budget, used_tokens=used, items=items,
                    text=text, degraded=vector is None, as_of=as_of, past=past)
 
 

@@ -119,12 +119,13 @@ def clipped(text: str, words: set[str], limit: int | None = None) -> str:
     return " ".join(parts)
 
 
-def _turn_line(message: Message, words: set[str]) -> str:
-    return f"{_speaker(message)}: {clipped(message.content, words)}"
-
-
-def _turn_line(message: Message, words: set[str]) -> str:
-    return f"{_speaker(message)}: {clipped(message.content, words)}"
+def _turn_line(message: Message, words: set[str], note: str) -> tuple[str, int]:
+    """The turn as the excerpt shows it, with `note` (`outdated_note`), and its size in word pieces. The size is
+    the sum of its parts': word pieces never span white space (the tokenizer splits there first), so a turn
+    whose content was counted before (in `clipped`, or by an earlier context) costs no new count."""
+    speaker, shown = f"{_speaker(message)}:", clipped(message.content, words)
+    return (f"{speaker} {shown}{note}",
+            count_tokens(speaker) + count_tokens(shown) + (count_tokens(note) if note else 0))
 
 
 def _excerpt_header(message: Message) -> str:
@@ -197,19 +198,19 @@ def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tu
     turns = {key: message for key, (message, _) in fetched.items()}
     outdated = {message.pk for message, note in fetched.values() if note}
     words = _lemmas(query)
-    lines = {key: _turn_line(m, words) + note for key, (m, note) in fetched.items()}
-    cost = {key: count_tokens(line) + 1 for key, line in lines.items()}
+    counted = {key: _turn_line(m, words, note) for key, (m, note) in fetched.items()}
+    lines = {key: line for key, (line, _) in counted.items()}
+    cost = {key: tokens + 1 for key, (_, tokens) in counted.items()}  # + its line break
     days = {key: said_on(m.sent_at) for key, m in turns.items()}  # worked out once: runs are redrawn for every hit
     header_cost: dict[tuple, int] = {}
 
+    def header_tokens(key) -> int:  # a header opening a run at `key`, with its line break
+        if key not in header_cost:
+            header_cost[key] = count_tokens(_excerpt_header(turns[key])) + 1
+        return header_cost[key]
+
     def headers(conversation_id, sequences) -> int:
-        total = 0
-        for run in _runs(sequences, days, conversation_id):
-            key = (conversation_id, run[0])
-            if key not in header_cost:
-                header_cost[key] = count_tokens(_excerpt_header(turns[key])) + 1
-            total += header_cost[key]
-        return total
+        return sum(header_tokens((conversation_id, run[0])) for run in _runs(sequences, days, conversation_id))
 
     shown: dict[tuple, float] = {}  # (conversation, sequence) -> score of the hit that brought it
     used = 0
@@ -234,8 +235,10 @@ def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tu
         for run in _runs([s for c, s in shown if c == conversation_id], days, conversation_id):
             messages = [turns[(conversation_id, s)] for s in run]
             text = "\n".join([_excerpt_header(messages[0]), *(lines[(conversation_id, s)] for s in run)])
+            # its header's and its lines' counts (see `_turn_line`), + 1 as every item: the text's own line break
+            tokens = header_tokens((conversation_id, run[0])) + sum(cost[(conversation_id, s)] - 1 for s in run)
             items.append(ContextItem(
-                "excerpt", text, max(shown[(conversation_id, s)] for s in run), count_tokens(text) + 1,
+                "excerpt", text, max(shown[(conversation_id, s)] for s in run), tokens,
                 conversation=messages[0].conversation, messages=messages,
                 hits=[m.pk for m in messages if m.pk in hit_ids], outdated=[m.pk for m in messages if m.pk in outdated],
             ))

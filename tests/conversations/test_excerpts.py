@@ -6,6 +6,7 @@ import pytest
 from conversations import context as ctx
 from conversations import excerpts as exc
 from integrations import embeddings
+from integrations.embeddings import token_ids
 from memories.search.query import _query_vector
 from tests.conversations.test_selectors import converse
 
@@ -26,6 +27,15 @@ def test_a_hit_and_its_neighbours_come_in_one_statement_ready_to_show(said, user
     assert sorted(key[1] for key in turns) == [5, 6, 7]
     assert [s for s, *_ in shown] == [5, 6, 7] and {title for _, _, title, _ in shown} == {said.title}
     assert "Melanie: That's great. I painted a lake at sunrise" in items[0].text and used == items[0].tokens
+    # sizes are summed from their parts' counts: the same as counting the whole text
+    assert items[0].tokens == len(token_ids(items[0].text)) + 1
+
+
+def test_a_contexts_size_is_its_texts_word_pieces(said, user):
+    for query, budget in (("What did Melanie paint?", 1000), ("support group", 120), ("counseling", 60)):
+        context = ctx.context_for(owner=user, query=query, budget=budget)
+        assert context.used_tokens == len(token_ids(context.text)) <= budget
+        assert all(i.tokens == len(token_ids(i.text)) + (i.type != "profile") for i in context.items)
 
 
 def test_a_context_embeds_its_query_once_for_memories_messages_and_excerpts(said, user, monkeypatch):
