@@ -3,6 +3,7 @@ turns, fetched in one indexed statement with what each turn said that has since 
 same day next to each other read as one excerpt under one header; a long turn is shown by its sentences nearest
 the query."""
 
+import functools
 import json
 import re
 import uuid
@@ -24,6 +25,7 @@ NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the an
 # with "…" for what is left out: a 700-token reply next to a hit otherwise fills an excerpt budget alone
 # (LongMemEval's assistant turns; bench/longmemeval_context.py)
 TURN_TOKENS = 100
+LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (`_sentences`; a few kB each)
 OUTDATED = " [no longer true: since superseded]"
 OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
 WORD = re.compile(r"[a-z]+")  # a word, as the lemmas are looked up
@@ -92,17 +94,26 @@ def _lemmas(text: str) -> set[str]:
     return found
 
 
+@functools.lru_cache(maxsize=LONG_TURNS_CACHED)
+def _sentences(text: str) -> tuple[tuple[str, frozenset, int], ...]:
+    """A long turn's sentences, each with its lemmas and its word pieces: worked out once per process, as the same
+    turns come back in excerpt after excerpt (LongMemEval's long replies made excerpts ~100 ms of lemmas)."""
+    return tuple((sentence, frozenset(_lemmas(sentence)), count_tokens(sentence))
+                 for sentence in split_sentences(text, dialogue=True))
+
+
 def clipped(text: str, words: set[str], limit: int | None = None) -> str:
     """`text`, or when it is longer than `limit` word pieces (default TURN_TOKENS), its sentences that share most
     of `words` (then the earliest), in their order, within `limit`; "…" marks what is left out."""
     limit = limit or TURN_TOKENS
     if count_tokens(text) <= limit:
         return text
-    sentences = split_sentences(text, dialogue=True)
-    ranked = sorted(range(len(sentences)), key=lambda i: (-len(words & _lemmas(sentences[i])), i))
+    parsed = _sentences(text)
+    sentences = [sentence for sentence, _, _ in parsed]
+    ranked = sorted(range(len(parsed)), key=lambda i: (-len(words & parsed[i][1]), i))
     keep, used = [], 0
     for i in ranked:
-        cost = count_tokens(sentences[i]) + 1
+        cost = parsed[i][2] + 1
         if used + cost <= limit:
             keep.append(i)
             used += cost
