@@ -96,7 +96,8 @@ def memory_line(memory) -> str:
 
 def _memory_item(scored: ScoredMemory) -> ContextItem:
     text = memory_line(scored.memory)
-    return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory)
+    return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory,
+                       parts=scored.parts)
 
 
 def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:
@@ -144,9 +145,9 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     hits, _ = message_hits(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
                            conversation=conversation if stay_in_conversation else None, sent_before=as_of,
                            query_vector=vector)
-    memory_items = [_memory_item(s) for s in memories.results]
-
     head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of)  # the profile first
+    in_profile = set(head.memory_ids)  # a memory the profile already says is not said twice
+    memory_items = [_memory_item(s) for s in memories.results if s.memory.pk not in in_profile]
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2 + head.tokens
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))

@@ -68,6 +68,7 @@ class ContextItem:
     hits: list[uuid.UUID] = field(default_factory=list)  # the excerpt's matching messages
     outdated: list[uuid.UUID] = field(default_factory=list)  # its turns marked as saying what is no longer true
     memory_ids: tuple = ()  # the profile's: the memories behind its entries
+    parts: dict = field(default_factory=dict)  # a memory's: its score's parts, as search gives them
 
     def source(self) -> dict:
         if self.type == "profile":

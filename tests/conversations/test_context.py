@@ -60,15 +60,24 @@ def test_context_carries_the_evidence_with_speaker_date_and_source(said, user):
 
 
 def test_context_memories_name_their_origin(said, user):
-    memory = memory_services.memory_create(owner=user, content="Caroline is thinking about studying counseling",
-                                           conversation=said).memory
-    context = ctx.context_for(owner=user, query="what will Caroline study?", budget=300)
-    profile, first = context.items[:2]
-    assert profile.type == "profile" and str(memory.pk) in profile.source()["memory_ids"]
+    memory = memory_services.memory_create(owner=user, content="Caroline went to a counseling workshop",
+                                           category="event", conversation=said).memory
+    context = ctx.context_for(owner=user, query="what workshop did Caroline go to?", budget=300)
+    first = context.items[0]
     assert first.type == "memory" and first.memory.pk == memory.pk
     assert first.source() == {"memory_id": str(memory.pk), "conversation_id": str(said.pk), "message_id": None,
                               "document_id": None, "valid_from": memory.valid_from.isoformat(), "valid_to": None}
-    assert "Memories (most relevant first):\n- Caroline is thinking about" in context.text  # after the profile
+    assert context.text.startswith("Memories (most relevant first):\n- Caroline went to a counseling workshop")
+
+
+def test_a_memory_the_profile_says_is_not_repeated_among_the_memories(said, user):
+    memory = memory_services.memory_create(owner=user, content="Caroline is thinking about studying counseling",
+                                           conversation=said).memory
+    context = ctx.context_for(owner=user, query="what will Caroline study?", budget=300)
+    profile = context.items[0]
+    assert profile.type == "profile" and str(memory.pk) in profile.source()["memory_ids"]
+    assert "studying counseling" in profile.text
+    assert memory.pk not in {i.memory.pk for i in context.items if i.type == "memory"}
 
 
 def test_context_stays_within_the_budget_and_packs_whole_items(said, user):
