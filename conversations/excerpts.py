@@ -17,7 +17,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 from conversations.models import Conversation, Message
 from conversations.selectors import MessageHit
 from extraction.sentences import split_sentences
-from integrations.embeddings import count_tokens
+from integrations.embeddings import count_tokens, count_tokens_many
 from memories.models import Memory
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
@@ -26,6 +26,7 @@ NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the an
 # (LongMemEval's assistant turns; bench/longmemeval_context.py)
 TURN_TOKENS = 100
 LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (`_sentences`; a few kB each)
+WORDS_CACHED = 65536  # words whose lemmas a process keeps
 OUTDATED = " [no longer true: since superseded]"
 OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
 WORD = re.compile(r"[a-z]+")  # a word, as the lemmas are looked up
@@ -85,13 +86,18 @@ class ContextItem:
                 "sent_at": self.messages[0].sent_at.isoformat()}
 
 
+@functools.lru_cache(maxsize=WORDS_CACHED)
+def _word_lemmas(word: str) -> frozenset:
+    return frozenset(lemma for lemmas in getAllLemmas(word).values() for lemma in lemmas) | {word}
+
+
 def _lemmas(text: str) -> set[str]:
-    """The words of `text` that carry meaning (spaCy's English stop words left out), as lemmas."""
+    """The words of `text` that carry meaning (spaCy's English stop words left out), as lemmas (each word's
+    looked up once per process: a long reply's sentences repeat their words)."""
     found = set()
     for word in WORD.findall(text.lower()):
         if word not in STOP_WORDS:
-            found.update(lemma for lemmas in getAllLemmas(word).values() for lemma in lemmas)
-            found.add(word)
+            found |= _word_lemmas(word)
     return found
 
 
@@ -99,8 +105,9 @@ def _lemmas(text: str) -> set[str]:
 def _sentences(text: str) -> tuple[tuple[str, frozenset, int], ...]:
     """A long turn's sentences, each with its lemmas and its word pieces: worked out once per process, as the same
     turns come back in excerpt after excerpt (LongMemEval's long replies made excerpts ~100 ms of lemmas)."""
-    return tuple((sentence, frozenset(_lemmas(sentence)), count_tokens(sentence))
-                 for sentence in split_sentences(text, dialogue=True))
+    sentences = split_sentences(text, dialogue=True)
+    return tuple((sentence, frozenset(_lemmas(sentence)), tokens)
+                 for sentence, tokens in zip(sentences, count_tokens_many(sentences), strict=True))
 
 
 def clipped(text: str, words: set[str], limit: int | None = None) -> str:
