@@ -5,8 +5,8 @@
   exact scan of the owner's rows, and full text over every row holding a query word, N counted in the statement:
   no HNSW settings, so no transaction of its own;
 - larger owners: the filtered HNSW index (iterative scan), and a bounded keyword side: at most
-  SEARCH_KEYWORD_MAX_ROWS of the rows holding a query word are read and scored, those with every word and the
-  rarest words first (sql.bounded_tiers), the words' document frequencies estimated (sql.word_frequencies) and N
+  SEARCH_PASSAGE_KEYWORD_MAX_ROWS of the rows holding a query word are read and scored, those with every word
+  and the rarest words first (sql.bounded_tiers), the words' document frequencies estimated (sql.word_frequencies) and N
   from the owner's cached figures. A common word in 100,000 messages otherwise had its thousands of rows scored
   at every search (bench/context_latency.py).
 
@@ -53,11 +53,12 @@ def passage_search_candidates(*, table: str, owner_id: int, rows: tuple[str, tup
             bounded = None
             # any number of words: a passage tier reads only ids and vectors (memories' tiers repeat every word's
             # flags, hence their MAX_BOUNDED_LEXEMES)
-            if large and settings.SEARCH_KEYWORD_MAX_ROWS and lexemes:
+            most = min(settings.SEARCH_KEYWORD_MAX_ROWS, settings.SEARCH_PASSAGE_KEYWORD_MAX_ROWS)
+            if large and most and lexemes:
                 frequencies = word_frequencies(cursor, owner_id, lexemes, total=figures.total, table=table,
                                                newest=False)
-                if sum(frequencies) > settings.SEARCH_KEYWORD_MAX_ROWS:
-                    bounded = (frequencies, settings.SEARCH_KEYWORD_MAX_ROWS)
+                if sum(frequencies) > most:
+                    bounded = (frequencies, most)
             return passage_candidates(
                 cursor, rows=rows, table=table, owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b,
                 columns=columns, exact=not large, total=figures.total if large else None, bounded=bounded)
