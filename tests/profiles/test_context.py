@@ -1,4 +1,4 @@
-"""The profile as the context shows it: packed within its budget from light rows, token counts from the cached
+"""The context's head (profiles.context): packed within its budget from light rows, token counts from the cached
 counter, and an edit shows at once with its true size."""
 
 from integrations.embeddings import token_ids
