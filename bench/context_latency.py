@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke test: the LoCoMo owner, 10 questions")
     args = parser.parse_args()
     if args.quick:
-        args.owners, args.questions, args.rounds = "locomo", 10, 1
+        args.owners, args.questions, args.rounds = "locomo", 10, 2  # the first round warms the process
 
     url = setup_django(DATABASE)
     logging.getLogger("httpx").setLevel(logging.WARNING)
