@@ -214,13 +214,13 @@ def main() -> None:
     args = parser.parse_args()
 
     setup_django("memento_bench_longmemeval")
-    from conversations import context
+    from conversations import context, excerpts
     from memories.models import Memory  # noqa: F401 - models loaded before the service imports
 
     if args.floor is not None:
         context.EXCERPT_FLOOR = args.floor
     if args.turn_tokens is not None:
-        context.TURN_TOKENS = args.turn_tokens
+        excerpts.TURN_TOKENS = args.turn_tokens
     for tag in (("oracle", "s") if args.set == "both" else (args.set,)):
         chosen = questions(args.data, tag, args.limit)
         started = time.perf_counter()

@@ -19,6 +19,7 @@ from conversations.serializers import (
 )
 from core.db_routing import ReplicaReads
 from core.idempotency import IdempotentWrites
+from core.serializers import represent
 from memories.serializers import MemorySerializer
 
 
@@ -36,6 +37,8 @@ class ConversationViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet)
     queryset = Conversation.objects.none()  # for the schema's types only; get_queryset() scopes
 
     def get_queryset(self):
+        if self.action == "context":  # no message count: the context reads the conversation's scope only
+            return Conversation.objects.filter(owner=self.request.user)
         return (
             Conversation.objects.filter(owner=self.request.user)
             .annotate(message_count=Count("messages"))
@@ -102,14 +105,16 @@ class ConversationViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet)
                                        budget=data.get("budget"), limit=data["limit"],
                                        stay_in_conversation=data["stay"], as_of=data.get("as_of"))
         memories = [i.memory for i in context.items if i.type == "memory"]
-        return Response(ContextSerializer({
+        # read-side serializers built once per thread (core.serializers.represent): building them at every
+        # context cost more than representing its memories, as it did for search
+        return Response(represent(ContextSerializer, {
             "query": context.query, "budget": context.budget, "used_tokens": context.used_tokens,
             "degraded": context.degraded, "text": context.text, "as_of": context.as_of, "past": context.past,
             "items": [{"type": i.type, "text": i.text, "score": i.score, "tokens": i.tokens, "source": i.source()}
                       for i in context.items],
-            "memories": MemorySerializer(memories, many=True, context=self.get_serializer_context()).data,
+            "memories": represent(MemorySerializer, memories, many=True),
             "scores": [i.score for i in context.items if i.type == "memory"],
-        }).data)
+        }))
 
 
 class ToolListView(APIView):

@@ -2,10 +2,10 @@
 
 Chunk search answers in the same modes as memory search and with the same scope rule (seed 004):
 
-- semantic: cosine similarity of the query's embedding to each chunk's (the half-precision HNSW index, ordered by
-  the indexed expression); only chunks at or above `threshold` (default CHUNK_THRESHOLD) come back. A short
-  query against a 254-word-piece passage scores lower than against a one-sentence memory, hence a lower default
-  than memory search's 0.7.
+- semantic: cosine similarity of the query's embedding to each chunk's (an exact scan for small owners, else the
+  half-precision HNSW index, ordered by the indexed expression: memories.search.passages); only chunks at or
+  above `threshold` (default CHUNK_THRESHOLD) come back. A short query against a 254-word-piece passage scores
+  lower than against a one-sentence memory, hence a lower default than memory search's 0.7.
 - keyword: BM25 over the stored tsvector (term frequencies from the vector's positions), as a share of the
   query's total IDF; any query word may match.
 - hybrid: the nearest vectors and the best full-text matches, fused: SEMANTIC_WEIGHT x calibrated cosine +
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import connection, transaction
 from django.db.models import Q
 
 from documents.models import Chunk, Document
 from memories.models import Memory
-from memories.search import calibrated_similarity, embed_query, passage_candidates, score_passages, search_start
+from memories.search import calibrated_similarity, embed_query, score_passages
+from memories.search.passages import passage_search_candidates
+from memories.search.sql import PASSAGE_FIELDS, rows_source
 
 SEARCH_MODES = ("semantic", "keyword", "hybrid")
 MAX_LIMIT = 200
@@ -111,12 +112,11 @@ def chunk_search(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
     owner_id = getattr(owner, "pk", owner)
     filters = ChunkFilters(project=project, all_projects=all_projects, document=document,
                            created_after=created_after, created_before=created_before)
-    base = chunk_queryset(owner=owner_id, filters=filters)
-    with transaction.atomic(), connection.cursor() as cursor:
-        lexemes = search_start(cursor, query if use_keyword else "",
-                               ef_search=HNSW_EF_SEARCH if vector is not None else None)
-        found = passage_candidates(cursor, base=base, table="documents_chunk", owner_id=owner_id, vector=vector,
-                                   lexemes=lexemes, k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B)
+    # small owners by an exact scan, larger ones through the HNSW index with a bounded keyword side
+    rows = rows_source(chunk_queryset(owner=owner_id, filters=filters), PASSAGE_FIELDS)
+    found = passage_search_candidates(table=Chunk._meta.db_table, owner_id=owner_id, rows=rows,
+                                      keyword_query=query if use_keyword else "", vector=vector,
+                                      k=max(CANDIDATES, limit), k1=BM25_K1, b=BM25_B, ef_search=HNSW_EF_SEARCH)
 
     def hybrid(chunk_id, similarity, keyword):
         semantic = SEMANTIC_WEIGHT * min(1.0, calibrated_similarity(similarity, SEMANTIC_FLOOR, SEMANTIC_CEILING))

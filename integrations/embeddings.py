@@ -64,8 +64,34 @@ def token_ids(text: str) -> list[int]:
     return tokenizer().encode(text, add_special_tokens=False).ids
 
 
+# Counts are asked again and again for the same short texts: a context's profile lines and excerpt turns at every
+# turn of an agent (~300 counts a context at ~55 us each were 16 ms of it; bench/context_latency.py). Longer texts
+# (documents, pasted pages) are counted afresh rather than kept; a full cache starts again.
+COUNT_CACHE_SIZE = 16384
+COUNT_CACHE_MAX_CHARS = 4000
+_counts: dict[str, int] = {}
+
+
+def _keep(text: str, count: int) -> int:
+    if len(text) <= COUNT_CACHE_MAX_CHARS:
+        if len(_counts) >= COUNT_CACHE_SIZE:
+            _counts.clear()
+        _counts[text] = count
+    return count
+
+
 def count_tokens(text: str) -> int:
-    return len(token_ids(text))
+    count = _counts.get(text)
+    return count if count is not None else _keep(text, len(token_ids(text)))
+
+
+def count_tokens_many(texts: Sequence[str]) -> list[int]:
+    """`count_tokens` of each text, those not counted before in one batch call (a long reply's ~30 sentences one
+    call at a time cost more than their tokenizing)."""
+    missing = [text for text in dict.fromkeys(texts) if text not in _counts]
+    encoded = tokenizer().encode_batch(missing, add_special_tokens=False) if missing else []
+    counted = {text: _keep(text, len(e.ids)) for text, e in zip(missing, encoded, strict=True)}
+    return [counted[text] if text in counted else count_tokens(text) for text in texts]
 
 
 def windows(text: str) -> list[str]:

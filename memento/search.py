@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations.selectors import message_search
-from conversations.serializers import ScoredMessageSerializer
+from conversations.serializers import ScoredMessageSerializer, with_memory_ids
 from core.db_routing import ReplicaReads
 from core.serializers import represent
 from documents.selectors import chunks_for_memory_search
@@ -70,6 +70,8 @@ class MemorySearchView(ReplicaReads, APIView):
                 threshold=data.get("threshold"), project=filters.project, all_projects=filters.all_projects,
                 query_vector=vector,
             )
+            # the ids of the memories each produced in one query (the serializer otherwise asks once per message)
+            with_memory_ids([r.message for r in messages.results])
             payload["messages"] = [{"message": r.message, "score": r.score, "parts": r.parts}
                                    for r in messages.results]
         # The answer's shape without the parts not asked for: the same JSON (an absent optional field is left out

@@ -319,6 +319,10 @@ SEARCH_HNSW_CANDIDATES = env.int("SEARCH_HNSW_CANDIDATES", default=100)
 # word, those with every word and the rarest words first (memories.search.sql.bounded_tiers; 0: all of them). Small
 # owners' rankings are untouched; BENCHMARKS.md (1M) has what the bound costs in agreement with the full ranking
 SEARCH_KEYWORD_MAX_ROWS = env.int("SEARCH_KEYWORD_MAX_ROWS", default=1000)
+# ... and for passages (messages, chunks: memories.search.passages), whose rows cost more to score (every word's
+# occurrences counted from positions): 100,000 messages, context p95 in process 116 ms at 1000 rows, 51 at 300
+# (bench/context_latency.py, gen-100k). Never more than SEARCH_KEYWORD_MAX_ROWS.
+SEARCH_PASSAGE_KEYWORD_MAX_ROWS = env.int("SEARCH_PASSAGE_KEYWORD_MAX_ROWS", default=300)
 MEMORY_DUPLICATE_THRESHOLD = env.float("MEMORY_DUPLICATE_THRESHOLD", default=0.95)
 MEMORY_BATCH_MAX = env.int("MEMORY_BATCH_MAX", default=1000)
 MEMORY_IMPORT_MAX = env.int("MEMORY_IMPORT_MAX", default=50000)

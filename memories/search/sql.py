@@ -74,7 +74,8 @@ def keyword_match(owner_id: int, lexemes: list[str]) -> tuple[str, list[str]]:
             [prefixed, plain])
 
 
-def word_frequencies(cursor, owner_id: int, lexemes: list[str], *, total: int) -> list[int]:
+def word_frequencies(cursor, owner_id: int, lexemes: list[str], *, total: int, table: str = "memories_memory",
+                     newest: bool = True) -> list[int]:
     """How many of the owner's memories (`total` of them) hold each of `lexemes` (BM25's document frequencies), for
     the bounded keyword side of large owners (`bounded_tiers`). Counting a common word costs a visit to each of its
     rows (~8 ms for 5,000 of the 1M bench's heavy user): as much as scoring them, the cost the bound is there to
@@ -82,8 +83,12 @@ def word_frequencies(cursor, owner_id: int, lexemes: list[str], *, total: int) -
     where the sample holds it fewer than FREQUENCY_EXACT_BELOW times (a rare word: a noisy estimate, a cheap count);
     for a word in 10% of the rows the estimate is within ~10%, which moves its IDF by ~4%. Frequencies are reused for
     WORD_FREQUENCIES_CACHE_SECONDS (a large owner's move little in that time), and BM25 never takes one below the
-    rows it reads with the word."""
-    keys = {lexeme: f"memories:df:{owner_id}:{hashlib.blake2b(lexeme.encode(), digest_size=12).hexdigest()}"
+    rows it reads with the word.
+
+    `table`: another table of owned rows with a `search_vector` (conversation messages); `newest=False` samples
+    any FREQUENCY_SAMPLE of the owner's rows (a table without an (owner, created_at) index, where the newest
+    would mean sorting all of a large owner's rows)."""
+    keys = {lexeme: f"{table}:df:{owner_id}:{hashlib.blake2b(lexeme.encode(), digest_size=12).hexdigest()}"
             for lexeme in lexemes}
     known = cache.get_many(list(keys.values()))
     missing = [lexeme for lexeme in lexemes if keys[lexeme] not in known]
@@ -94,15 +99,15 @@ def word_frequencies(cursor, owner_id: int, lexemes: list[str], *, total: int) -
         # thousands of entries for a large owner) into its bitmap cost more than the count (BENCHMARKS.md, 1M).
         # A CASE evaluates the count's subquery only for the words that take that branch.
         frequencies = ", ".join(
-            f"CASE WHEN h.h{i} < %s OR h.n < %s THEN (SELECT count(*) FROM memories_memory AS m "
+            f"CASE WHEN h.h{i} < %s OR h.n < %s THEN (SELECT count(*) FROM {table} AS m "
             f"WHERE m.owner_id + 0 = %s AND memento_owner_lexemes(m.owner_id, m.search_vector) @@ %s::tsquery) "
             f"ELSE round(h.h{i} * %s::float8 / h.n)::bigint END" for i in range(len(missing)))
         params = [owner_id, FREQUENCY_SAMPLE, *(tsquery_term(lexeme) for lexeme in missing)]
         for lexeme in missing:
             params += [FREQUENCY_EXACT_BELOW, FREQUENCY_SAMPLE, owner_id, tsquery_term(f"{owner_id}:{lexeme}"), total]
         cursor.execute(
-            f"WITH s AS MATERIALIZED (SELECT m.search_vector FROM memories_memory AS m WHERE m.owner_id = %s "
-            f"ORDER BY m.created_at DESC LIMIT %s), h AS (SELECT count(*) AS n, {hits} FROM s) "
+            f"WITH s AS MATERIALIZED (SELECT m.search_vector FROM {table} AS m WHERE m.owner_id = %s "
+            f"{'ORDER BY m.created_at DESC ' if newest else ''}LIMIT %s), h AS (SELECT count(*) AS n, {hits} FROM s) "
             f"SELECT {frequencies} FROM h", params)
         found = dict(zip([keys[lexeme] for lexeme in missing], cursor.fetchone(), strict=True))
         cache.set_many(found, WORD_FREQUENCIES_CACHE_SECONDS)
@@ -186,23 +191,33 @@ def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, s
     return ctes, params, score, []
 
 
-def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table):
-    """BM25 with each word's occurrences counted from the tsvector's positions (passages are long)."""
-    match, match_params = keyword_match(owner_id, lexemes)
-    ctes = [
-        f"kwm AS MATERIALIZED (SELECT m.id, m.search_vector AS v, length(m.search_vector) AS dl "
-        f"FROM {rows_sql} AS m WHERE m.owner_id = %s AND {match})"
-    ]
-    params = [*rows_params, owner_id, *match_params]
+def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table, total=None, bounded=None):
+    """BM25 with each word's occurrences counted from the tsvector's positions (passages are long). N is the
+    owner's rows in `table`, counted here unless `total` gives it. `bounded` (large owners: (document
+    frequencies, most rows)) reads at most that many of the matching rows, tier by tier, as
+    `_subject_weighted_bm25` does."""
+    select = f"SELECT m.id, m.search_vector AS v, length(m.search_vector) AS dl FROM {rows_sql} AS m"
+    if bounded is None:
+        match, match_params = keyword_match(owner_id, lexemes)
+        ctes = [f"kwm AS MATERIALIZED ({select} WHERE m.owner_id = %s AND {match})"]
+        params = [*rows_params, owner_id, *match_params]
+        frequencies = ["count(*) FILTER (WHERE v @@ %s::tsquery)" for _ in lexemes]
+    else:
+        known, most = bounded
+        tiers = bounded_tiers(owner_id, lexemes, known)
+        ctes = ["kwm AS MATERIALIZED (SELECT * FROM (" + " UNION ALL ".join(
+            f"({select} WHERE m.owner_id + 0 = %s AND memento_owner_lexemes(m.owner_id, m.search_vector) "
+            f"@@ %s::tsquery AND m.search_vector @@ %s::tsquery)" for _ in tiers) + ") AS t LIMIT %s)"]
+        params = [p for prefixed, plain in tiers for p in (*rows_params, owner_id, prefixed, plain)] + [most]
+        frequencies = [f"greatest(count(*) FILTER (WHERE v @@ %s::tsquery), {int(n)})" for n in known]
     # float8, not numeric: the per-row arithmetic below is the bulk of a keyword search's time. MATERIALIZED: used
     # once, the planner inlined it and ran its aggregate again for every matching row (449 rows of a LoCoMo
     # conversation: 190 ms of a 237 ms statement; bench/context_latency.py)
-    counts = ", ".join(f"count(*) FILTER (WHERE v @@ %s::tsquery)::float8 AS n{i}" for i in range(len(lexemes)))
-    ctes.append(
-        f"stats AS MATERIALIZED (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
-        f"(SELECT count(*) FROM {table} WHERE owner_id = %s)::float8 AS total FROM kwm)"
-    )
-    params += [tsquery_term(lexeme) for lexeme in lexemes] + [owner_id]
+    counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
+    n = "%s" if total is not None else f"(SELECT count(*) FROM {table} WHERE owner_id = %s)"
+    ctes.append(f"stats AS MATERIALIZED (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+                f"{n}::float8 AS total FROM kwm)")
+    params += [tsquery_term(lexeme) for lexeme in lexemes] + [total if total is not None else owner_id]
     idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
     norm = f"{k1} * (1 - {b} + {b} * x.dl / s.avgdl)"
     # every word's occurrences from one pass over the row's tsvector (a pass per word cost ~15 us a row each)
@@ -226,15 +241,16 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     BM25 is a share of the query's total IDF (1 ~ every query word matched in an average row); its term
     frequency is what differs by kind of row: with `subject_tf` (memories, N = `total`) a word counts once, or
     `subject_tf` times in the subject; without, occurrences are counted from the tsvector's positions (passages,
-    N counted in the statement). The rows are `rows` (SQL and parameters from `rows_source`) or `base`'s `fields`.
+    N = `total` or counted in the statement). The rows are `rows` (SQL and parameters from `rows_source`) or
+    `base`'s `fields`.
 
     `exact` orders the owner's rows by their true distance (read through the owner's B-tree, no HNSW): exact and
     cheaper than the index for small owners (bench/search_profile.py); otherwise the filtered HNSW index serves
     the nearest vectors (the caller sets its iterative scan). `nearest` asks for that many nearest vectors
     instead of k: a filtered HNSW scan reads about k / (the owner's share of the table) index entries and rows.
-    `bounded` (memories only: (the words' document frequencies, most rows)) bounds the rows full text reads and
-    scores (`_subject_weighted_bm25`); `keyword_rows` are the same rows for full text, differently written (see
-    memories.search.query.memory_rows).
+    `bounded` ((the words' document frequencies, most rows)) bounds the rows full text reads and scores
+    (`_subject_weighted_bm25`, `_positions_bm25`); `keyword_rows` are the same rows for full text, differently
+    written (see memories.search.query.memory_rows).
 
     `then(ctes, select, params)` may extend the statement (more CTEs over the candidates' select, another final
     SELECT) and returns (ctes, select, params): work that needs the candidates runs in the same round trip."""
@@ -262,7 +278,7 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
                 total=total, bounded=bounded)
         else:
             kw_ctes, kw_params, score, score_params = _positions_bm25(
-                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table)
+                rows_sql, rows_params, owner_id, lexemes, k1=k1, b=b, table=table, total=total, bounded=bounded)
         ctes += kw_ctes
         # ties by id: many rows share a score (the same one common word), and which of them make the cut should not
         # depend on the plan
@@ -298,10 +314,18 @@ def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
     return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 
-def passage_candidates(cursor, *, base, table: str, owner_id: int, vector, lexemes: list[str], k: int, k1: float,
-                       b: float, columns: tuple[str, ...] = ()) -> list[tuple]:
+PASSAGE_FIELDS = ("id", "owner_id", "embedding", "embedding_model", "search_vector")
+
+
+def passage_candidates(cursor, *, base=None, rows: tuple[str, tuple] | None = None, table: str, owner_id: int,
+                       vector, lexemes: list[str], k: int, k1: float, b: float, columns: tuple[str, ...] = (),
+                       exact: bool = False, nearest: int | None = None, total: int | None = None,
+                       bounded: tuple[list[int], int] | None = None) -> list[tuple]:
     """(id, cosine or None, BM25 share, *columns) of `candidates` for passages (document chunks, conversation
-    messages), term frequencies from positions; `columns` are more expressions over the table (alias `m`)."""
-    rows = candidates(cursor, base=base, fields=("id", "owner_id", "embedding", "embedding_model", "search_vector"),
-                      table=table, owner_id=owner_id, vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns)
+    messages), term frequencies from positions; `columns` are more expressions over the table (alias `m`). The
+    rows are `base`'s, or `rows` (`rows_source(base, PASSAGE_FIELDS)`, compiled once by the caller); `exact`,
+    `nearest`, `total` (N, else counted) and `bounded` as `candidates` says."""
+    rows = candidates(cursor, base=base, fields=PASSAGE_FIELDS, rows=rows, table=table, owner_id=owner_id,
+                      vector=vector, lexemes=lexemes, k=k, k1=k1, b=b, columns=columns, exact=exact,
+                      nearest=nearest, total=total, bounded=bounded)
     return [(row[0], row[1], float(row[2] or 0.0), *row[3:]) for row in rows]

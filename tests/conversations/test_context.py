@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from conversations import context as ctx
+from conversations import excerpts as exc
 from conversations import services
 from conversations.models import Message
 from memories import services as memory_services
@@ -225,8 +226,8 @@ def test_a_weak_match_takes_no_budget(user, eager, django_capture_on_commit_call
         converse(user, [("user", "Ana", "Our new flat in Grenoble has a balcony facing the mountains.")])
         converse(user, [("assistant", "", "Lovely! Enjoy the view.")], start=datetime(2024, 1, 5, tzinfo=UTC))
     query = "What can Ana see from her balcony?"
-    hits = ctx.message_search(owner=user, query=query, limit=ctx.EXCERPT_HITS).results
-    weak = [h for h in hits if "Enjoy the view" in h.message.content]
+    hits, _ = ctx.message_hits(owner=user, query=query, limit=ctx.EXCERPT_HITS)
+    weak = [h for h in hits if "Enjoy the view" in Message.objects.get(pk=h.id).content]
     assert weak, "the weak turn is a hit of message search: the floor is what keeps it out"
     assert weak[0] not in ctx.worth_an_excerpt(hits) and hits[0] in ctx.worth_an_excerpt(hits)
     context = ctx.context_for(owner=user, query=query, budget=1000)
@@ -239,13 +240,13 @@ def test_a_long_turn_is_shown_by_its_sentences_nearest_the_query(user, eager, dj
     reply = f"{filler} Your balcony gets the evening sun, so tomatoes will do well there. {filler}"
     with django_capture_on_commit_callbacks(execute=True):
         converse(user, [("user", "Ana", "Which vegetables could grow on my balcony?"), ("assistant", "", reply)])
-    line = ctx.clipped(reply, ctx._lemmas("will tomatoes grow on the balcony"))
-    assert ctx.count_tokens(line) <= ctx.TURN_TOKENS + 2 and "tomatoes will do well there." in line
+    line = exc.clipped(reply, exc._lemmas("will tomatoes grow on the balcony"))
+    assert exc.count_tokens(line) <= exc.TURN_TOKENS + 2 and "tomatoes will do well there." in line
     assert line.startswith("Tip 1:") and " … Your balcony" in line and line.endswith("…") and "Tip 29" not in line
-    assert ctx.clipped("Short and whole.", set()) == "Short and whole."
+    assert exc.clipped("Short and whole.", set()) == "Short and whole."
     context = ctx.context_for(owner=user, query="will tomatoes grow on the balcony", budget=400)
     excerpt = next(i for i in context.items if i.type == "excerpt")
-    assert "tomatoes will do well there" in excerpt.text and excerpt.tokens < 2 * ctx.TURN_TOKENS + 40
+    assert "tomatoes will do well there" in excerpt.text and excerpt.tokens < 2 * exc.TURN_TOKENS + 40
 
 
 def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user, eager,
@@ -264,7 +265,7 @@ def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user
                                   conversation=conversation, supersedes=toyota.pk)
     context = ctx.context_for(owner=user, query="What car does Ana drive?", budget=400)
     turns = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
-    assert f"Ana: I drive a little Toyota Corolla.{ctx.OUTDATED}" in turns
+    assert f"Ana: I drive a little Toyota Corolla.{exc.OUTDATED}" in turns
     assert "Ana: I switched to a Tesla Model 3 this spring." in turns
 
 
@@ -309,5 +310,5 @@ def test_a_turn_that_ended_something_is_not_marked_as_no_longer_true(user, eager
     Memory.objects.filter(content="Ana left her job at Acme").update(superseded_by=doctolib)
     context = ctx.context_for(owner=user, query="Where does Ana work?", budget=400)
     lines = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
-    assert f"Ana: I work at Acme as a data engineer.{ctx.OUTDATED}" in lines
+    assert f"Ana: I work at Acme as a data engineer.{exc.OUTDATED}" in lines
     assert "Ana: I joined Doctolib. I left my job at Acme." in lines

@@ -1,0 +1,50 @@
+"""Excerpts' turns come in one indexed statement with what is needed to show them, and a context embeds its query
+once for every part (real model, real PostgreSQL)."""
+
+import pytest
+
+from conversations import context as ctx
+from conversations import excerpts as exc
+from integrations import embeddings
+from integrations.embeddings import token_ids
+from memories.search.query import _query_vector
+from tests.conversations.test_selectors import converse
+
+
+@pytest.fixture
+def said(user, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        return converse(user)
+
+
+def test_a_hit_and_its_neighbours_come_in_one_statement_ready_to_show(said, user, django_assert_num_queries):
+    hits, _ = ctx.message_hits(owner=user, query="What did Melanie paint?")
+    painted = next(h for h in hits if h.sequence == 6)
+    turns = exc.turns_around(user.pk, [painted])
+    with django_assert_num_queries(1):
+        items, used = exc.excerpts(user.pk, [painted], 1000, "What did Melanie paint?")
+        shown = [(m.sequence, m.name, m.conversation.title, m.sent_at) for item in items for m in item.messages]
+    assert sorted(key[1] for key in turns) == [5, 6, 7]
+    assert [s for s, *_ in shown] == [5, 6, 7] and {title for _, _, title, _ in shown} == {said.title}
+    assert "Melanie: That's great. I painted a lake at sunrise" in items[0].text and used == items[0].tokens
+    # sizes are summed from their parts' counts: the same as counting the whole text
+    assert items[0].tokens == len(token_ids(items[0].text)) + 1
+
+
+def test_a_contexts_size_is_its_texts_word_pieces(said, user):
+    for query, budget in (("What did Melanie paint?", 1000), ("support group", 120), ("counseling", 60)):
+        context = ctx.context_for(owner=user, query=query, budget=budget)
+        assert context.used_tokens == len(token_ids(context.text)) <= budget
+        assert all(i.tokens == len(token_ids(i.text)) + (i.type != "profile") for i in context.items)
+
+
+def test_a_context_embeds_its_query_once_for_memories_messages_and_excerpts(said, user, monkeypatch):
+    provider = embeddings.get_provider()
+    calls = []
+    real = provider.embed
+    monkeypatch.setattr(provider, "embed", lambda texts: calls.append(list(texts)) or real(texts))
+    ctx.context_for(owner=user, query="counseling", budget=500)  # what a process embeds once (intent directions)
+    calls.clear()
+    _query_vector.cache_clear()
+    context = ctx.context_for(owner=user, query="What did Melanie paint?", budget=500)
+    assert len(calls) == 1 and "painted a lake" in context.text
