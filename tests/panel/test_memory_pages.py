@@ -147,6 +147,8 @@ def test_search_results_explain_their_score_by_its_parts(panel, user):
 
 def test_the_agent_view_shows_each_memorys_score_parts_and_the_profile_once(panel, user):
     services.memory_create(owner=user, content="The user is allergic to peanuts.", category="restriction")
+    # an event is no profile fact: it is listed among the memories, with its score's parts
+    services.memory_create(owner=user, content="The user had a peanut reaction at a wedding.", category="event")
     page = panel.get("/agent-view/", {"q": "is the user allergic to peanuts?"}).content.decode()
     assert {name for _, name, _ in PART.findall(page)} >= {"semantic", "keyword"}
     items = re.search(r"<tbody>(.*?)</tbody>", page, re.S).group(1)
