@@ -289,10 +289,12 @@ def test_the_hnsw_path_finds_what_an_exact_scan_finds(user, other_user, settings
 def test_the_query_vector_cache_is_per_owner(api, other_api, monkeypatch):
     """A cached query answered faster, so its time told a user whether someone else had searched the same text."""
     from integrations import embeddings
+    from memories import spaces
     from memories.search import query as query_module
 
     query_module._query_vector.cache_clear()
-    provider = embeddings.get_provider()
+    # the provider search embeds the memories' queries with (a test before may have built a named one)
+    provider = embeddings.provider_for(spaces.active_model(spaces.Name.MEMORIES))
     asked, real = [], provider.embed
     monkeypatch.setattr(provider, "embed", lambda texts: asked.extend(texts) or real(texts))
     text = "where did my colleague say the offsite would be held"
