@@ -74,9 +74,9 @@ def test_prometheus_scrapes_web_and_worker_figures_of_serve(user, tmp_path):
          f"--web.listen-address=127.0.0.1:{prometheus_port}"])
     base, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{prometheus_port}"
     try:
-        wait_for(lambda: ready(f"{base}/healthz") or serve.poll() is not None, timeout=300)
+        wait_for(lambda: ready(f"{base}/healthz") or serve.poll() is not None)
         assert serve.poll() is None, "".join(serve_log[-60:])
-        wait_for(lambda: ready(f"{api}/-/ready") or prometheus.poll() is not None, timeout=120)
+        wait_for(lambda: ready(f"{api}/-/ready") or prometheus.poll() is not None)
         assert prometheus.poll() is None, "".join(prometheus_log[-30:])
 
         headers = {"Authorization": f"Token {token_for(user)}"}
@@ -89,16 +89,15 @@ def test_prometheus_scrapes_web_and_worker_figures_of_serve(user, tmp_path):
         assert requests.post(f"{base}/api/memories/search/", json={"query": "where do I live?"}, headers=headers,
                              timeout=60).status_code == 200
 
-        assert wait_for(lambda: series(api, 'up{job="memento"} == 1'), timeout=120)
-        web = wait_for(lambda: series(api, 'memento_http_request_duration_seconds_count{view="memory-search"}'),
-                       timeout=120)
+        assert wait_for(lambda: series(api, 'up{job="memento"} == 1'))
+        web = wait_for(lambda: series(api, 'memento_http_request_duration_seconds_count{view="memory-search"}'))
         assert web[0]["metric"]["method"] == "POST" and web[0]["metric"]["status"] == "200"
-        assert wait_for(lambda: series(api, "memento_search_duration_seconds_count"), timeout=60)
+        assert wait_for(lambda: series(api, "memento_search_duration_seconds_count"))
         # the worker's: its tasks (embedding and extracting the message) and the backlog its beat task computes
         tasks = wait_for(lambda: series(api, 'memento_task_duration_seconds_count{task=~"conversations.tasks.*"}'),
-                         timeout=300, worker=type("log", (), {"log": serve_log}))
+                         worker=type("log", (), {"log": serve_log}))
         assert all(found["metric"]["state"] for found in tasks)
-        backlog = wait_for(lambda: series(api, "memento_backlog_items"), timeout=300)
+        backlog = wait_for(lambda: series(api, "memento_backlog_items"))
         assert {found["metric"]["queue"] for found in backlog} >= {"extraction", "documents"}
     finally:
         ended(prometheus)
