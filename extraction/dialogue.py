@@ -30,7 +30,7 @@ from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
-from extraction.english import has_verb, is_first_person, third_person
+from extraction.english import has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
 from extraction.speaker import SINGULAR, speaker_in, with_implied_subject
@@ -103,7 +103,7 @@ _CHATTER_ANYWHERE = re.compile(
 _OPINION = re.compile(
     r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
     r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
-    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|was|'m)"
+    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|(?P<be>was|'m))"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
 _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
@@ -118,6 +118,7 @@ _VERDICT = re.compile(
     r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
     r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
     r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
+_NAMED = re.compile(r"\b(?:in|at|to|from|with|for) (?:the )?[A-Z][a-z]+")
 _REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
 STOP = set("""
 i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
@@ -169,8 +170,7 @@ finally eventually basically overall plus meanwhile afterwards personally growin
 
 def _content_words(sentence: str) -> int:
     words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", sentence)
-    return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in STOP and not (
-        w.lower().endswith("ly") and len(w) > 4)))
+    return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in STOP and not is_adverb(w)))
 
 
 def _is_chatter(sentence: str, anchor: str) -> bool:
@@ -185,7 +185,9 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
         return True
     if anchor != "implied" and (match := _OPINION.match(sentence)):
         rest = match["rest"]
-        if not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split()) or _content_words(rest) == 0:
+        placed = match["be"] and _NAMED.search(rest)  # "I was in Chicago" says where, not what they think
+        if not placed and (not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split())
+                           or _content_words(rest) == 0):
             return True
     words = sentence.split()
     if anchor == "implied" and not own & (SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
@@ -225,6 +227,23 @@ def _splices(piece: str) -> list[str]:
     if len(parts) == 1 or _SUBORDINATE.match(parts[0]) or speaker_in(parts[0]) is None:
         return [piece]
     return parts
+
+
+# the joints of a sentence whose parts may stand alone: ", maybe you'd like that", ", so I just joined ..."
+_JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
+                    r"|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'd|my|My)\s)")
+
+
+def _own_parts(sentence: str) -> list[str]:
+    """The parts of a sentence dropped as a whole (a remark to the other person, a pronoun-led comment) that are the
+    speaker's own statements: "I made a cake the other day, maybe you'd like it" keeps "I made a cake the other
+    day"; "You mentioned the shelter, so I joined a fire brigade" keeps "I joined a fire brigade". A sentence
+    opening with a condition ("If you want, I can ...") is left whole: its parts do not stand alone."""
+    parts = [part.strip() for part in _JOINT.split(sentence) if part and part.strip()]
+    if len(parts) < 2 or _SUBORDINATE.match(sentence):
+        return []
+    return [part for part in parts if len(part.split()) > 2 and not _SUBORDINATE.match(part)
+            and speaker_in(part) not in (None, "implied") and not _YOU.search(part)]
 
 
 def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
@@ -269,14 +288,16 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if not any(slot.content for slot in slots):
         if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
                              or _CHATTER_ANYWHERE.search(sentence)):
-            return []
+            return [candidate for part in _own_parts(sentence)
+                    for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         anchor = speaker_in(sentence)
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":
             sentence = with_implied_subject(sentence)
         if not explicit and not slots and _is_chatter(sentence, anchor or ""):  # "I am allergic to X" is no opinion
-            return []
+            return [candidate for part in _own_parts(sentence)
+                    for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
             return []
     sentence = _TAIL.sub("", sentence).strip()
@@ -329,7 +350,7 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
             started = next((c.valid_from for c in made if c.valid_from), started)
             found += made
             person = clauses.antecedent(clause) or person
-        said = f"{said} {sentence}"
+            said = f"{said} {clause}"  # "our flat in Utrecht, we're living there": there is Utrecht
     return _dedupe(found)
 
 

@@ -36,7 +36,9 @@ kinda kind sorta quite generally usually always now currently never recently fin
 often sometimes even already almost nearly probably maybe once ever rarely hardly barely luckily finally
 then soon again last first
 """.split())
-_NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "rally", "tally", "multiply", "imply"}
+_NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "rally", "tally", "multiply", "imply",
+                  "family", "assembly", "butterfly", "dragonfly", "firefly", "anomaly", "monopoly", "jelly", "belly",
+                  "italy", "july", "lily", "holly", "sally", "emily", "molly", "kelly", "polly", "dolly"}
 
 _PART = re.compile(r"^([^\w']*)([\w'\-]*\w|\w?)([^\w]*)$")
 _FIRST = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself",

@@ -105,6 +105,35 @@ def test_a_message_to_the_listener_keeps_only_what_the_speaker_says_about_themse
     assert contents(text, speaker="John") == ["John started a weekend yoga class with a colleague."]
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("Well I also baked a lemon tart on Sunday, maybe you'd like the recipe!",
+     "Ana also baked a lemon tart on Sunday, 7 May 2023."),
+    ("You told me about your volunteering, so I just signed up at the food bank.",
+     "Ana just signed up at the food bank."),
+    ("That sounds fun, I used to row with my cousin in Ghent.", "Ana used to row with their cousin in Ghent."),
+    ("It was a long week, I finally finished my thesis on Friday.",
+     "Ana finally finished their thesis on Friday, 5 May 2023."),
+    ("I was in Marseille, it was gorgeous!", "Ana was in Marseille."),
+])
+def test_the_speakers_own_statement_is_kept_from_a_remark_around_it(text, content):
+    assert contents(text, speaker="Ana", when=SENT) == [content]
+
+
+def test_a_remark_whose_parts_do_not_stand_alone_gives_nothing():
+    assert extract_local("If you want, I can send you the recipe.") == []
+    assert extract_local("Good luck tomorrow, I'm rooting for you!") == []
+    assert extract_local("That's awesome, I'm so happy for you!") == []
+
+
+def test_a_place_named_earlier_in_the_sentence_is_where_there_is():
+    assert contents("Got the keys to our flat in Utrecht, we're living there since Saturday.", when=SENT)[-1] == (
+        "The user is living in Utrecht since Saturday.")
+
+
+def test_a_noun_ending_in_ly_is_a_content_word():
+    assert contents("My family is always there for me.", speaker="Ana") == ["Ana's family is always there for them."]
+
+
 # --- chatter in, nothing out ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
