@@ -9,7 +9,7 @@ A missing value (no cosine: no stored vector, no rank) is None for floats, NaN f
 tells it, `missing(value, default)` replaces it."""
 
 import math
-from functools import reduce
+from functools import partial, reduce
 from operator import add
 
 import numpy as np
@@ -78,6 +78,11 @@ def _text(value) -> str:
     return f"({float(value)!r}::float8)"
 
 
+def _call(function: str, *args) -> "Sql":
+    """A SQL function of the operands: `_call("ln", x)` is `ln(x)`."""
+    return Sql(f"{function}({', '.join(_text(arg) for arg in args)})")
+
+
 class Sql:
     """A float8 (or boolean) SQL expression over columns, built by ordinary arithmetic: `Sql("s.i0") * 2.2` is
     `(s.i0 * (2.2::float8))`. Columns' names are the caller's; constants become literals, never user input."""
@@ -102,20 +107,13 @@ class Sql:
     def __rmul__(self, other): return self._op(other, "*", reverse=True)
     def __truediv__(self, other): return self._op(other, "/")
     def __rtruediv__(self, other): return self._op(other, "/", reverse=True)
-    def __pow__(self, other): return Sql(f"power({self.text}, {_text(other)})")
-    def __rpow__(self, other): return Sql(f"power({_text(other)}, {self.text})")
+    def __pow__(self, other): return _call("power", self, other)
+    def __rpow__(self, other): return _call("power", other, self)
 
-    @staticmethod
-    def greatest(a, b) -> "Sql":
-        return Sql(f"greatest({_text(a)}, {_text(b)})")
-
-    @staticmethod
-    def least(a, b) -> "Sql":
-        return Sql(f"least({_text(a)}, {_text(b)})")
-
-    @staticmethod
-    def ln(a) -> "Sql":
-        return Sql(f"ln({_text(a)})")
+    greatest = staticmethod(partial(_call, "greatest"))
+    least = staticmethod(partial(_call, "least"))
+    ln = staticmethod(partial(_call, "ln"))
+    missing = staticmethod(partial(_call, "coalesce"))  # (value, default)
 
     @staticmethod
     def where(condition, a, b) -> "Sql":
@@ -124,10 +122,6 @@ class Sql:
     @staticmethod
     def known(value) -> "Sql":
         return Sql(f"({_text(value)} IS NOT NULL)")
-
-    @staticmethod
-    def missing(value, default) -> "Sql":
-        return Sql(f"coalesce({_text(value)}, {_text(default)})")
 
     @staticmethod
     def total(values) -> "Sql":
