@@ -30,6 +30,7 @@ MIN_SIMILARITY = SEMANTIC_FLOOR
 WEIGHTED_SIMILARITY, WEIGHTED_IMPORTANCE = 0.7, 0.3
 RRF_K = 60
 BM25_MIN_TOTAL_IDF = 1e-9  # a query whose words are in every row still divides by something
+BM25_MIN_AVERAGE_LENGTH = 1.0  # rows of no lexemes at all do not shrink the average below one
 
 
 def calibrated(m, similarity, floor=SEMANTIC_FLOOR, ceiling=SEMANTIC_CEILING):
@@ -147,6 +148,11 @@ MODE_RANKINGS = {"semantic": "similarity", "keyword": "keyword", "hybrid": DEFAU
 def bm25_idf(m, total, containing):
     """A word's IDF among `total` rows, `containing` of which hold it."""
     return m.ln(1 + (total - containing + 0.5) / (containing + 0.5))
+
+
+def bm25_average(m, mean_length):
+    """The average row length BM25 normalises by: the matching rows' mean number of distinct lexemes."""
+    return m.greatest(mean_length, BM25_MIN_AVERAGE_LENGTH)
 
 
 def bm25_norm(m, length, average, k1, b):

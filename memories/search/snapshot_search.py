@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memories.search import formula
-from memories.search.algebra import Arrays
+from memories.search.algebra import Arrays, Floats
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Snapshot:
         if not count:
             return np.zeros(n)
         counts = has.sum(axis=1).astype(np.float64)
-        average = max(float(self.lengths[matched].mean()), 1.0)
+        average = formula.bm25_average(Floats, float(self.lengths[matched].mean()))
         corpus = float(max(total, count))
         idf = formula.bm25_idf(Arrays, corpus, counts)
         norm = formula.bm25_norm(Arrays, self.lengths, average, k1, b)

@@ -175,7 +175,7 @@ def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, s
     # turned into IDFs once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
     counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
     ctes.append(
-        f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+        f"stats AS (SELECT {counts}, {formula.bm25_average(Sql, Sql('avg(dl)'))} AS avgdl, "
         f"greatest(%s, count(*))::float8 AS total FROM kwm)"
     )
     params.append(total)
@@ -214,7 +214,7 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table, t
     # conversation: 190 ms of a 237 ms statement; bench/context_latency.py)
     counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
     n = "%s" if total is not None else f"(SELECT count(*) FROM {table} WHERE owner_id = %s)"
-    ctes.append(f"stats AS MATERIALIZED (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+    ctes.append(f"stats AS MATERIALIZED (SELECT {counts}, {formula.bm25_average(Sql, Sql('avg(dl)'))} AS avgdl, "
                 f"{n}::float8 AS total FROM kwm)")
     params += [tsquery_term(lexeme) for lexeme in lexemes] + [total if total is not None else owner_id]
     idf = [formula.bm25_idf(Sql, Sql("s.total"), Sql(f"s.n{i}")) for i in range(len(lexemes))]

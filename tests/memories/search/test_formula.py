@@ -136,7 +136,7 @@ def rows(user):
 def float_bm25(held, lexemes: list[str], total: int) -> dict:
     """The formula on Python floats, row by row, from the words each row holds."""
     matching = [row for row in held.values() if set(row.words) & set(lexemes)]
-    average = max(sum(len(row.words) for row in matching) / len(matching), 1.0)
+    average = formula.bm25_average(Floats, sum(len(row.words) for row in matching) / len(matching))
     corpus = float(max(total, len(matching)))
     idfs = [formula.bm25_idf(Floats, corpus, float(sum(lexeme in row.words for row in matching)))
             for lexeme in lexemes]
