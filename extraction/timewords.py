@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
+from core.calendar_words import WEEKDAYS
 from extraction import months
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2}
 _SEASONS = ("spring", "summer", "fall", "autumn", "winter")

@@ -3,9 +3,9 @@
 import re
 from datetime import UTC, date, datetime
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_MONTH = "(" + "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
+from core.calendar_words import MONTH_ABBREVIATIONS, MONTHS
+
+_MONTH = "(" + "|".join(MONTHS + MONTH_ABBREVIATIONS) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 _DATE_PATTERNS = (

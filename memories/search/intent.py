@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from integrations import embeddings
+from memories.search.formula import INTENT_WEIGHT
 
 # Questions an agent asks when it needs a kind of memory, phrased generically (no fact's own words).
 NEEDS = {
@@ -57,7 +58,6 @@ INTENT_FLOOR, INTENT_FULL = 0.35, 0.55
 MARGIN_FLOOR, MARGIN_FULL = 0.05, 0.15
 # a memory and its kind's description: ~0.25-0.6 (allergies ~0.45-0.6), unrelated memories ~0.0-0.2
 MEMBER_FLOOR, MEMBER_FULL = 0.2, 0.4
-INTENT_WEIGHT = 0.25  # the fused score's share for a memory of exactly the kind a clear need asks for
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,20 @@ from integrations import embeddings
 from memories import spaces
 from memories.models import Memory
 from memories.search import snapshot
-from memories.search.intent import boost, query_intent
-from memories.search.paths import owner_figures, vector_path
-from memories.search.ranking import (
+from memories.search.formula import (
     BM25_B,
     BM25_K1,
-    CANDIDATE_COLUMNS,
     DEFAULT_RANKING,
     MODE_RANKINGS,
     RANKINGS,
-    ROW_FIELDS,
     SEMANTIC_FLOOR,
     SUBJECT_TF,
+)
+from memories.search.intent import boost, query_intent
+from memories.search.paths import owner_figures, vector_path
+from memories.search.ranking import (
+    CANDIDATE_COLUMNS,
+    ROW_FIELDS,
     add_context,
     calibrated_similarity,
     candidates_from_rows,

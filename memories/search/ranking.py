@@ -1,5 +1,6 @@
-"""How search scores what it found: the memory rankings (one function each), relevance, context lent by
-neighbouring hits, recency, and the scoring loop that document chunk and conversation message search share."""
+"""How search scores what it found: candidates, relevance, context lent by neighbouring hits, the rankings applied
+(their weights and formulas are memories.search.formula's), and the scoring loop that document chunk and
+conversation message search share."""
 
 import uuid
 from collections.abc import Callable
@@ -9,57 +10,29 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from integrations.embeddings import model_of
+from memories.search import formula
+from memories.search.algebra import Floats, Sql
 from memories.search.dates import query_periods, within_periods
+from memories.search.formula import (  # noqa: F401 (RANKINGS: the panel reads it from here)
+    CONTEXT_HITS,
+    CONTEXT_SHARES,
+    MIN_SIMILARITY,
+    RANKINGS,
+    SEMANTIC_CEILING,
+    SEMANTIC_FLOOR,
+)
 from memories.search.sql import EPOCH, VECTOR
 
-# The default ("fused") ranking. Weights chosen on LoCoMo (bench/locomo_recall.py); see RANKINGS.
-SEMANTIC_WEIGHT = 0.3  # share of the calibrated cosine similarity; full text gets the rest
-SEMANTIC_FLOOR, SEMANTIC_CEILING = 0.2, 0.7  # all-MiniLM-L6-v2 cosines: ~0.2 unrelated, ~0.7 a paraphrase
-BM25_K1, BM25_B = 1.2, 0.4
-SUBJECT_TF = 2  # a query word in the subject (weight A) counts like two occurrences
-CONTEXT_SHARES = (0.5, 0.45)  # of a hit's relevance, lent to the memories 1 and 2 steps from it
-CONTEXT_HITS = 30  # how many of the best hits lend to their neighbours
-DATE_BONUS = 0.15  # the memory happened within a date the query names
-IMPORTANCE_WEIGHT = 0.1
-RECENCY_WEIGHT = 0.05
-RECENCY_HALF_LIFE_DAYS = 30.0
-RRF_K = 60
-# hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
-# related at all, so that a search with nothing related returns nothing rather than the nearest noise
-# (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
-# nurse": 0.34). The model's unrelated level, as semantic mode's default threshold: at 0.25 a need phrased as a
-# question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
-# "The user is allergic to penicillin": 52 of bench/paraphrase_needs.py's 60 in the top 5 against 55)
-MIN_SIMILARITY = SEMANTIC_FLOOR
 # the conversation (or document) a memory came from: context is lent only within one
 THREAD = ("COALESCE(m.conversation_id::text, m.source_ref->>'conversation_id', m.source_ref->>'conversation', "
           "m.source_ref->>'document_id')")
 ROW_FIELDS = ("id", "owner_id", "embedding", "embedding_model", "search_vector", "importance", "created_at",
               "updated_at", "happened_at", "conversation_id", "source_ref")
+# `relevance()` over columns `similarity` and `keyword`: how `with_context` picks the hits in SQL
+RELEVANCE_SQL = formula.relevance(Sql, Sql("similarity"), Sql("keyword"))
 # what memory candidates carry besides id, cosine and BM25 (see Candidate)
 CANDIDATE_COLUMNS = ("m.importance", EPOCH.format("m.updated_at"),
                      EPOCH.format("COALESCE(m.happened_at, m.created_at)"), THREAD)
-
-RANKINGS = {
-    "fused": (
-        "Default for hybrid. Cosine similarity (calibrated: 0.2 -> 0, 0.7 -> 1) x 0.3 plus BM25 full-text "
-        "relevance over the stored tsvector (as a share of the query's total IDF) x 0.7; each of the 30 best hits "
-        "lends 50% / 45% of that to the memories stored 1 / 2 places before and after it in the same conversation "
-        "(context); +0.15 when the memory happened within a date the query names; up to +0.25 when the query "
-        "asks for a kind of memory (a restriction, a preference, a goal: 'what should I not cook for them?') "
-        "and the memory is of that kind, by its category or its meaning (intent); + importance x 0.1 "
-        "+ recency x 0.05 (half-life 30 days since the last change)."
-    ),
-    "blend": "The fused score without context and dates: 0.3 x calibrated cosine + 0.7 x BM25, plus the same "
-             "importance and recency tie-breakers.",
-    "weighted": "Cosine similarity x 0.7 + importance x 0.3 (in keyword mode or when degraded, the "
-                "full-text relevance stands in for the similarity).",
-    "rrf": f"Reciprocal-rank fusion: 1/({RRF_K} + semantic rank) + 1/({RRF_K} + full-text rank).",
-    "similarity": "Cosine similarity alone (default for semantic mode).",
-    "keyword": "BM25 full-text relevance alone, as a share of the query's total IDF (default for keyword mode).",
-}
-DEFAULT_RANKING = "fused"
-MODE_RANKINGS = {"semantic": "similarity", "keyword": "keyword", "hybrid": DEFAULT_RANKING}
 
 
 @dataclass
@@ -97,16 +70,13 @@ def candidates_from_rows(rows) -> list[Candidate]:
 
 def calibrated_similarity(similarity: float | None, floor: float = SEMANTIC_FLOOR,
                           ceiling: float = SEMANTIC_CEILING) -> float:
-    """all-MiniLM-L6-v2's cosine between short texts on 0..1: `floor` (unrelated) -> 0, `ceiling` (a paraphrase)
-    -> 1, more is more."""
-    if similarity is None:
-        return 0.0
-    return max(0.0, (similarity - floor) / (ceiling - floor))
+    """`formula.calibrated` of one cosine (None: 0), with another model's `floor` and `ceiling` if need be."""
+    return formula.calibrated(Floats, similarity, floor, ceiling)
 
 
 def relevance(candidates: list[Candidate]) -> None:
     for c in candidates:
-        c.relevance = SEMANTIC_WEIGHT * calibrated_similarity(c.similarity) + (1 - SEMANTIC_WEIGHT) * c.keyword
+        c.relevance = formula.relevance(Floats, c.similarity, c.keyword)
 
 
 def _sides(rows: tuple[str, tuple], owner_id, vector) -> tuple[str, list]:
@@ -159,22 +129,19 @@ def with_context(rows: tuple[str, tuple], owner_id, vector):
     """A `then` for `sql.candidates` with CANDIDATE_COLUMNS and `m.created_at`: the candidates (kind 0:
     CANDIDATE_COLUMNS rows) and, in the same statement,
     the neighbours of the best hits (kind 1: `_sides` rows after their hit's id), the hits chosen in SQL by the
-    same relevance as `relevance()` (the same float8 arithmetic, its constants passed as parameters). One round
+    same relevance as `relevance()` (formula.relevance written as SQL: the same float8 arithmetic). One round
     trip instead of two (bench/search_profile.py)."""
     sides, side_params = _sides(rows, owner_id, vector)
     names = "id, similarity, keyword, importance, updated, happened, thread, created_at"
 
     def then(ctes, select, params):
-        calibrated = "CASE WHEN similarity IS NULL THEN 0 ELSE greatest(0, (similarity - %s::float8) / %s::float8) END"
-        relevance_sql = f"%s::float8 * {calibrated} + %s::float8 * keyword"
         ctes = [*ctes, f"c({names}) AS MATERIALIZED ({select})",
                 f"hits AS (SELECT id, created_at FROM (SELECT id, created_at, thread FROM c "
-                f"WHERE {relevance_sql} > 0 ORDER BY {relevance_sql} DESC LIMIT %s) AS t WHERE thread IS NOT NULL)"]
-        weights = [SEMANTIC_WEIGHT, SEMANTIC_FLOOR, SEMANTIC_CEILING - SEMANTIC_FLOOR, 1 - SEMANTIC_WEIGHT]
+                f"WHERE {RELEVANCE_SQL} > 0 ORDER BY {RELEVANCE_SQL} DESC LIMIT %s) AS t WHERE thread IS NOT NULL)"]
         final = (f"SELECT 0, id, similarity, keyword, importance, updated, happened, thread, NULL::uuid, NULL::int, "
                  f"NULL::float8 FROM c UNION ALL SELECT 1, n.id, n.similarity, NULL, n.importance, n.updated, "
                  f"n.happened, n.thread, h.id, n.direction, n.created FROM hits AS h CROSS JOIN LATERAL {sides} AS n")
-        return ctes, final, [*params, *weights, *weights, CONTEXT_HITS, *side_params]
+        return ctes, final, [*params, CONTEXT_HITS, *side_params]
 
     return then
 
@@ -207,85 +174,35 @@ def lend_context(candidates: list[Candidate], hits: list[Candidate], side_rows) 
                 if neighbour is None:
                     neighbour = Candidate(id=row[1], similarity=row[4], importance=row[5], updated_at=row[6],
                                           when=row[7], thread=row[8])
-                    neighbour.relevance = SEMANTIC_WEIGHT * calibrated_similarity(neighbour.similarity)
+                    neighbour.relevance = formula.semantic_part(Floats, neighbour.similarity)
                     by_id[neighbour.id] = neighbour
                 neighbour.context = max(neighbour.context, share * hit.relevance)
     return list(by_id.values())
 
 
 def recency(c: Candidate, now: float) -> float:
-    if c.updated_at is None:
-        return 0.0
-    age_days = max(0.0, (now - c.updated_at) / 86400)
-    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-
-
-# --- the rankings: each gives a candidate's parts (they add up to its score), or None to leave it out ----------
-
-
-def similarity_parts(c: Candidate, fresh: float, periods) -> dict | None:
-    return None if c.similarity is None else {"semantic": c.similarity}
-
-
-def keyword_parts(c: Candidate, fresh: float, periods) -> dict | None:
-    return None if c.keyword <= 0 else {"keyword": c.keyword}
-
-
-def weighted_parts(c: Candidate, fresh: float, periods) -> dict:
-    similarity = c.similarity if c.similarity is not None else min(c.keyword, 1.0)
-    return {"similarity": 0.7 * similarity, "importance": 0.3 * c.importance}
-
-
-def rrf_parts(c: Candidate, fresh: float, periods) -> dict:
-    return {
-        "semantic": 1 / (RRF_K + c.semantic_rank) if c.semantic_rank else 0.0,
-        "keyword": 1 / (RRF_K + c.keyword_rank) if c.keyword_rank else 0.0,
-    }
-
-
-def blend_parts(c: Candidate, fresh: float, periods) -> dict:
-    return {
-        "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
-        "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
-        "importance": IMPORTANCE_WEIGHT * c.importance,
-        "recency": RECENCY_WEIGHT * fresh,
-    }
-
-
-def fused_parts(c: Candidate, fresh: float, periods) -> dict:
-    relevant = c.relevance > 0 or c.context > 0
-    return {
-        "semantic": SEMANTIC_WEIGHT * calibrated_similarity(c.similarity),
-        "keyword": (1 - SEMANTIC_WEIGHT) * c.keyword,
-        "context": c.context,
-        "intent": c.intent,
-        "date": DATE_BONUS if relevant and periods and within_periods(c.when, periods) else 0.0,
-        "importance": IMPORTANCE_WEIGHT * c.importance,
-        "recency": RECENCY_WEIGHT * fresh,
-    }
-
-
-RANKING_PARTS: dict[str, Callable] = {
-    "fused": fused_parts, "blend": blend_parts, "weighted": weighted_parts, "rrf": rrf_parts,
-    "similarity": similarity_parts, "keyword": keyword_parts,
-}
+    return formula.recency(Floats, c.updated_at, now)
 
 
 def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Candidate, float, dict]]:
     """(candidate, score, parts) best first; ties go to the more important, then the more recent memory."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []
-    parts_of = RANKING_PARTS[ranking]
+    parts_of = formula.PARTS[ranking]
     scored = []
     for c in candidates:
         fresh = recency(c, now)
         if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0 and c.intent <= 0
                 and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
             continue  # unrelated: no floor-less padding in hybrid search
-        parts = parts_of(c, fresh, periods)
-        if parts is None:
-            continue
-        score = sum(parts.values())
+        if (ranking == "similarity" and c.similarity is None) or (ranking == "keyword" and c.keyword <= 0):
+            continue  # nothing to rank it by
+        # the date counts for a memory related to the query at all (not one that only ranks by importance)
+        dated = bool(periods) and (c.relevance > 0 or c.context > 0) and within_periods(c.when, periods)
+        parts = parts_of(Floats, similarity=c.similarity, keyword=c.keyword, semantic_rank=c.semantic_rank,
+                         keyword_rank=c.keyword_rank, importance=c.importance, fresh=fresh, context=c.context,
+                         intent=c.intent, dated=dated)
+        score = formula.score(Floats, parts)
         # ids last, as UUIDs: they order as their text does, without formatting each one
         scored.append((c, score, parts, (-score, -c.importance, -fresh, c.id)))
     scored.sort(key=lambda item: item[3])

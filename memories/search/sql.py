@@ -13,6 +13,8 @@ from pgvector import HalfVector
 
 from integrations.embeddings import model_of
 from memories.models import EMBEDDING_DIMENSIONS
+from memories.search import formula
+from memories.search.algebra import Sql
 
 VECTOR = f"halfvec({EMBEDDING_DIMENSIONS})"
 EPOCH = "extract(epoch FROM {})::float8"
@@ -173,21 +175,18 @@ def _subject_weighted_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, s
     # turned into IDFs once per query; float8 throughout (numeric arithmetic per row cost more than the matching)
     counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
     ctes.append(
-        f"stats AS (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+        f"stats AS (SELECT {counts}, {formula.bm25_average(Sql, Sql('avg(dl)'))} AS avgdl, "
         f"greatest(%s, count(*))::float8 AS total FROM kwm)"
     )
     params.append(total)
-    idfs = ", ".join(f"ln(1 + (total - n{i} + 0.5) / (n{i} + 0.5)) AS i{i}" for i in range(len(lexemes)))
-    total_idf = " + ".join(f"i{i}" for i in range(len(lexemes)))
-    ctes.append(f"idf AS (SELECT *, greatest({total_idf}, 1e-9) AS total_idf "
-                f"FROM (SELECT {idfs}, avgdl FROM stats) AS t)")
-    terms = []
-    for i in range(len(lexemes)):
-        tf = f"(CASE WHEN x.a{i} THEN {subject_tf}::float8 ELSE 1::float8 END)"
-        terms.append(f"CASE WHEN x.h{i} THEN s.i{i} * {tf} * {k1 + 1} / ({tf} + x.norm) ELSE 0 END")
-    score = (f"SELECT x.id, ({' + '.join(terms)}) / s.total_idf AS score "
-             f"FROM (SELECT kwm.*, {k1} * (1 - {b} + {b} * kwm.dl / idf.avgdl) AS norm "
-             f"FROM kwm, idf) AS x, idf AS s")
+    idfs = ", ".join(f"{formula.bm25_idf(Sql, Sql('total'), Sql(f'n{i}'))} AS i{i}" for i in range(len(lexemes)))
+    total_idf = formula.bm25_total_idf(Sql, [Sql(f"i{i}") for i in range(len(lexemes))])
+    ctes.append(f"idf AS (SELECT *, {total_idf} AS total_idf FROM (SELECT {idfs}, avgdl FROM stats) AS t)")
+    terms = [formula.subject_weighted_term(Sql, Sql(f"x.h{i}"), Sql(f"x.a{i}"), Sql(f"s.i{i}"), Sql("x.norm"), k1,
+                                           subject_tf) for i in range(len(lexemes))]
+    norm = formula.bm25_norm(Sql, Sql("kwm.dl"), Sql("idf.avgdl"), k1, b)
+    score = (f"SELECT x.id, {formula.bm25_share(Sql, terms, Sql('s.total_idf'))} AS score "
+             f"FROM (SELECT kwm.*, {norm} AS norm FROM kwm, idf) AS x, idf AS s")
     return ctes, params, score, []
 
 
@@ -215,16 +214,17 @@ def _positions_bm25(rows_sql, rows_params, owner_id, lexemes, *, k1, b, table, t
     # conversation: 190 ms of a 237 ms statement; bench/context_latency.py)
     counts = ", ".join(f"{frequency}::float8 AS n{i}" for i, frequency in enumerate(frequencies))
     n = "%s" if total is not None else f"(SELECT count(*) FROM {table} WHERE owner_id = %s)"
-    ctes.append(f"stats AS MATERIALIZED (SELECT {counts}, greatest(avg(dl), 1)::float8 AS avgdl, "
+    ctes.append(f"stats AS MATERIALIZED (SELECT {counts}, {formula.bm25_average(Sql, Sql('avg(dl)'))} AS avgdl, "
                 f"{n}::float8 AS total FROM kwm)")
     params += [tsquery_term(lexeme) for lexeme in lexemes] + [total if total is not None else owner_id]
-    idf = [f"ln(1 + (s.total - s.n{i} + 0.5) / (s.n{i} + 0.5))" for i in range(len(lexemes))]
-    norm = f"{k1} * (1 - {b} + {b} * x.dl / s.avgdl)"
+    idf = [formula.bm25_idf(Sql, Sql("s.total"), Sql(f"s.n{i}")) for i in range(len(lexemes))]
+    norm = formula.bm25_norm(Sql, Sql("x.dl"), Sql("s.avgdl"), k1, b)
     # every word's occurrences from one pass over the row's tsvector (a pass per word cost ~15 us a row each)
     tfs = ", ".join(f"coalesce(sum(cardinality(u.positions)) FILTER (WHERE u.lexeme = %s), 0)::float8 AS tf{i}"
                     for i in range(len(lexemes)))
-    terms = [f"{idf[i]} * t.tf{i} * {k1 + 1} / (t.tf{i} + {norm})" for i in range(len(lexemes))]
-    score = (f"SELECT x.id, ({' + '.join(terms)}) / greatest({' + '.join(idf)}, 1e-9) AS score "
+    terms = [formula.bm25_term(Sql, idf[i], Sql(f"t.tf{i}"), norm, k1) for i in range(len(lexemes))]
+    share = formula.bm25_share(Sql, terms, formula.bm25_total_idf(Sql, idf))
+    score = (f"SELECT x.id, {share} AS score "
              f"FROM kwm AS x CROSS JOIN LATERAL (SELECT {tfs} FROM unnest(x.v) AS u) AS t, stats AS s")
     return ctes, params, score, list(lexemes)
 
