@@ -6,3 +6,9 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 # the short forms people write ("Jan", "Sept."); "may" has none
 MONTH_ABBREVIATIONS = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def alternation(words: tuple[str, ...], *, suffix: str = "") -> str:
+    """A regex alternation of `words` as written in text (title case), longest first so that "Sept" is tried
+    before "Sep"; `suffix` follows each word (r"\.?" for an abbreviation's dot)."""
+    return "|".join(f"{word.title()}{suffix}" for word in sorted(words, key=len, reverse=True))

@@ -15,6 +15,7 @@ carries its kind and the section title as tags.
 
 import re
 
+from core import calendar_words
 from extraction.candidates import Candidate, slug
 from extraction.sentences import split_sentences
 from observability import hooks
@@ -22,9 +23,9 @@ from observability import hooks
 MIN_WORDS, MAX_WORDS = 4, 60
 DEFAULT_LIMIT = 5
 
-_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-           r"Jan\.?|Feb\.?|Mar\.?|Apr\.?|Jun\.?|Jul\.?|Aug\.?|Sept?\.?|Oct\.?|Nov\.?|Dec\.?)")
-_WEEKDAYS = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_ABBREVIATED = calendar_words.alternation(calendar_words.MONTH_ABBREVIATIONS, suffix=r"\.?")
+_MONTHS = f"(?:{calendar_words.alternation(calendar_words.MONTHS)}|{_ABBREVIATED})"
+_WEEKDAYS = f"(?:{calendar_words.alternation(calendar_words.WEEKDAYS)})"
 _DATE = re.compile(
     rf"\b(?:{_WEEKDAYS}(?:,?\s+{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?)?"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?"
@@ -78,7 +79,7 @@ _NOT_NAMES = {
     "If", "When", "While", "After", "Before", "During", "For", "From", "To", "With", "As", "He", "She", "His", "Her",
     "There", "Here", "Each", "Every", "All", "Some", "Any", "No", "One", "Everyone", "Nobody", "Someone", "Who",
     "What", "Which", "Why", "How", "Please", "Note", "Also", "Then", "So", "But", "And", "Or", "Yet", "Today",
-    "Tomorrow", "Yesterday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+    "Tomorrow", "Yesterday", *(day.title() for day in calendar_words.WEEKDAYS),
     "Everybody", "Anyone", "Nothing", "Such", "Many", "Most", "Both", "Either", "Neither", "Your", "My", "You", "I",
 }
 _PRONOUN_START = re.compile(r"^(?:It|This|That|These|Those|He|She|They|Its|His|Her|Their|Such|Both)\b")

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 
-MONTHS = ("January February March April May June July August September October November December").split()
-_MONTH = (r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December|"
-          r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?")
+from core import calendar_words
+
+MONTHS = [month.title() for month in calendar_words.MONTHS]
+_MONTH_NAMES = calendar_words.alternation(calendar_words.MONTHS)
+_MONTH = rf"(?P<month>{_MONTH_NAMES}|{calendar_words.alternation(calendar_words.MONTH_ABBREVIATIONS)})\.?"
 _ORD = r"(?:st|nd|rd|th)?"
 # a month without a year, after a preposition or with a day: "since May", "in early March", "June 14th"
 _PARTIAL = re.compile(
@@ -25,8 +27,8 @@ _PARTIAL = re.compile(
     rf"(?!\w)(?!,?\s+\d{{4}})")
 _FULL = re.compile(
     rf"\b(?P<prep>since|in|from|on|until|till|by|before|after|as of)\s+"
-    rf"(?P<date>(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?)?(?:January|February|March|April|May|June|July|August|September|"
-    rf"October|November|December)(?:\s+\d{{1,2}}{_ORD})?,?\s+(?P<year>\d{{4}})|(?P<only>(?:19|20)\d{{2}}))\b")
+    rf"(?P<date>(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?)?(?:{_MONTH_NAMES})(?:\s+\d{{1,2}}{_ORD})?,?\s+(?P<year>\d{{4}})"
+    rf"|(?P<only>(?:19|20)\d{{2}}))\b")
 RECURRING = re.compile(r"(?i)\b(?:birthday|bday|anniversary|name day|every|each|annual\w*|yearly|turns? \d+|"
                        r"turning \d+)\b")
 _PAST = re.compile(r"(?i)\b(?:was|were|did|had|ago|last|since|back|this past|\w+ed|went|got|began|became|left|"
@@ -102,9 +104,8 @@ def stated(text: str) -> list[tuple[int, str, date]]:
     return found
 
 
-_WEEKDAY = re.compile(r"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>Monday|Tuesday|Wednesday|Thursday|Friday|"
-                      r"Saturday|Sunday)\b(?!,? \d)")
-_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
+_WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
 _CLEARLY_PAST = re.compile(r"(?i)\b(?:was|were|did|had|went|got|turned|\w+ed|began|became|left|bought|took|made|met|"
                            r"quit|came|found|lost|won|sold|gave|grew|spent)\b")
 _CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
