@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from core import calendar_words
 from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
@@ -164,8 +165,7 @@ _OPENERS = set("""
 yesterday today tonight tomorrow recently lately sometimes often usually now then later earlier also last next
 this that these those honestly actually seriously anyway besides still luckily sadly unfortunately fortunately
 finally eventually basically overall plus meanwhile afterwards personally growing
-""".split()) | {m.lower() for m in ("Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March "
-                                   "April May June July August September October November December").split()}
+""".split()) | set(calendar_words.WEEKDAYS) | set(calendar_words.MONTHS)
 
 
 def _content_words(sentence: str) -> int:

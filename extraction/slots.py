@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core import calendar_words
 from extraction.candidates import slug
 
-MONTHS = ("January February March April May June July August September October November December "
-          "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec").split()
-DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+MONTHS = [month.title() for month in (*calendar_words.MONTHS, *calendar_words.MONTH_ABBREVIATIONS)]
+DAYS = [day.title() for day in calendar_words.WEEKDAYS]
 RELATIONS = set("""
 wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée son daughter kid child baby
 stepson stepdaughter mother father mom mum dad brother sister sibling twin grandmother grandfather grandma
