@@ -4,7 +4,7 @@ import datetime
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
 from memories.models import Memory, Project
 
@@ -122,10 +122,10 @@ class FilterSerializer(StrictSerializer):
                                       max_length=NAMESPACE_MAX_LABELS,
                                       help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
-    tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
+    tags_mode = ChoiceField(choices=["any", "all"], required=False, default="any")
     category = CharField(required=False, max_length=100)
     subject = CharField(required=False, max_length=200)
-    source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
+    source = ChoiceField(choices=Memory.Source.choices, required=False)
     created_after = DateTimeField(required=False)
     created_before = DateTimeField(required=False)
     happened_after = DateTimeField(required=False)
@@ -155,7 +155,7 @@ class ListQuerySerializer(FilterSerializer):
 
 class SearchSerializer(FilterSerializer):
     query = CharField(max_length=4000, help_text="What to look for, in natural language.")
-    mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
+    mode = ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1,
                                        help_text="Minimum cosine similarity (semantic: default 0.2).")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
@@ -192,7 +192,7 @@ class BatchRequestSerializer(StrictSerializer):
 class BatchResultSerializer(serializers.Serializer):
     """One line per item, in order: what happened and to which memory (fetch it for the full record)."""
 
-    outcome = serializers.ChoiceField(choices=["created", "updated", "duplicate"])
+    outcome = ChoiceField(choices=["created", "updated", "duplicate"])
     id = serializers.UUIDField(source="memory.pk")
     key = CharField(source="memory.key")
     version = serializers.IntegerField(source="memory.version")
