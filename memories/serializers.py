@@ -5,7 +5,7 @@ import datetime
 from rest_framework import serializers
 
 from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
-from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS
 from memories.models import Memory, Project
 
 
@@ -134,23 +134,6 @@ class FilterSerializer(StrictSerializer):
     include_inactive = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
     as_of = AsOfField(required=False, help_text=AS_OF_HELP)
-
-
-class ListQuerySerializer(FilterSerializer):
-    """Query-string filters of the list endpoint; lists may be given as repeated or comma-separated values."""
-
-    page = serializers.IntegerField(required=False, min_value=1)
-    page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile",
-                          max_length=NAMESPACE_MAX_LABELS * (LABEL_MAX_CHARS + 1))
-    tags = CharField(required=False, help_text="Comma-separated tags.")
-    project = CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
-
-    def validate_namespace(self, value: str) -> str:
-        problem = namespace_problem([p for p in value.split("/") if p])
-        if problem:
-            raise serializers.ValidationError(problem)
-        return value
 
 
 class SearchSerializer(FilterSerializer):
