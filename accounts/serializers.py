@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from accounts.models import ApiToken, EndUser
-from core.serializers import CharField, ChoiceField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, ChoiceField, OwnedPrimaryKeyField, StrictSerializer, read_only_meta
 from memories.models import Project
 
 
@@ -24,9 +24,7 @@ class IssuedTokenSerializer(TokenSerializer):
 
     key = serializers.CharField(read_only=True, help_text="The key: shown this once, stored only as a digest.")
 
-    class Meta(TokenSerializer.Meta):
-        fields = [*TokenSerializer.Meta.fields, "key"]
-        read_only_fields = fields
+    Meta = read_only_meta(TokenSerializer, "key")
 
 
 class JSONBooleanField(serializers.BooleanField):

@@ -105,6 +105,13 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+def read_only_meta(base: type[serializers.ModelSerializer], *extra: str) -> type:
+    """The Meta of a read-only answer showing `base`'s fields and `extra` ones the subclass declares: the one
+    answer that carries a secret (a token's key, a webhook endpoint's signing key)."""
+    fields = [*base.Meta.fields, *extra]
+    return type("Meta", (base.Meta,), {"fields": fields, "read_only_fields": fields})
+
+
 class OwnedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
     """A related id that must belong to the requesting user; others' ids are reported as unknown."""
 
