@@ -234,12 +234,12 @@ class Batch(Declared, title="StoreBatch"):
     """Several operations in one round trip, run in order in one transaction; results[i] answers ops[i]."""
 
     ops: list[Any] = Field(min_length=1, description='Each {"op": "get"|"put"|"delete"|"search"|'
-                                                                 '"list_namespaces", ...the fields of that body}.')
+                                                     '"list_namespaces", ...the fields of that body}.')
 
 
 Op = Get | Put | Search | ListNamespaces
 MODELS: dict[str, type[Declared]] = {"get": Get, "put": Put, "delete": Delete, "search": Search,
-                                "list_namespaces": ListNamespaces}
+                                     "list_namespaces": ListNamespaces}
 
 
 def parse(model: type[Declared], data: Any, where: str = "") -> Declared:
