@@ -11,7 +11,7 @@ from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-KNOWN_ELSEWHERE = frozenset({"page_size", "format"})  # the pagination's page size, DRF's own format
+KNOWN_ELSEWHERE = frozenset({"page", "page_size", "format"})  # the pagination's, DRF's own format
 
 
 class SerializedField(forms.Field):

@@ -50,6 +50,7 @@ QUERY_FIELDS = {  # where the query string writes a filter otherwise than a JSON
                                max_length=NAMESPACE_MAX_LABELS * (LABEL_MAX_CHARS + 1)),
     "tags": CommaSeparated(help_text="Comma-separated tags."),
     "project": CharField(help_text="A project id, or 'none' for user-scoped only."),
+    # checked here as this list always checked it: page 0 or "x" is a 400 naming it (the pagination's is a 404)
     "page": serializers.IntegerField(min_value=1, help_text="A page number within the paginated result set."),
 }
 
