@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from accounts.models import ApiToken, EndUser
-from core.serializers import CharField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, ChoiceField, OwnedPrimaryKeyField, StrictSerializer, read_only_meta
 from memories.models import Project
 
 
@@ -24,9 +24,7 @@ class IssuedTokenSerializer(TokenSerializer):
 
     key = serializers.CharField(read_only=True, help_text="The key: shown this once, stored only as a digest.")
 
-    class Meta(TokenSerializer.Meta):
-        fields = [*TokenSerializer.Meta.fields, "key"]
-        read_only_fields = fields
+    Meta = read_only_meta(TokenSerializer, "key")
 
 
 class JSONBooleanField(serializers.BooleanField):
@@ -40,7 +38,7 @@ class JSONBooleanField(serializers.BooleanField):
 
 class TokenCreateSerializer(StrictSerializer):
     name = CharField(max_length=100, help_text="What it is for (the agent or script using it).")
-    access = serializers.ChoiceField(choices=ApiToken.Access.choices, default=ApiToken.Access.WRITE)
+    access = ChoiceField(choices=ApiToken.Access.choices, default=ApiToken.Access.WRITE)
     project = OwnedPrimaryKeyField(queryset=Project.objects.all(), required=False, allow_null=True,
                                    help_text="Bind it to one of your projects.")
     agent_id = CharField(max_length=200, required=False, default="", allow_blank=True,

@@ -4,12 +4,14 @@ service per action."""
 from datetime import timedelta
 
 from django.utils import timezone
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts import audit, endusers, services
+from accounts.filters import EndUserFilterSet
 from accounts.models import ApiToken, EndUser
 from accounts.serializers import EndUserSerializer, IssuedTokenSerializer, TokenCreateSerializer, TokenSerializer
 from core.grants import WriteAccess
@@ -80,10 +82,11 @@ class EndUserViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.De
     queryset = EndUser.objects.none()
     permission_classes = [permissions.IsAuthenticated, WriteAccess, ManagesCredentials]
 
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = EndUserFilterSet  # ?external_id=
+
     def get_queryset(self):
-        found = EndUser.objects.filter(owner=self.request.user).order_by("-created_at")
-        external_id = self.request.query_params.get("external_id")
-        return found if external_id is None else found.filter(external_id=external_id)
+        return EndUser.objects.filter(owner=self.request.user).order_by("-created_at")
 
     def perform_destroy(self, instance):
         endusers.end_user_erase(end_user=instance, address=audit.address_of(self.request))

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from conversations.models import Conversation, Message
 from conversations.tools import TOOL_NAMES
-from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from memories.models import Project
 from memories.serializers import AsOfField
 
@@ -55,7 +55,7 @@ def with_memory_ids(messages: list[Message]) -> list[Message]:
 
 
 class MessageInSerializer(StrictSerializer):
-    role = serializers.ChoiceField(choices=Message.Role.choices)
+    role = ChoiceField(choices=Message.Role.choices)
     name = CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="The speaker's name (shown in context instead of the role).")
     content = CharField(max_length=100_000)
@@ -89,7 +89,7 @@ class ScoredMessageSerializer(serializers.Serializer):
 
 
 class ContextItemSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["profile", "memory", "excerpt"])
+    type = ChoiceField(choices=["profile", "memory", "excerpt"])
     text = CharField(help_text="What the model reads for this item.")
     score = serializers.FloatField()
     tokens = serializers.IntegerField()
@@ -115,5 +115,5 @@ class ContextSerializer(serializers.Serializer):
 
 
 class ToolCallSerializer(StrictSerializer):
-    name = serializers.ChoiceField(choices=TOOL_NAMES)
+    name = ChoiceField(choices=TOOL_NAMES)
     arguments = serializers.JSONField(help_text="The model's arguments: a JSON object or its JSON string.")

@@ -11,6 +11,3 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         # every process, not only web ones, must set its row-level-security default on each new connection
         from core import rls  # noqa: F401
-        from core.serializers import list_choices_in_errors
-
-        list_choices_in_errors()

@@ -68,10 +68,27 @@ class DictField(serializers.DictField):
         return [*super().get_validators(), check_storable]
 
 
+CHOICE_ERROR = '"{input}" is not a valid choice; choose one of: {choices}.'
+
+
+class ChoiceField(serializers.ChoiceField):
+    """A choice that names what it accepts when it refuses a value: `"csv" is not a valid choice; choose one of:
+    auto, chatgpt, ...` (DRF's own message names only the bad value). Every API choice field is one, declared or
+    made by a model serializer from a model's choices (StrictSerializer.serializer_choice_field)."""
+
+    default_error_messages = {"invalid_choice": CHOICE_ERROR}
+
+    def fail(self, key, **kwargs):
+        if key == "invalid_choice":
+            kwargs["choices"] = ", ".join(str(choice) for choice in self.choices)
+        super().fail(key, **kwargs)
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know, so a typo is a 400 that names it rather than silently ignored. Model
     serializers that mix it in build strict text fields and storable JSON fields."""
 
+    serializer_choice_field = ChoiceField
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: CharField,
@@ -86,6 +103,13 @@ class StrictSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
         return super().to_internal_value(data)
+
+
+def read_only_meta(base: type[serializers.ModelSerializer], *extra: str) -> type:
+    """The Meta of a read-only answer showing `base`'s fields and `extra` ones the subclass declares: the one
+    answer that carries a secret (a token's key, a webhook endpoint's signing key)."""
+    fields = [*base.Meta.fields, *extra]
+    return type("Meta", (base.Meta,), {"fields": fields, "read_only_fields": fields})
 
 
 class OwnedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -134,7 +158,9 @@ def _compile(serializer: serializers.Serializer):
     if type(serializer).to_representation is not serializers.Serializer.to_representation:
         return serializer.to_representation  # a serializer that represents in its own way
     steps = []
-    for field in serializer._readable_fields:
+    for field in serializer.fields.values():
+        if field.write_only:
+            continue  # what to_representation leaves out
         if isinstance(field, serializers.SerializerMethodField):
             steps.append((field.field_name, None, getattr(serializer, field.method_name)))
             continue
@@ -189,24 +215,3 @@ def _run(steps, instance) -> dict:
             raise _Fallback
         ret[name] = None if value is None else (value if convert is None else convert(value))
     return ret
-
-
-CHOICE_ERROR = '"{input}" is not a valid choice; choose one of: {choices}.'
-
-
-def _choice_to_internal_value(self, data):
-    if data == "" and self.allow_blank:
-        return ""
-    try:
-        return self.choice_strings_to_values[str(data)]
-    except KeyError:
-        self.fail("invalid_choice", input=data, choices=", ".join(self.choice_strings_to_values))
-
-
-def list_choices_in_errors() -> None:
-    """Every API choice field (ModelSerializer's from model choices too) says which values it accepts when it
-    refuses one: `"csv" is not a valid choice; choose one of: auto, chatgpt, ...` (DRF's own message names only
-    the bad value). Set once at start-up (core's AppConfig.ready)."""
-    serializers.ChoiceField.default_error_messages = {
-        **serializers.ChoiceField.default_error_messages, "invalid_choice": CHOICE_ERROR}
-    serializers.ChoiceField.to_internal_value = _choice_to_internal_value

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from documents.models import Chunk, Document
 from memories.models import Project
 from memories.serializers import SearchResponseSerializer
@@ -80,7 +80,7 @@ class ScoredChunkSerializer(serializers.Serializer):
 
 class ChunkSearchSerializer(StrictSerializer):
     query = CharField(max_length=4000, help_text="What to look for, in natural language.")
-    mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
+    mode = ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1, help_text=(
         "semantic: minimum cosine similarity (default 0.3); keyword and hybrid: minimum score."))
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)

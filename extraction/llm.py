@@ -5,7 +5,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from extraction.candidates import CATEGORIES, SCOPES, Candidate
 from integrations.llm import chat_json
@@ -80,57 +92,93 @@ Return JSON: {"action": "ADD" | "UPDATE" | "NOOP" | "KEEP", "target_id": "<an id
 """
 
 
-def _check_memory(item: Any, where: str) -> Candidate:
-    if not isinstance(item, dict):
-        raise ValueError(f"{where} must be an object")
-
-    def text(name: str, default: str | None = None, limit: int = 200) -> str:
-        value = item.get(name, default)
+def _text(limit: int, default: str = ""):
+    """A string trimmed and cut to `limit` characters; null (or, with a default, blank) is the default."""
+    def read(value: Any) -> Any:
         if value is None:
-            value = default
-        if not isinstance(value, str):
-            raise ValueError(f"{where}.{name} must be a string")
-        return value.strip()[:limit]
+            return default
+        return (value.strip()[:limit] or default) if isinstance(value, str) else value
+    return BeforeValidator(read)
 
-    content = text("content", limit=10_000)
-    if not content:
-        raise ValueError(f"{where}.content must be a non-empty string")
-    category = text("category", "fact", 100).lower() or "fact"
-    if category not in CATEGORIES and category.rstrip("s") in CATEGORIES:
-        category = category.rstrip("s")
-    if category not in CATEGORIES:
-        raise ValueError(f"{where}.category must be one of {', '.join(CATEGORIES)}, not {category!r}")
-    scope = text("scope", "user").lower() or "user"
-    if scope not in SCOPES:
-        raise ValueError(f"{where}.scope must be \"user\" or \"project\", not {scope!r}")
-    tags = item.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise ValueError(f"{where}.tags must be a list of strings")
-    entities = item.get("entities", {}) or {}
-    if not isinstance(entities, dict) or not all(
-        isinstance(key, str) and isinstance(values, list) and all(isinstance(v, str) for v in values)
-        for key, values in entities.items()
-    ):
-        raise ValueError(f"{where}.entities must be an object whose values are lists of strings")
-    importance = item.get("importance", 0.5)
-    if isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1:
-        raise ValueError(f"{where}.importance must be a number between 0 and 1, not {importance!r}")
-    explicit = item.get("explicit", False)
-    if not isinstance(explicit, bool):
-        raise ValueError(f"{where}.explicit must be true or false")
-    return Candidate(
-        content=content, category=category, subject=text("subject", "user") or "user",
-        attribute=text("attribute", "").lower(),
-        tags=list(dict.fromkeys(t.strip().lower()[:100] for t in tags if t.strip())),
-        entities={key: [v.strip() for v in values if v.strip()] for key, values in entities.items()},
-        importance=float(importance), scope=scope, explicit=explicit,
-    )
+
+def _category(value: str) -> str:
+    value = value.lower()
+    if value not in CATEGORIES and value.rstrip("s") in CATEGORIES:
+        value = value.rstrip("s")  # "preferences"
+    if value not in CATEGORIES:
+        raise PydanticCustomError("reply", "must be one of {choices}, not '{value}'",
+                                  {"choices": ", ".join(CATEGORIES), "value": value})
+    return value
+
+
+class _Reply(BaseModel):
+    """An LLM's JSON: strict types (no "0.7" for a number), fields it adds of its own ignored."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class MemoryReply(_Reply):
+    """One memory of the extraction reply (EXTRACTION_PROMPT's format), with its defaults."""
+
+    content: Annotated[str, Field(min_length=1), _text(10_000)]
+    category: Annotated[str, AfterValidator(_category), _text(100, "fact")] = "fact"
+    subject: Annotated[str, _text(200, "user")] = "user"
+    attribute: Annotated[str, AfterValidator(str.lower), _text(200)] = ""
+    scope: Annotated[Literal[SCOPES], BeforeValidator(lambda v: v.lower() if isinstance(v, str) else v),
+                     _text(200, "user")] = "user"
+    tags: list[str] = []
+    entities: Annotated[dict[str, list[str]], BeforeValidator(lambda v: v or {})] = {}
+    importance: Annotated[float, Field(ge=0, le=1)] = 0.5
+    explicit: bool = False
+
+    def candidate(self) -> Candidate:
+        return Candidate(
+            content=self.content, category=self.category, subject=self.subject, attribute=self.attribute,
+            tags=list(dict.fromkeys(t.strip().lower()[:100] for t in self.tags if t.strip())),
+            entities={kind: [v.strip() for v in values if v.strip()] for kind, values in self.entities.items()},
+            importance=self.importance, scope=self.scope, explicit=self.explicit,
+        )
+
+
+class MemoriesReply(_Reply):
+    memories: list[MemoryReply]
+
+
+class Decision(_Reply):
+    """The reconciliation reply (RECONCILE_PROMPT's format). `target_id` is kept only when it is one of the ids
+    given in the validation context; UPDATE and NOOP must name one."""
+
+    action: Annotated[Literal["ADD", "UPDATE", "NOOP", "KEEP"],
+                      BeforeValidator(lambda v: v.strip().upper() if isinstance(v, str) else v)]
+    target_id: Annotated[str | None, BeforeValidator(
+        lambda v: str(v) if isinstance(v, str | int) and not isinstance(v, bool) else None)] = None
+    reason: Annotated[str, BeforeValidator(lambda v: v or ""), AfterValidator(str.strip)] = ""
+
+    @model_validator(mode="after")
+    def _listed_target(self, info: ValidationInfo) -> Self:
+        ids = info.context["ids"]
+        if self.action in ("UPDATE", "NOOP") and self.target_id not in ids:
+            raise PydanticCustomError("reply", "target_id must be one of the listed ids ({ids}) for {action}, not "
+                                      "{target}", {"ids": ", ".join(ids), "action": self.action,
+                                                   "target": repr(self.target_id)})
+        if self.action == "ADD" or self.target_id not in ids:
+            return self.model_copy(update={"target_id": None})
+        return self
+
+
+def _checked(model: type[_Reply], data: Any, context: dict | None = None):
+    """`data` read by `model`, or a ValueError naming each bad field (`memories[0].category: ...`), which
+    chat_json quotes to the model when it asks once more."""
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise ValueError("; ".join(
+            "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
+            + (": " if error["loc"] else "") + error["msg"] for error in exc.errors(include_url=False))) from None
 
 
 def _check_memories(data: Any) -> list[Candidate]:
-    if not isinstance(data, dict) or not isinstance(data.get("memories"), list):
-        raise ValueError('the reply must be an object with a "memories" list')
-    return [_check_memory(item, f"memories[{i}]") for i, item in enumerate(data["memories"])]
+    return [memory.candidate() for memory in _checked(MemoriesReply, data).memories]
 
 
 @hooks.extraction("llm")
@@ -157,25 +205,8 @@ def reconcile_llm(candidate: Candidate, similar: list[tuple[str, str]]) -> tuple
     ids = [str(memory_id) for memory_id, _ in similar]
 
     def check(data: Any) -> tuple[str, str | None, str]:
-        if not isinstance(data, dict):
-            raise ValueError("the reply must be a JSON object")
-        action = data.get("action")
-        if not isinstance(action, str) or action.strip().upper() not in ("ADD", "UPDATE", "NOOP", "KEEP"):
-            raise ValueError(f'action must be "ADD", "UPDATE", "NOOP" or "KEEP", not {action!r}')
-        action = action.strip().upper()
-        reason = data.get("reason") or ""
-        if not isinstance(reason, str):
-            raise ValueError("reason must be a string")
-        if action == "ADD":
-            return action, None, reason.strip()
-        target = data.get("target_id")
-        target = str(target) if isinstance(target, str | int) and not isinstance(target, bool) else None
-        if action == "KEEP":
-            return action, target if target in ids else None, reason.strip()
-        if target not in ids:
-            raise ValueError(f"target_id must be one of the listed ids ({', '.join(ids)}) for {action}, "
-                             f"not {data.get('target_id')!r}")
-        return action, target, reason.strip()
+        decision = _checked(Decision, data, {"ids": ids})
+        return decision.action, decision.target_id, decision.reason
 
     payload = {
         "new_memory": {"content": candidate.content, "category": candidate.category, "subject": candidate.subject,

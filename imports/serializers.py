@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import StrictSerializer
+from core.serializers import ChoiceField, StrictSerializer
 from imports import formats, selectors
 from imports.models import Import
 
@@ -50,5 +50,5 @@ class ImportUploadSerializer(StrictSerializer):
 
     file = serializers.FileField(allow_empty_file=True, use_url=False,
                                  help_text="conversations.json, an export zip, Mem0 or LangGraph JSON, JSON Lines.")
-    format = serializers.ChoiceField(choices=formats.FORMATS, default="auto", help_text="The export's format.")
+    format = ChoiceField(choices=formats.FORMATS, default="auto", help_text="The export's format.")
     skip_bad = serializers.BooleanField(default=False, help_text="Skip bad items (listed in `problems`).")

@@ -4,8 +4,8 @@ import datetime
 
 from rest_framework import serializers
 
-from core.serializers import CharField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
-from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
+from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS
 from memories.models import Memory, Project
 
 
@@ -122,10 +122,10 @@ class FilterSerializer(StrictSerializer):
                                       max_length=NAMESPACE_MAX_LABELS,
                                       help_text="Namespace prefix, e.g. [\"memories\", \"profile\"].")
     tags = serializers.ListField(child=CharField(max_length=100), required=False)
-    tags_mode = serializers.ChoiceField(choices=["any", "all"], required=False, default="any")
+    tags_mode = ChoiceField(choices=["any", "all"], required=False, default="any")
     category = CharField(required=False, max_length=100)
     subject = CharField(required=False, max_length=200)
-    source = serializers.ChoiceField(choices=Memory.Source.choices, required=False)
+    source = ChoiceField(choices=Memory.Source.choices, required=False)
     created_after = DateTimeField(required=False)
     created_before = DateTimeField(required=False)
     happened_after = DateTimeField(required=False)
@@ -136,26 +136,9 @@ class FilterSerializer(StrictSerializer):
     as_of = AsOfField(required=False, help_text=AS_OF_HELP)
 
 
-class ListQuerySerializer(FilterSerializer):
-    """Query-string filters of the list endpoint; lists may be given as repeated or comma-separated values."""
-
-    page = serializers.IntegerField(required=False, min_value=1)
-    page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
-    namespace = CharField(required=False, help_text="Namespace prefix, slash-separated: memories/profile",
-                          max_length=NAMESPACE_MAX_LABELS * (LABEL_MAX_CHARS + 1))
-    tags = CharField(required=False, help_text="Comma-separated tags.")
-    project = CharField(required=False, help_text="A project id, or 'none' for user-scoped only.")
-
-    def validate_namespace(self, value: str) -> str:
-        problem = namespace_problem([p for p in value.split("/") if p])
-        if problem:
-            raise serializers.ValidationError(problem)
-        return value
-
-
 class SearchSerializer(FilterSerializer):
     query = CharField(max_length=4000, help_text="What to look for, in natural language.")
-    mode = serializers.ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
+    mode = ChoiceField(choices=["semantic", "keyword", "hybrid"], default="hybrid")
     threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1,
                                        help_text="Minimum cosine similarity (semantic: default 0.2).")
     limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=100)
@@ -192,7 +175,7 @@ class BatchRequestSerializer(StrictSerializer):
 class BatchResultSerializer(serializers.Serializer):
     """One line per item, in order: what happened and to which memory (fetch it for the full record)."""
 
-    outcome = serializers.ChoiceField(choices=["created", "updated", "duplicate"])
+    outcome = ChoiceField(choices=["created", "updated", "duplicate"])
     id = serializers.UUIDField(source="memory.pk")
     key = CharField(source="memory.key")
     version = serializers.IntegerField(source="memory.version")

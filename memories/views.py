@@ -1,4 +1,5 @@
 from django.http import StreamingHttpResponse
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -11,13 +12,13 @@ from core.parsers import JSONLinesParser, JSONParser
 from core.serializers import represent
 from memories import batch, portability, selectors, services
 from memories.bookkeeping import touch_after_response
+from memories.filters import MemoryFilterSet, request_filters  # noqa: F401 (memento.search reads it from here)
 from memories.models import Memory, MemoryEvent, Project
 from memories.serializers import (
     BatchRequestSerializer,
     BatchResultSerializer,
     BatchSerializer,
     HistoryEntrySerializer,
-    ListQuerySerializer,
     MemorySerializer,
     MemoryWriteSerializer,
     ProjectSerializer,
@@ -47,28 +48,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         services.project_delete(project=instance)
 
 
-def request_filters(request, data: dict) -> selectors.MemoryFilters:
-    """Validated filter values -> MemoryFilters; a project id must be one of the caller's projects."""
-    values = {k: v for k, v in data.items() if k in selectors.MemoryFilters.__dataclass_fields__}
-    project = values.get("project")
-    if project not in (None, "", "none"):
-        try:
-            values["project"] = Project.objects.get(owner=request.user, pk=int(project))
-        except (ValueError, Project.DoesNotExist):
-            raise serializers.ValidationError({"project": ["Unknown project."]}) from None
-    else:
-        values["project"] = None
-    return selectors.MemoryFilters(**values)
-
-
-class LenientQuery(ListQuerySerializer):
-    """The list endpoint's query string (DRF's own `format` parameter is allowed too)."""
-
-    format = serializers.CharField(required=False)
-
-
 @extend_schema_view(
-    list=extend_schema(parameters=[ListQuerySerializer]),
     create=extend_schema(
         request=MemoryWriteSerializer,
         responses={201: WrittenMemorySerializer,
@@ -83,22 +63,21 @@ class MemoryViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet):
 
     serializer_class = MemorySerializer
     queryset = Memory.objects.none()  # for the schema's types only; get_queryset() scopes
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = MemoryFilterSet  # the list's query string
 
     def get_queryset(self):
         queryset = Memory.objects.owned_by(self.request.user).select_related("project")
         # a read shows the row; the writes below hand whole rows to the services
         return queryset.for_display() if self.action == "retrieve" else queryset
 
+    def filter_queryset(self, queryset):
+        # the query string narrows the list only (the schema says so: filters=False on chain and history); a
+        # memory by id is found whatever its state
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
     def list(self, request, *args, **kwargs):
-        query = LenientQuery(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        data = dict(query.validated_data)
-        if "namespace" in data:
-            data["namespace"] = [p for p in data["namespace"].split("/") if p]
-        if "tags" in data:
-            data["tags"] = [t.strip() for t in data["tags"].split(",") if t.strip()]
-        queryset = selectors.memory_list(owner=request.user, filters=request_filters(request, data))
-        page = self.paginate_queryset(queryset)
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()).for_display())
         return self.get_paginated_response(represent(MemorySerializer, page, many=True))
 
     def retrieve(self, request, *args, **kwargs):
@@ -137,7 +116,7 @@ class MemoryViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet):
         services.memory_forget(memory=self.get_object(), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(responses=HistoryEntrySerializer(many=True))
+    @extend_schema(responses=HistoryEntrySerializer(many=True), filters=False)
     @action(detail=True, methods=["get"], pagination_class=None)
     def history(self, request, pk=None):
         """Every version, newest first, with actor, time, reason and the fields it changed."""
@@ -166,7 +145,7 @@ class MemoryViewSet(IdempotentWrites, ReplicaReads, viewsets.ModelViewSet):
         memory = services.memory_revert(memory=self.get_object(), actor=request.user, **body.validated_data)
         return Response(self.get_serializer(memory).data)
 
-    @extend_schema(responses=MemorySerializer(many=True))
+    @extend_schema(responses=MemorySerializer(many=True), filters=False)
     @action(detail=True, methods=["get"], pagination_class=None)
     def chain(self, request, pk=None):
         """The supersession chain this memory belongs to, oldest to newest."""

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import CharField, StrictSerializer
+from core.serializers import CharField, ChoiceField, StrictSerializer
 from profiles.models import ConsolidationRun, ProfileEntry, Reminder, Section, UserSettings
 
 
@@ -28,7 +28,7 @@ class ProfileEntrySerializer(serializers.ModelSerializer):
 
 class EntryUpdateSerializer(StrictSerializer):
     text = CharField(required=False, max_length=2000)
-    section = serializers.ChoiceField(choices=Section.choices, required=False)
+    section = ChoiceField(choices=Section.choices, required=False)
     pinned = serializers.BooleanField(required=False)
     hidden = serializers.BooleanField(required=False, help_text="True: deleted by the user (rebuilds keep it out).")
     user_edited = serializers.BooleanField(required=False, help_text="False: hand the entry back to the memories.")
@@ -36,7 +36,7 @@ class EntryUpdateSerializer(StrictSerializer):
 
 class EntryCreateSerializer(StrictSerializer):
     text = CharField(max_length=2000)
-    section = serializers.ChoiceField(choices=Section.choices)
+    section = ChoiceField(choices=Section.choices)
     project = serializers.IntegerField(required=False, min_value=1)
 
 
@@ -65,7 +65,7 @@ class ReminderSerializer(serializers.ModelSerializer):
 
 class ReminderQuerySerializer(StrictSerializer):
     due_before = serializers.DateTimeField(required=False)
-    status = serializers.ChoiceField(choices=[*Reminder.Status.values, "all"], required=False, default="open")
+    status = ChoiceField(choices=[*Reminder.Status.values, "all"], required=False, default="open")
     page = serializers.IntegerField(required=False, min_value=1)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=200)
 
@@ -75,7 +75,7 @@ class ReminderCreateSerializer(StrictSerializer):
 
 
 class ReminderUpdateSerializer(StrictSerializer):
-    status = serializers.ChoiceField(choices=Reminder.Status.choices)
+    status = ChoiceField(choices=Reminder.Status.choices)
     reason = CharField(required=False, max_length=500)
 
 

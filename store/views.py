@@ -15,30 +15,10 @@ from core import grants
 from core.db_routing import ReplicaReads
 from core.idempotency import IdempotentWrites
 from core.parsers import JSONParser
-from core.serializers import StrictSerializer
 from store import ops
 from store.services import StoreUnavailable, store_batch
 
 _namespace = serializers.ListField(child=serializers.CharField())
-
-
-def body(name: str, fields: dict):
-    """A request body's schema: the store refuses fields it does not know, as StrictSerializer does."""
-    return type(name, (StrictSerializer,), fields)()
-
-
-def _optional(field_class, **kwargs):
-    return field_class(required=False, allow_null=True, **kwargs)  # null means the default, as LangGraph's
-
-
-def _labels(**kwargs):
-    """A namespace: labels that are not blank and have no '.' (GET joins them with dots)."""
-    return serializers.ListField(child=serializers.RegexField(r"^[^.]*[^.\s][^.]*$", max_length=200),
-                                 max_length=20, **kwargs)
-
-
-def _key():
-    return serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
 _TIME = {"type": "string", "format": "date-time"}
 NULLABLE_ITEM = {  # GET's answer: an item, or null when there is none
     "type": "object", "nullable": True, "required": ["namespace", "key", "value", "created_at", "updated_at"],
@@ -51,34 +31,6 @@ SEARCH_ITEM = inline_serializer("StoreSearchItem", {
     "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
     "score": serializers.FloatField(allow_null=True),
 })
-PUT_BODY = body("StorePut", {
-    "namespace": _labels(), "key": _key(),  # [] only with a null value: a delete, which does nothing
-    "value": serializers.DictField(required=False, allow_null=True, help_text="null or none deletes the item."),
-    "index": serializers.JSONField(required=False, help_text="null: the default fields; false: no vector; "
-                                                             'or field paths such as ["text", "a.b", "arr[*].x"]'),
-    "ttl": serializers.FloatField(required=False, allow_null=True, help_text="Minutes; reads refresh it."),
-})
-DELETE_BODY = body("StoreDelete", {"namespace": _labels(), "key": _key()})
-SEARCH_BODY = body("StoreSearch", {
-    "namespace_prefix": _labels(required=False),
-    "filter": serializers.JSONField(required=False),
-    "limit": _optional(serializers.IntegerField), "offset": _optional(serializers.IntegerField),
-    "query": serializers.CharField(required=False, allow_null=True, allow_blank=True,
-                                   help_text="Empty or null: no ranking, the items in order (LangGraph's stores)."),
-    "refresh_ttl": _optional(serializers.BooleanField),
-    "threshold": serializers.FloatField(required=False, allow_null=True,
-                                        help_text="Minimum cosine similarity (none by default)."),
-})
-NAMESPACES_BODY = body("StoreListNamespaces", {
-    "prefix": _labels(required=False, allow_null=True),
-    "suffix": _labels(required=False, allow_null=True),
-    "max_depth": _optional(serializers.IntegerField),
-    "match_conditions": _optional(serializers.ListField, child=serializers.JSONField()),
-    "limit": _optional(serializers.IntegerField), "offset": _optional(serializers.IntegerField),
-})
-BATCH_BODY = body("StoreBatch", {"ops": serializers.ListField(
-    child=serializers.JSONField(), help_text='Each {"op": "get"|"put"|"delete"|"search"|"list_namespaces", '
-                                             "...the fields of that endpoint's body}.")})
 
 
 class StoreView(IdempotentWrites, ReplicaReads, APIView):
@@ -129,12 +81,12 @@ class ItemView(StoreView):
             return HttpResponse(b"null", content_type="application/json")
         return Response(item.as_json(scored=False))
 
-    @extend_schema(operation_id="store_put_item", request=PUT_BODY, responses={204: None})
+    @extend_schema(operation_id="store_put_item", request=ops.Put, responses={204: None})
     def put(self, request):
         self.run([ops.put(request.data)])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(operation_id="store_delete_item", request=DELETE_BODY, responses={204: None})
+    @extend_schema(operation_id="store_delete_item", request=ops.Delete, responses={204: None})
     def delete(self, request):
         self.run([ops.delete(request.data)])
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -149,7 +101,7 @@ class SearchView(StoreView):
         except ValidationError:
             return None
 
-    @extend_schema(operation_id="store_search_items", request=SEARCH_BODY, responses=inline_serializer(
+    @extend_schema(operation_id="store_search_items", request=ops.Search, responses=inline_serializer(
         "StoreSearchResult", {"items": serializers.ListField(child=SEARCH_ITEM)}))
     def post(self, request):
         found = self.run([ops.search(request.data)])[0]
@@ -162,7 +114,7 @@ class NamespacesView(StoreView):
     def reads_only(self, request) -> bool:
         return True
 
-    @extend_schema(operation_id="store_list_namespaces", request=NAMESPACES_BODY, responses=inline_serializer(
+    @extend_schema(operation_id="store_list_namespaces", request=ops.ListNamespaces, responses=inline_serializer(
         "StoreNamespaces", {"namespaces": serializers.ListField(child=_namespace)}))
     def post(self, request):
         found = self.run([ops.list_namespaces(request.data)])[0]
@@ -174,7 +126,7 @@ class BatchView(StoreView):
 
     idempotent = frozenset({"post"})  # Idempotency-Key (core.idempotency): a batch may put
 
-    @extend_schema(operation_id="store_batch", request=BATCH_BODY, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="store_batch", request=ops.Batch, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):
         batch = ops.batch(request.data)
         results = self.run(batch)

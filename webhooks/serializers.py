@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from core.serializers import CharField, StrictSerializer
+from core.serializers import CharField, StrictSerializer, read_only_meta
 from webhooks.models import Delivery, Endpoint
 
 
@@ -19,9 +19,7 @@ class EndpointSerializer(serializers.ModelSerializer):
 class EndpointWithSecretSerializer(EndpointSerializer):
     secret = serializers.CharField(read_only=True, help_text="The signing key: shown this once, keep it safe.")
 
-    class Meta(EndpointSerializer.Meta):
-        fields = [*EndpointSerializer.Meta.fields, "secret"]
-        read_only_fields = fields
+    Meta = read_only_meta(EndpointSerializer, "secret")
 
 
 class EndpointWriteSerializer(StrictSerializer):
