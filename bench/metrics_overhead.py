@@ -214,12 +214,14 @@ def micro(call, number: int = 20000) -> float:
     return min(timeit.repeat(call, number=number, repeat=3)) / number * 1e6
 
 
-def instrumentation_cost() -> dict[str, float]:
-    """Microseconds of this process's CPU per call of what the instrumentation adds (multiprocess files)."""
+def instrumentation_cost(served: Path) -> dict[str, float]:
+    """Microseconds of this process's CPU per call of what the instrumentation adds (multiprocess files), and of
+    one scrape adding up the files the served `metrics` copy wrote in `served`."""
     from django.test import Client, override_settings
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
 
-    from observability import metrics, tracing
+    from observability import exposition, metrics, tracing
 
     costs = {
         "request figure (labels + observe)":
@@ -254,6 +256,14 @@ def instrumentation_cost() -> dict[str, float]:
 
     costs["one span (tracing on, exported in memory)"] = micro(span, number=5000)
     tracing.shutdown()
+
+    def scrape():
+        registry = CollectorRegistry(auto_describe=False)
+        multiprocess.MultiProcessCollector(registry, path=str(served))
+        return generate_latest(registry) + generate_latest(exposition._scrape_time)
+
+    files = len(list(served.glob("*.db")))
+    costs[f"one scrape: the served copy's {files} files + database gauges"] = micro(scrape, number=20)
     return costs
 
 
@@ -285,14 +295,17 @@ def report(results: dict[str, list[tuple]], args, loads: list[float], scraped: d
     print(f"Machine load (1-min average) at the runs' starts: median {statistics.median(loads):.2f}, "
           f"range {min(loads):.2f}..{max(loads):.2f}; uptime at the end: {os.popen('uptime').read().strip()}")
     print("Median over rounds [range]:")
-    print(f"  {'way':8} {'req/s':>22} {'req/s vs off':>24} {'search p95 ms':>24} {'p95 vs off':>24} "
-          f"{'CPU ms/req':>20} {'errors':>6}")
+    print(f"  {'way':8} {'req/s':>20} {'req/s vs off':>24} {'search p95 ms':>24} {'p95 vs off':>24} "
+          f"{'CPU ms/req':>20} {'CPU vs off':>24} {'errors':>6}")
+
+    def paired(runs: list[tuple], i: int) -> list[float]:  # each round's figure against off's in that round
+        return [r[i] / o[i] - 1 for r, o in zip(runs, results["off"], strict=True)]
+
     for way, runs in results.items():
-        paired = [r[0] / o[0] - 1 for r, o in zip(runs, results["off"], strict=True)]
-        paired_p95 = [r[1] / o[1] - 1 for r, o in zip(runs, results["off"], strict=True)]
-        print(f"  {way:8} {spread([r[0] for r in runs], '.1f'):>22} {spread(paired, '+.1%'):>24} "
-              f"{spread([r[1] for r in runs], '.1f'):>24} {spread(paired_p95, '+.1%'):>24} "
-              f"{spread([r[3] for r in runs], '.2f'):>20} {sum(r[2] for r in runs):6d}")
+        print(f"  {way:8} {spread([r[0] for r in runs], '.1f'):>20} {spread(paired(runs, 0), '+.1%'):>24} "
+              f"{spread([r[1] for r in runs], '.1f'):>24} {spread(paired(runs, 1), '+.1%'):>24} "
+              f"{spread([r[3] for r in runs], '.2f'):>20} {spread(paired(runs, 3), '+.1%'):>24} "
+              f"{sum(r[2] for r in runs):6d}")
     print("Rounds (req/s): " + "; ".join(
         f"{k + 1}: " + " ".join(f"{way} {results[way][k][0]:.1f}" for way in WAYS) for k in range(args.rounds)))
     print("Prometheus scrapes (total / up / mean ms): " + ", ".join(
@@ -305,15 +318,15 @@ def main() -> int:
         return receiver_main()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per way and round (at most 600)")
-    parser.add_argument("--rounds", type=int, default=6, help="rounds, each loading the three in turn (at most 20)")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds, each loading the three in turn (at most 60)")
     parser.add_argument("--clients", type=int, default=8, help="closed-loop client threads (at most 32)")
     parser.add_argument("--users", type=int, default=40)
     parser.add_argument("--scrape-interval", type=float, default=15.0, help="Prometheus' scrape interval, seconds")
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of load on each copy before round 1")
     args = parser.parse_args()
-    if not (0 < args.duration <= 600 and 0 < args.rounds <= 20 and 0 < args.clients <= 32
+    if not (0 < args.duration <= 600 and 0 < args.rounds <= 60 and 0 < args.clients <= 32
             and args.users > args.clients and 1 <= args.scrape_interval <= 300 and 0 <= args.warmup <= 120):
-        parser.error("bounds: 0 < duration <= 600, 0 < rounds <= 20, 0 < clients <= 32, users > clients, "
+        parser.error("bounds: 0 < duration <= 600, 0 < rounds <= 60, 0 < clients <= 32, users > clients, "
                      "1 <= scrape interval <= 300, 0 <= warmup <= 120")
 
     # this process measures the figures' cost as gunicorn's processes pay it: in multiprocess mode (the variable
@@ -353,7 +366,7 @@ def main() -> int:
             scraped = scrapes(prometheus_url)
         report(results, args, loads, scraped, received)
         print("\nThe instrumentation's own cost in this process (CPU microseconds per call):")
-        for what, micros in instrumentation_cost().items():
+        for what, micros in instrumentation_cost(folder / "metrics").items():
             print(f"  {what:45} {micros:9.1f} us")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
