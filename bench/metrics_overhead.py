@@ -1,7 +1,7 @@
 """What the Prometheus metrics and (enabled) OpenTelemetry tracing cost the served app, in one run.
 
     .venv/bin/python bench/metrics_overhead.py [--duration 20] [--rounds 6] [--clients 8] [--users 40]
-                                               [--scrape-interval 15]
+                                               [--scrape-interval 15] [--mix-rounds 10]
 
 Three copies of the app run side by side on the bench database, each under gunicorn with `serve`'s setup (2
 processes x 2 threads, keep-alive 10 s, one torch thread, its own PROMETHEUS_MULTIPROC_DIR), differing only in:
@@ -21,8 +21,11 @@ what the server can do, not what was asked of it. The mix is bench/load.py's wit
 here): reads 25%, lists 25%, searches 30%, writes 15%. Loopback only, bounded in time.
 
 Reported per way: the median over rounds of requests/s, search p95 and web CPU per request, with their range, and
-the median (and range) of each round's ratio to `off` in that same round: the figure the overhead target is read
-on. The instrumentation's own cost is also measured in this process (microseconds of CPU per call).
+the median (range, and a 95% interval by resampling the rounds) of each round's ratio to `off` in that same
+round: the figure the overhead target is read on. On a machine busy with other work requests/s swings by tens of
+percent from one run to the next; bench/metrics_cost.py then measures in this process what the figures add to a
+request (CPU per request of the same mix through Django, metrics on and off in turn) and what a figure, a span and
+a scrape cost.
 """
 
 import argparse
@@ -37,7 +40,6 @@ import sys
 import tempfile
 import threading
 import time
-import timeit
 from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import free_port, gunicorn, percentile, setup_django  # noqa: E402
+from bench.metrics_cost import instrumentation_cost, mix_cpu, ratios  # noqa: E402
 
 PREFIX = "overhead-"
 MIX = (("read", 25), ("list", 25), ("search", 30), ("write", 15))  # bench/load.py's, less appends
@@ -208,65 +211,6 @@ def run(url: str, tokens: list[str], acked: dict[str, list[str]], *, clients: in
     return len(done) / elapsed, percentile(searches, 95), errors[0], cpu * 1000 / max(len(done), 1)
 
 
-# --- The instrumentation's own cost, in this process. --------------------------------------------------------------
-def micro(call, number: int = 20000) -> float:
-    """Microseconds per call of `call`, best of three."""
-    return min(timeit.repeat(call, number=number, repeat=3)) / number * 1e6
-
-
-def instrumentation_cost(served: Path) -> dict[str, float]:
-    """Microseconds of this process's CPU per call of what the instrumentation adds (multiprocess files), and of
-    one scrape adding up the files the served `metrics` copy wrote in `served`."""
-    from django.test import Client, override_settings
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
-
-    from observability import exposition, metrics, tracing
-
-    costs = {
-        "request figure (labels + observe)":
-            micro(lambda: metrics.REQUEST_SECONDS.labels("memory-search", "POST", "200").observe(0.01)),
-        "search figure": micro(lambda: metrics.search_observed(mode="hybrid", path="snapshot", seconds=0.01)),
-        "embedding figures": micro(lambda: metrics.embedding_observed(provider="onnx", texts=1, seconds=0.01,
-                                                                        ok=True)),
-    }
-
-    def healthz(client: Client):
-        return lambda: client.get("/healthz")
-
-    with_metrics = Client()
-    with override_settings(METRICS_ENABLED=False):
-        without = Client()  # its handler is built without the middleware at its first request
-        without.get("/healthz")
-    with_metrics.get("/healthz")
-    on, off = [], []
-    for _ in range(3):  # in turn, so that a busy moment of the machine falls on both
-        on.append(micro(healthz(with_metrics), number=1000))
-        with override_settings(METRICS_ENABLED=False):
-            off.append(micro(healthz(without), number=1000))
-    costs["GET /healthz through Django, metrics on"] = min(on)
-    costs["GET /healthz through Django, metrics off"] = min(off)
-    exporter = InMemorySpanExporter()
-    tracing.setup(exporter=exporter)
-
-    def span():
-        with tracing.span("search_memory memories", {"memento.search.mode": "hybrid"}):
-            pass
-        exporter.clear()
-
-    costs["one span (tracing on, exported in memory)"] = micro(span, number=5000)
-    tracing.shutdown()
-
-    def scrape():
-        registry = CollectorRegistry(auto_describe=False)
-        multiprocess.MultiProcessCollector(registry, path=str(served))
-        return generate_latest(registry) + generate_latest(exposition._scrape_time)
-
-    files = len(list(served.glob("*.db")))
-    costs[f"one scrape: the served copy's {files} files + database gauges"] = micro(scrape, number=20)
-    return costs
-
-
 # --- The run. ------------------------------------------------------------------------------------------------------
 def prepare(url: str, tokens: list[str]) -> dict[str, list[str]]:
     """Ten memories for each user (through the API, as the load writes them); their ids, by token."""
@@ -288,6 +232,13 @@ def spread(values: list[float], fmt: str) -> str:
     return f"{format(statistics.median(values), fmt)} [{format(min(values), fmt)}..{format(max(values), fmt)}]"
 
 
+def interval(values: list[float]) -> str:
+    """A 95% interval of the median of `values` (resampling the rounds, seeded)."""
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(4000))
+    return f"{medians[100]:+.1%}..{medians[3899]:+.1%}"
+
+
 def report(results: dict[str, list[tuple]], args, loads: list[float], scraped: dict, received: dict) -> None:
     print(f"Closed loop, {args.clients} clients, {args.users} users, three gunicorn copies of 2 x 2 side by side, "
           f"{args.rounds} rounds of {args.duration:g} s per way (orders ABC, CBA, ...), Prometheus scraping every "
@@ -306,6 +257,9 @@ def report(results: dict[str, list[tuple]], args, loads: list[float], scraped: d
               f"{spread([r[1] for r in runs], '.1f'):>24} {spread(paired(runs, 1), '+.1%'):>24} "
               f"{spread([r[3] for r in runs], '.2f'):>20} {spread(paired(runs, 3), '+.1%'):>24} "
               f"{sum(r[2] for r in runs):6d}")
+    print("95% intervals of the medians of those ratios (rounds resampled): " + "; ".join(
+        f"{way}: req/s {interval(paired(results[way], 0))}, search p95 {interval(paired(results[way], 1))}, "
+        f"CPU {interval(paired(results[way], 3))}" for way in WAYS[1:]))
     print("Rounds (req/s): " + "; ".join(
         f"{k + 1}: " + " ".join(f"{way} {results[way][k][0]:.1f}" for way in WAYS) for k in range(args.rounds)))
     print("Prometheus scrapes (total / up / mean ms): " + ", ".join(
@@ -323,11 +277,13 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=40)
     parser.add_argument("--scrape-interval", type=float, default=15.0, help="Prometheus' scrape interval, seconds")
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of load on each copy before round 1")
+    parser.add_argument("--mix-rounds", type=int, default=10, help="rounds of the in-process measure (at most 60)")
     args = parser.parse_args()
     if not (0 < args.duration <= 600 and 0 < args.rounds <= 60 and 0 < args.clients <= 32
-            and args.users > args.clients and 1 <= args.scrape_interval <= 300 and 0 <= args.warmup <= 120):
+            and args.users > args.clients and 1 <= args.scrape_interval <= 300 and 0 <= args.warmup <= 120
+            and 0 < args.mix_rounds <= 60):
         parser.error("bounds: 0 < duration <= 600, 0 < rounds <= 60, 0 < clients <= 32, users > clients, "
-                     "1 <= scrape interval <= 300, 0 <= warmup <= 120")
+                     "1 <= scrape interval <= 300, 0 <= warmup <= 120, 0 < mix rounds <= 60")
 
     # this process measures the figures' cost as gunicorn's processes pay it: in multiprocess mode (the variable
     # must be set before prometheus_client is imported; each server below gets a folder of its own)
@@ -365,7 +321,12 @@ def main() -> int:
                           file=sys.stderr)
             scraped = scrapes(prometheus_url)
         report(results, args, loads, scraped, received)
-        print("\nThe instrumentation's own cost in this process (CPU microseconds per call):")
+        on, off, errors = mix_cpu(tokens, acked, rounds=args.mix_rounds)
+        print(f"\nThe mix through Django in this process, metrics on / off in turn, {args.mix_rounds} rounds of 100 "
+              f"requests: CPU ms per request {spread(on, '.2f')} / {spread(off, '.2f')}, on against off in the same "
+              f"round {statistics.median(ratios(on, off)):+.1%} (95%: {interval(ratios(on, off))}), "
+              f"errors {errors}")
+        print("The instrumentation's own cost in this process (CPU microseconds per call):")
         for what, micros in instrumentation_cost(folder / "metrics").items():
             print(f"  {what:45} {micros:9.1f} us")
     finally:
