@@ -6,7 +6,7 @@ from django.test import Client
 
 from integrations import embeddings
 from observability import metrics
-from tests.factories import MemoryFactory
+from tests.factories import MemoryFactory, token_for
 
 
 def value(name: str, **labels) -> float:
@@ -108,3 +108,33 @@ def test_database_connections_are_shown_by_role_and_state():
     lines = [line for line in scraped().splitlines() if line.startswith("memento_db_connections{")]
     assert any('role="maintenance"' in line and 'state="active"' in line for line in lines), lines
     assert any(line.startswith("memento_db_max_connections ") for line in scraped().splitlines())
+
+
+@pytest.mark.django_db
+def test_metrics_add_no_database_statement_to_a_request(user, settings):
+    """Database figures are read when scraped (DatabaseConnections), never while answering: a request runs as many
+    statements with metrics on as off. Per-request database work is what would make metrics cost more than the
+    microseconds bench/metrics_overhead.py measures."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    settings.SEARCH_SNAPSHOT_AFTER = 1  # the warming search holds the owner's rows: both ways search the same path
+    memory = MemoryFactory(owner=user)
+    token = token_for(user)
+
+    def statements(enabled: bool) -> int:
+        settings.METRICS_ENABLED = enabled
+        client = APIClient(HTTP_AUTHORIZATION=f"Token {token}")  # its handler is built at its first request
+        client.post("/api/memories/search/", {"query": "anything"}, format="json")
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/api/memories/{memory.pk}/").status_code == 200
+            assert client.get("/api/memories/", {"page_size": 20}).status_code == 200
+            assert client.post("/api/memories/search/", {"query": "anything"}, format="json").status_code == 200
+        return len(queries)
+
+    timed = value("memento_http_request_duration_seconds_count", view="memory-detail", method="GET", status="200")
+    on = statements(True)
+    assert value("memento_http_request_duration_seconds_count", view="memory-detail", method="GET",
+                 status="200") == timed + 1  # the middleware was there
+    assert on == statements(False)
