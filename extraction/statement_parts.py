@@ -1,0 +1,201 @@
+"""What a parsed statement holds, read from its spaCy parse for extraction.attributes: whom it is about (its
+holder), its values (names, numbers, e-mail addresses, phone numbers, the predicate's words), whether its verb
+ends something, and the statement masked for comparison with the attribute kinds' prototype frames."""
+
+from __future__ import annotations
+
+import re
+
+from extraction.attribute_kinds import MASKS
+from extraction.slots import RELATIONS as _RELATIONS
+
+SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
+# person and pet words: a statement whose subject is "my brother", "the user's wife" is about them
+RELATIONS = _RELATIONS | {"parent", "parents", "kids", "children"}
+STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
+INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
+ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
+_PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
+_NUMBER = {"CARDINAL", "QUANTITY"}
+_TIME = {"DATE", "TIME"}
+_NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
+_NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalised word there is a name the tagger missed
+_AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
+_AGE_UNITS = {"year", "yr", "years", "yrs"}
+_FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
+           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately"}
+
+
+def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
+    """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
+    given = (subject or "").strip().lower()
+    subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.head.dep_ == "ROOT"] or [
+        t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
+    if given and given not in SELF_WORDS and given not in self_names:
+        return given, subjects[0] if subjects else None
+    if not subjects:
+        return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
+    head = subjects[0]
+    word = head.lower_
+    if word in ("i", "we", "me") or word in self_names:
+        return "", head
+    if word == "user":
+        owner = [c for c in head.children if c.dep_ == "poss"]
+        return ("", head) if not owner else ("user's", head)
+    if head.head.lemma_ == "be" and any(c.dep_ == "attr" and any(p.dep_ == "poss" for p in c.children)
+                                        and (c.lemma_.lower() in RELATIONS or c.lower_ in RELATIONS)
+                                        for c in head.head.children):
+        return "", None  # "Oluwaseun is my boss": the speaker's manager, named
+    if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
+            c.dep_ == "poss" for c in head.children):
+        return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
+    owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
+    if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
+        named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
+        # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
+        if head.head.lemma_ == "be" and any(c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title)
+                                             for c in head.head.children):
+            return "", None
+        return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
+    if word == "they" and any(t.lower_ == "user" for t in doc):
+        return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
+    if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
+        return word, head
+    owner = next((c for c in head.children if c.dep_ == "poss"), None)
+    if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS):
+        return owner.lemma_.lower(), head  # "the user's wife's number": the wife's
+    if owned or (given == "user" and head.pos_ == "NOUN"):
+        # "my phone number is ...", "mail for the user goes to ...", and in the speaker's own statement a thing
+        # with no owner ("home is Bergen these days"): the speaker's thing
+        return "", None
+    return head.lemma_.lower(), head
+
+
+def governing_verb(token):
+    while token.head.i != token.i and token.pos_ not in ("VERB", "AUX"):
+        token = token.head
+    return token
+
+
+def ends(verb) -> bool:
+    """The value under this verb no longer holds: an ending verb ("left", "sold"), a negation, or a past state
+    ("worked at", "used to live in", "was a waitress": a state verb in the past tense, not a change)."""
+    # "before" alone or "before that", not "in the week before 3 July" (a date the extractor wrote)
+    words = {c.lower_ for c in verb.children if c.dep_ in ("advmod", "neg") or (
+        c.dep_ == "prep" and {g.lower_ for g in c.children} & {"that", "then", "this"})}
+    past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES
+                  and not any(c.dep_ == "auxpass" for c in verb.children))
+    used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
+    return (verb.lemma_.lower() in ENDING or any(c.dep_ == "neg" for c in verb.children) or past_state or used_to
+            or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
+            or verb.lower_ in ("left", "sold", "quit"))
+
+
+def intended(doc) -> bool:
+    """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck")."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and root.lemma_.lower() in INTENTS and any(c.dep_ == "xcomp" for c in root.children)
+
+
+def _names(doc) -> list:
+    """Proper names as spans: the model's entities of any kind (its small model often calls a city an
+    organisation), and runs of proper nouns it missed."""
+    spans = [ent for ent in doc.ents if ent.label_ not in _NOT_NAMES]
+    taken = {t.i for span in spans for t in span}
+    run: list = []
+    for token in [*doc, None]:
+        if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES
+                and token.text[:1].isupper()  # the tagger calls some dishes proper nouns ("hates cilantro")
+                and (token.pos_ == "PROPN" or (token.i > 0 and token.dep_ in _NAME_ROLES))):
+            run.append(token)
+            continue
+        if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
+            spans.append(doc[run[0].i:run[-1].i + 1])
+        run = []
+    return sorted(spans, key=lambda span: span.start)
+
+
+def _is_age(ent) -> bool:
+    """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
+    text = ent.text.strip()
+    return ent.label_ in _TIME and (bool(_AGE.match(text)) or (text.isdigit() and len(text) <= 3))
+
+
+def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
+    """Values by kind ("name", "number", "email", "phone"), each with whether it ended (2: its verb ends it, 1:
+    it follows "from", the old value when a new one is said: "moved from Paris to Lyon")."""
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for span in _names(doc):
+        verb = governing_verb(span.root)
+        ended = 2 if ends(verb) else 1 if (span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
+        found.setdefault("name", []).append((span.text.strip().lower(), ended))
+    for match in _EMAIL.finditer(text):
+        found.setdefault("email", []).append((match.group(0).lower(), False))
+    for match in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        if len(digits) >= 6:
+            found.setdefault("phone", []).append((digits, False))
+    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
+            and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)]  # "two kids" counts kids
+    if nums:
+        found["number"] = [(nums[0].text, ends(governing_verb(nums[0])))]
+    return found
+
+
+def masked(doc, holder_token, *, keep_names: bool = False) -> str:
+    """The statement with its subject said as "I" ("the user's" as "my"), its values masked and its time words
+    left out."""
+    subject = set(holder_token.subtree) if holder_token is not None else set()
+    names = {t.i: span.start for span in _names(doc) for t in span}
+    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    self_they = holder_token is not None and holder_token.lower_ == "user"
+    out = []
+    for token in doc:
+        if token in subject:
+            if token.i == holder_token.i:
+                out.append("I")
+            continue
+        if token.lower_ == "user" and token.dep_ == "poss":
+            out.append("my")
+            continue
+        if self_they and token.lower_ in ("they", "their"):  # the extractor's "I" in a later clause
+            out.append("I" if token.lower_ == "they" else "my")
+            continue
+        if (token.lower_ == "the" and token.head.lower_ == "user") or (
+                token.lower_ == "'s" and token.head.lower_ == "user"):
+            continue
+        if (token.ent_type_ in _TIME and token.i not in ages) or token.lower_ in ("now", "again"):
+            continue
+        if token.like_email:
+            out.append(MASKS["thing"])
+        elif _PHONE.fullmatch(token.text) or (token.like_num and token.ent_type_ not in ("ORDINAL",)):
+            if not out or out[-1] != MASKS["number"]:
+                out.append(MASKS["number"])
+        elif token.i in names and not keep_names:
+            if names[token.i] == token.i:
+                out.append(MASKS["name"])
+        else:
+            out.append(token.text)
+    return " ".join(out)
+
+
+def predicate_words(doc, holder_token, exclude: set[str]) -> str:
+    """The predicate's content words ("product manager", "vegan", "team lead", "tesla model 3"): the value of a
+    "thing" kind; words under a verb that ends something ("sold the Corolla") are left out when another verb
+    says what holds now ("... and bought a Tesla")."""
+    subject = set(holder_token.subtree) if holder_token is not None else set()
+    verbs = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in ("ROOT", "conj")]
+    live_verb = any(not ends(v) for v in verbs)
+    words = []
+    for token in doc:
+        if (token in subject or token.is_stop or token.is_punct or token.ent_type_ in _TIME
+                or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
+                or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))
+                or token.lower_ in _FILLER or token.lemma_.lower() in exclude or token.lower_ == "user"):
+            continue
+        if live_verb and ends(governing_verb(token)):
+            continue
+        words.append(token.lemma_.lower())
+    return " ".join(dict.fromkeys(words))
