@@ -4,6 +4,7 @@ end users by app and external id; the audit trail, read-only."""
 from django.contrib import admin
 
 from accounts.models import ApiToken, AuthEvent, EndUser
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(ApiToken)
@@ -30,16 +31,10 @@ class EndUserAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuthEvent)
-class AuthEventAdmin(admin.ModelAdmin):
+class AuthEventAdmin(ReadOnlyAdmin):
     """The audit trail: read-only (staff read it; nobody edits it)."""
 
     list_display = ("at", "kind", "user", "address", "token_prefix", "detail")
     list_filter = ("kind",)
     search_fields = ("user__username", "token_prefix", "address", "detail")
     date_hierarchy = "at"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

@@ -18,20 +18,18 @@ Works in its own database (memento_bench_extraction) on the app's PostgreSQL ser
 import argparse
 import os
 import random
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, percentile, progress, setup_django, wipe_users  # noqa: E402
+from bench.common import percentile, progress, setup_django, wipe_users  # noqa: E402
 
 USER = "bench-extraction"
 DATABASE = "memento_bench_extraction"
@@ -71,23 +69,6 @@ def messages(count: int, seed: int = 7) -> list[str]:
                 food=rng.choice(FOODS), city=rng.choice(CITIES), lang=rng.choice(LANGS), name=rng.choice(NAMES),
                 n=rng.randint(1000, 9999)))
     return out
-
-
-def start_redis():
-    binary = shutil.which("redis-server")
-    if binary is None:
-        return None, None
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="memento-bench-redis-")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no", "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return process, f"redis://127.0.0.1:{port}/0"
 
 
 def start_worker(database_url: str, broker: str) -> subprocess.Popen:
@@ -184,10 +165,12 @@ def main() -> None:
     token = token_create(user=user, name="bench")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    redis_process = None
+    from tests.redis_server import redis_server
+
     for broker_name in [b.strip() for b in args.brokers.split(",") if b.strip()]:
+        redis = ExitStack()
         if broker_name == "redis":
-            redis_process, broker = start_redis()
+            broker = redis.enter_context(redis_server())
             if broker is None:
                 print("\nredis: skipped (redis-server not installed)")
                 continue
@@ -228,10 +211,7 @@ def main() -> None:
         finally:
             worker.terminate()
             worker.wait(timeout=30)
-            if redis_process is not None:
-                redis_process.terminate()
-                redis_process.wait(timeout=10)
-                redis_process = None
+            redis.close()
     from kombu.transport.sqlalchemy import Channel
 
     for engine, _ in Channel._engines.values():

@@ -222,13 +222,27 @@ def _cosine(a, b) -> float:
     return float(sum(x * y for x, y in zip(a, b, strict=True)))  # unit vectors
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str, *, default_set: str) -> argparse.ArgumentParser:
+    """The options every LoCoMo conversations bench takes: the data file, the set, --reuse and --every."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
-    parser.add_argument("--set", choices=sorted(SETS), default="last")
-    parser.add_argument("--budgets", default="500,1000,2000")
+    parser.add_argument("--set", choices=sorted(SETS), default=default_set)
     parser.add_argument("--reuse", action="store_true", help="keep users whose messages are all loaded")
     parser.add_argument("--every", type=int, default=1, help="every Nth question only (quick tuning runs)")
+    return parser
+
+
+def chosen(args) -> tuple[list, dict, list]:
+    """The set's conversations (LoCoMo samples), every turn, and the set's questions (every Nth)."""
+    samples = json.loads(args.path.read_text())[SETS[args.set]]
+    turns, questions, _ = load_dataset(args.path)
+    wanted = {s["sample_id"] for s in samples}
+    return samples, turns, [q for q in questions if q.sample_id in wanted][::args.every]
+
+
+def main() -> None:
+    parser = arguments(__doc__.splitlines()[0], default_set="last")
+    parser.add_argument("--budgets", default="500,1000,2000")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
 
@@ -237,11 +251,8 @@ def main() -> None:
 
     from memories.models import Memory  # noqa: F401 - models loaded before the service imports
 
-    data = json.loads(args.path.read_text())
-    samples = data[SETS[args.set]]
-    turns, questions, _ = load_dataset(args.path)
+    samples, turns, questions = chosen(args)
     wanted = {s["sample_id"] for s in samples}
-    questions = [q for q in questions if q.sample_id in wanted][::args.every]
 
     started = time.perf_counter()
     users, stats = load(samples, turns, reuse=args.reuse)

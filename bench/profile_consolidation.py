@@ -12,8 +12,6 @@ speaker, all of them: no labelled subset). Data: ../shared/bench/locomo10.json (
 repository). Runs in its own database (memento_bench_profile).
 """
 
-import argparse
-import json
 import statistics
 import sys
 import time
@@ -26,8 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import setup_django  # noqa: E402
-from bench.locomo_conversations import SETS, evaluate, load, observations  # noqa: E402
-from bench.locomo_recall import DEFAULT_PATH, load_dataset  # noqa: E402
+from bench.locomo_conversations import arguments, chosen, evaluate, load, observations  # noqa: E402
 
 PAIR_COSINE = 0.9
 COVERED = 0.6
@@ -65,12 +62,8 @@ def consolidate(user) -> tuple[float, int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
-    parser.add_argument("--set", choices=sorted(SETS), default="first")
+    parser = arguments(__doc__.splitlines()[0], default_set="first")
     parser.add_argument("--budget", type=int, default=1000)
-    parser.add_argument("--reuse", action="store_true", help="keep users whose messages are all loaded")
-    parser.add_argument("--every", type=int, default=1, help="every Nth question only")
     args = parser.parse_args()
 
     setup_django("memento_bench_profile")
@@ -80,11 +73,7 @@ def main() -> None:
     from profiles.models import ConsolidationRun
     from profiles.selectors import profile_view
 
-    data = json.loads(args.path.read_text())
-    samples = data[SETS[args.set]]
-    turns, questions, _ = load_dataset(args.path)
-    wanted = {s["sample_id"] for s in samples}
-    questions = [q for q in questions if q.sample_id in wanted][::args.every]
+    samples, turns, questions = chosen(args)
     users, _ = load(samples, turns, reuse=args.reuse)
     rls.activate(None, bypass=True)
     ConsolidationRun.objects.filter(owner__in=users.values()).delete()  # a --reuse run starts from the same state
@@ -121,7 +110,8 @@ def main() -> None:
             covered += int((sims.max(axis=1) >= COVERED).sum())
             total += len(mine)
 
-    print(f"LoCoMo {args.set} ({', '.join(sorted(wanted))}): {len(users)} users, {len(questions)} questions")
+    names = ", ".join(sorted(s["sample_id"] for s in samples))
+    print(f"LoCoMo {args.set} ({names}): {len(users)} users, {len(questions)} questions")
     print(f"near-duplicate pairs (same subject, cosine >= {PAIR_COSINE}): {sum(before_pairs.values())} before, "
           f"{sum(after_pairs.values())} after consolidation "
           f"({sum(after_pairs.values()) / max(sum(before_pairs.values()), 1):.2f} of before)")

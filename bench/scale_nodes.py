@@ -27,14 +27,11 @@ import argparse
 import itertools
 import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import defaultdict
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -43,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, gunicorn, percentile, setup_django  # noqa: E402
+from bench.common import gunicorn, percentile, setup_django  # noqa: E402
 from bench.load import PEOPLE, QUESTIONS, THINGS, fact, tokens_for  # noqa: E402
 
 DATABASE = "memento_nodes"
@@ -51,34 +48,6 @@ PREFIX = "nodes-"
 USERS = 40
 CLIENTS = 16
 MIX = (("read", 25), ("list", 25), ("search", 30), ("write", 15))
-
-
-@contextmanager
-def redis_server():
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not installed (apt-get install redis-server)")
-    port, workdir = free_port(), tempfile.mkdtemp(prefix="memento-bench-redis-")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no", "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import redis
-
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class User:
@@ -165,11 +134,15 @@ def warm(urls: list[str], users: list[User]) -> None:
 
 def nodes(args) -> None:
     url = setup_django(DATABASE)
+    from tests.redis_server import redis_server
+
     users = prepared_users()
     web_env = {"DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
     print(f"{'nodes':>5} {'target':>7} {'achieved':>9} {'p95 ms':>8} {'search p95':>11} {'errors':>7}")
     best = {}
-    with redis_server() as cache_url:
+    with redis_server(database=1) as cache_url:
+        if cache_url is None:
+            raise SystemExit("redis-server is not installed (apt-get install redis-server)")
         for count in (1, 2):
             with ExitStack() as stack:
                 urls = [stack.enter_context(gunicorn(url, workers=1, threads=4, env={**web_env,

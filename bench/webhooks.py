@@ -19,13 +19,10 @@ import json
 import logging
 import os
 import random
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -33,29 +30,12 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, gunicorn, percentile, setup_django, wipe_users  # noqa: E402
+from bench.common import gunicorn, percentile, setup_django, wipe_users  # noqa: E402
 
 DATABASE = "memento_bench_webhooks"
 PREFIX = "bench-webhooks-"
 PACE = {"WEBHOOKS_ALLOW_PRIVATE": "1", "WEBHOOKS_RETRY_BACKOFF": "1", "WEBHOOKS_RETRY_BACKOFF_MAX": "8",
         "WEBHOOKS_MAX_RETRIES": "8", "WEBHOOKS_DISABLE_AFTER": "100000"}
-
-
-def start_redis():
-    binary = shutil.which("redis-server")
-    if binary is None:
-        return None, None
-    port, workdir = free_port(), tempfile.mkdtemp(prefix="bench-redis-")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no", "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process, f"redis://127.0.0.1:{port}/0"
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("redis-server did not start")
 
 
 def _paced(rate: float, duration: float, action, clients: int) -> None:
@@ -164,10 +144,12 @@ def main() -> None:
 
     from accounts.services import token_create
     from bench.extraction import start_worker, use_broker
+    from tests.redis_server import redis_server
     from tests.webhooks.receiver import start_receiver
 
     wipe_users(PREFIX)
-    redis, broker = start_redis()
+    redis = ExitStack()
+    broker = redis.enter_context(redis_server())
     if broker is None:
         broker = "sqla+" + os.environ["MAINTENANCE_DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://", 1)
     use_broker(broker)
@@ -198,8 +180,7 @@ def main() -> None:
         worker.terminate()
         worker.wait(timeout=30)
         receiver.server.shutdown()
-        if redis is not None:
-            redis.terminate()
+        redis.close()
         wipe_users(PREFIX)
 
 

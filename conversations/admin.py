@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.utils.text import Truncator
 
 from conversations.models import Conversation, Message
-from core.admin import ReadOnlyTabularInline, search_with_id
+from core.admin import ReadOnlyTabularInline, SearchById
 
 
 class MessageInline(ReadOnlyTabularInline):
@@ -21,7 +21,7 @@ class MessageInline(ReadOnlyTabularInline):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(SearchById, admin.ModelAdmin):
     list_display = ("__str__", "owner", "project", "agent_id", "status", "created_at", "ended_at")
     list_select_related = ("owner", "project")
     list_filter = ("status", ("owner", admin.RelatedOnlyFieldListFilter), ("project", admin.RelatedOnlyFieldListFilter))
@@ -31,13 +31,9 @@ class ConversationAdmin(admin.ModelAdmin):
     readonly_fields = ("id", "created_at", "updated_at")
     inlines = (MessageInline,)
 
-    def get_search_results(self, request, queryset, search_term):
-        """The text fields, plus the conversation whose id is the search term."""
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)
-
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(SearchById, admin.ModelAdmin):
     list_display = ("short_content", "role", "conversation", "sequence", "owner", "extraction_status", "created_at")
     list_select_related = ("conversation", "owner")
     list_filter = ("role", "extraction_status", ("owner", admin.RelatedOnlyFieldListFilter))
@@ -45,9 +41,6 @@ class MessageAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     raw_id_fields = ("conversation",)
     readonly_fields = ("id", "owner", "created_at")
-
-    def get_search_results(self, request, queryset, search_term):
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)
     fields = (
         "id", "conversation", "owner", "sequence", "role", "content", "client_message_id", "metadata",
         "extraction_status", "extraction_error", "created_at",

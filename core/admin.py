@@ -35,6 +35,36 @@ def embedding_info(obj) -> str:
     return f"{obj.embedding_model or 'unknown model'} · {dimensions} dimensions"
 
 
+class SearchById:
+    """An admin (mixed in before admin.ModelAdmin) whose search box also finds the row whose id is typed in."""
+
+    def get_search_results(self, request, queryset, search_term):
+        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A log staff read and never write (its rows come from uploads, the worker or sign-ins): nothing added or
+    changed by hand, so every field shows read-only."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class VectorsHidden:
+    """Rows with a vector (mixed in before admin.ModelAdmin or an inline): the vector columns left unread (384
+    floats a row; a page needs only whether it is there and its size), shown as `embedding_info`."""
+
+    def get_queryset(self, request):
+        return without_vectors(super().get_queryset(request))
+
+    @admin.display(description="embedding")
+    def embedding_info(self, obj) -> str:
+        return embedding_info(obj)
+
+
 class ReadOnlyTabularInline(admin.TabularInline):
     """Child rows shown under their parent, read-only: they come from the API."""
 

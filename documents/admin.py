@@ -4,30 +4,23 @@ Staff pages bypass row-level security (core.rls)."""
 from django.contrib import admin
 from django.utils.text import Truncator
 
-from core.admin import ReadOnlyTabularInline, embedding_info, search_with_id, without_vectors
+from core.admin import ReadOnlyTabularInline, SearchById, VectorsHidden
 from documents.models import Chunk, Document
 
 
-class ChunkInline(ReadOnlyTabularInline):
+class ChunkInline(VectorsHidden, ReadOnlyTabularInline):
     model = Chunk
     fields = ("chunk_index", "page_number", "token_count", "content_preview", "embedding_info")
     readonly_fields = fields
     ordering = ("chunk_index",)
 
-    def get_queryset(self, request):
-        return without_vectors(super().get_queryset(request))
-
     @admin.display(description="content")
     def content_preview(self, obj: Chunk) -> str:
         return Truncator(obj.content).chars(150)
 
-    @admin.display(description="embedding")
-    def embedding_info(self, obj: Chunk) -> str:
-        return embedding_info(obj)
-
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(SearchById, admin.ModelAdmin):
     list_display = (
         "__str__", "owner", "project", "filename", "content_type", "file_size", "processing_status", "progress",
         "created_at",
@@ -47,12 +40,9 @@ class DocumentAdmin(admin.ModelAdmin):
     def progress(self, obj: Document) -> str:
         return f"{obj.chunks_done}/{obj.chunks_total}"
 
-    def get_search_results(self, request, queryset, search_term):
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)
-
 
 @admin.register(Chunk)
-class ChunkAdmin(admin.ModelAdmin):
+class ChunkAdmin(SearchById, VectorsHidden, admin.ModelAdmin):
     list_display = ("__str__", "document", "chunk_index", "page_number", "token_count", "owner", "embedding_model")
     list_select_related = ("document", "owner")
     list_filter = (("owner", admin.RelatedOnlyFieldListFilter), "embedding_model")
@@ -64,16 +54,6 @@ class ChunkAdmin(admin.ModelAdmin):
         "id", "document", "owner", "chunk_index", "page_number", "token_count", "content", "metadata",
         "embedding_info", "created_at",
     )
-
-    def get_queryset(self, request):
-        return without_vectors(super().get_queryset(request))
-
-    @admin.display(description="embedding")
-    def embedding_info(self, obj: Chunk) -> str:
-        return embedding_info(obj)
-
-    def get_search_results(self, request, queryset, search_term):
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)
 
     def save_model(self, request, obj, form, change):
         obj.owner_id = obj.document.owner_id  # a chunk always belongs to its document's owner

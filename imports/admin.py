@@ -3,24 +3,15 @@ command). Staff pages bypass row-level security (core.rls)."""
 
 from django.contrib import admin
 
-from core.admin import search_with_id
+from core.admin import ReadOnlyAdmin, SearchById
 from imports.models import Import
 
 
 @admin.register(Import)
-class ImportAdmin(admin.ModelAdmin):
+class ImportAdmin(SearchById, ReadOnlyAdmin):
     list_display = ("__str__", "owner", "format", "status", "items_total", "created_at", "finished_at")
     list_select_related = ("owner",)
     list_filter = ("status", "format", ("owner", admin.RelatedOnlyFieldListFilter))
     search_fields = ("filename",)
     date_hierarchy = "created_at"
     readonly_fields = [field.name for field in Import._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def get_search_results(self, request, queryset, search_term):
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)

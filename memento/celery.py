@@ -80,7 +80,7 @@ def warm_up() -> None:
 
 
 # A task's database connection is treated as a request's: kept for CONN_MAX_AGE and dropped when it broke or fails
-# its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings.py). What a
+# its health check (Celery's Django fixup closes it only every CELERY_DB_REUSE_MAX tasks, settings/workers.py). What a
 # closed connection used to undo between tasks is undone by hand: a task starts with the worker's own RLS binding
 # and ends holding no session-level lock (core.claims). A task run inline (eager) shares its caller's connection
 # and transaction, and is left alone.

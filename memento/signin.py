@@ -1,7 +1,7 @@
 """Signing in: the token endpoint, the answer to a locked-out sign-in, and API tokens revoked with the password.
 
 django-axes counts failed sign-ins per username and IP address for every login form (panel, admin) and for
-POST /api/auth/token/ (settings.py, "Sign-in lockout"); this module decides what a locked-out client is told.
+POST /api/auth/token/ (settings/security.py, "Sign-in lockout"); this module decides what a locked-out client is told.
 """
 
 from axes.helpers import get_cool_off, get_lockout_message

@@ -2,8 +2,11 @@
 services, whose ValidationErrors `add_service_errors` puts next to the fields they name."""
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 
 from core.parsers import FiniteJSONDecoder
@@ -20,8 +23,46 @@ def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
     if not hasattr(exc, "error_dict"):
         form.add_error(None, exc)
         return
-    for name, messages in exc.message_dict.items():
-        form.add_error(name if name in form.fields else None, messages)
+    for name, reasons in exc.message_dict.items():
+        form.add_error(name if name in form.fields else None, reasons)
+
+
+REFUSED = object()  # what `submit_upload` returns when the service refused the upload
+
+
+def submit_upload(form: forms.Form, write: Callable[[], Any], *, file_errors: tuple = ()) -> Any:
+    """An upload form's one service call: what `write()` returns, or REFUSED with the reasons on the form (the
+    file's own refusals, `file_errors` such as too large or of no known type, on its field; a ValidationError next
+    to the fields it names)."""
+    try:
+        return write()
+    except file_errors as exc:
+        form.add_error("file", str(exc))
+    except ValidationError as exc:
+        add_service_errors(form, exc)
+    return REFUSED
+
+
+def refusal_text(exc: ValidationError) -> str:
+    """A service's ValidationError as one message line: "field: reason; field: reason" (its reasons alone when it
+    names no field)."""
+    if not hasattr(exc, "error_dict"):
+        return " ".join(exc.messages)
+    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
+
+
+def write_and_tell(request, write: Callable[[], Any], *, done: str | Callable[[Any], str],
+                   value_error: Callable[[ValueError], str] | None = None) -> None:
+    """A POST's one service call, told as a message: `done` (or `done(result)`) on success, the service's refusal
+    (a ValidationError) as an error. Where `value_error` words it, a ValueError (a bad number sent) is a refusal
+    too; otherwise it is a bug and raised."""
+    refused = (ValidationError, ValueError) if value_error else ValidationError
+    try:
+        result = write()
+    except refused as exc:
+        messages.error(request, refusal_text(exc) if isinstance(exc, ValidationError) else value_error(exc))
+    else:
+        messages.success(request, done(result) if callable(done) else done)
 
 
 def split_list(text: str, separator: str) -> list[str]:

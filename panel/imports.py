@@ -5,7 +5,6 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,7 +13,7 @@ from django.views.decorators.http import require_GET
 from imports import formats, services
 from imports.models import Import
 from imports.serializers import ImportSerializer
-from panel.forms import add_service_errors
+from panel.forms import REFUSED, submit_upload
 
 FORMAT_CHOICES = [("auto", "Tell from the file"), ("chatgpt", "ChatGPT export"), ("claude", "Claude export"),
                   ("mem0", "Mem0 memories"), ("langgraph", "LangGraph store (JSON)"),
@@ -23,6 +22,9 @@ assert [name for name, _ in FORMAT_CHOICES] == list(formats.FORMATS)
 
 
 class HistoryImportForm(forms.Form):
+    note = ("A ChatGPT or Claude data export (the zip, or its conversations.json), Mem0 memories (get_all or export "
+            "JSON), a LangGraph store dump (search items), or JSON Lines of messages. Conversations keep their titles, "
+            "roles and times, and their facts become memories; importing the same file again adds nothing.")
     file = forms.FileField(allow_empty_file=True,
                            help_text="conversations.json or the export zip, Mem0 or LangGraph JSON, JSON Lines")
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto")
@@ -36,17 +38,16 @@ def import_list(request):
     form = HistoryImportForm(request.POST if posted else None, request.FILES if posted else None)
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
-        try:
+
+        def write():
             if upload.size > settings.IMPORT_MAX_BYTES:
                 raise services.FileTooLarge(
                     f"The file is {upload.size:,} bytes; the limit is {settings.IMPORT_MAX_BYTES:,}.")
-            job = services.import_upload(owner=request.user, raw=upload.read(), filename=upload.name or "",
-                                         format=form.cleaned_data["format"], skip_bad=form.cleaned_data["skip_bad"])
-        except services.FileTooLarge as exc:
-            form.add_error("file", str(exc))
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
+            return services.import_upload(owner=request.user, raw=upload.read(), filename=upload.name or "",
+                                          format=form.cleaned_data["format"], skip_bad=form.cleaned_data["skip_bad"])
+
+        job = submit_upload(form, write, file_errors=(services.FileTooLarge,))
+        if job is not REFUSED:
             messages.success(request, f"Importing {job.filename}: {job.items_total} items to write.")
             return redirect("panel:import_detail", pk=job.pk)
     imports = Import.objects.filter(owner=request.user).order_by("-created_at")

@@ -5,20 +5,16 @@ profiles services."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from conversations.context import context_for
 from memories.models import Memory
+from panel.forms import write_and_tell
 from profiles import consolidation, reminder_services, selectors, services
 from profiles.context import profile_block
 from profiles.models import ConsolidationRun, ProfileEntry, Reminder, Section
-
-
-def _errors(exc: ValidationError) -> str:
-    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
 
 
 @login_required
@@ -45,23 +41,17 @@ def profile_entry_action(request, pk):
     if data is None:
         messages.error(request, "Unknown action.")
         return redirect("panel:profile")
-    try:
-        services.entry_update(entry=entry, data=data(), actor=request.user)
-        messages.success(request, "Profile entry updated.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: services.entry_update(entry=entry, data=data(), actor=request.user),
+                   done="Profile entry updated.")
     return redirect("panel:profile")
 
 
 @login_required
 @require_POST
 def profile_entry_add(request):
-    try:
-        services.entry_create(owner=request.user, section=request.POST.get("section", ""),
-                              text=request.POST.get("text", ""), actor=request.user)
-        messages.success(request, "Entry added to your profile.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: services.entry_create(owner=request.user, section=request.POST.get("section", ""),
+                                                         text=request.POST.get("text", ""), actor=request.user),
+                   done="Entry added to your profile.")
     return redirect("panel:profile")
 
 
@@ -69,11 +59,8 @@ def profile_entry_add(request):
 @require_POST
 def profile_settings(request):
     data = {name: request.POST[name] for name in ("time_zone", "profile_budget") if request.POST.get(name)}
-    try:
-        services.settings_update(owner=request.user, data=data)
-        messages.success(request, "Settings saved.")
-    except (ValidationError, ValueError) as exc:
-        messages.error(request, _errors(exc) if isinstance(exc, ValidationError) else str(exc))
+    write_and_tell(request, lambda: services.settings_update(owner=request.user, data=data), done="Settings saved.",
+                   value_error=str)
     return redirect("panel:reminders" if request.POST.get("next") == "reminders" else "panel:profile")
 
 
@@ -93,11 +80,8 @@ def reminders_page(request):
 @login_required
 @require_POST
 def reminder_add(request):
-    try:
-        reminder_services.reminder_create(owner=request.user, text=request.POST.get("text", ""), actor=request.user)
-        messages.success(request, "Reminder added.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: reminder_services.reminder_create(
+        owner=request.user, text=request.POST.get("text", ""), actor=request.user), done="Reminder added.")
     return redirect("panel:reminders")
 
 
@@ -105,12 +89,9 @@ def reminder_add(request):
 @require_POST
 def reminder_status(request, pk):
     reminder = get_object_or_404(Reminder.objects.filter(owner=request.user), pk=pk)
-    try:
-        reminder_services.reminder_set_status(reminder=reminder, status=request.POST.get("status", ""),
-                                              reason="in the panel", actor=request.user)
-        messages.success(request, f"Reminder {request.POST.get('status')}.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: reminder_services.reminder_set_status(
+        reminder=reminder, status=request.POST.get("status", ""), reason="in the panel", actor=request.user),
+        done=f"Reminder {request.POST.get('status')}.")
     return redirect("panel:reminders")
 
 
@@ -133,12 +114,9 @@ def consolidation_start(request):
 def consolidation_revert(request, pk):
     run = get_object_or_404(ConsolidationRun.objects.filter(owner=request.user), pk=pk)
     change = request.POST.get("change")
-    try:
-        done = consolidation.consolidation_revert(run=run, change=int(change) if change else None,
-                                                  actor=request.user)
-        messages.success(request, f"{done.count} change(s) reverted.")
-    except (ValidationError, ValueError) as exc:
-        messages.error(request, _errors(exc) if isinstance(exc, ValidationError) else "Unknown change.")
+    write_and_tell(request, lambda: consolidation.consolidation_revert(
+        run=run, change=int(change) if change else None, actor=request.user),
+        done=lambda done: f"{done.count} change(s) reverted.", value_error=lambda exc: "Unknown change.")
     return redirect("panel:consolidation")
 
 

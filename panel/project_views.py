@@ -3,17 +3,13 @@ delete (which erases the project's own memories, as the API does). Writes go thr
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from memories import services as memory_services
 from memories.models import Project
-
-
-def _errors(exc: ValidationError) -> str:
-    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
+from panel.forms import write_and_tell
 
 
 @login_required
@@ -26,12 +22,9 @@ def project_list(request):
 @login_required
 @require_POST
 def project_create(request):
-    try:
-        memory_services.project_create(owner=request.user, name=request.POST.get("name", "").strip(),
-                                       description=request.POST.get("description", "").strip())
-        messages.success(request, "Project created.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: memory_services.project_create(
+        owner=request.user, name=request.POST.get("name", "").strip(),
+        description=request.POST.get("description", "").strip()), done="Project created.")
     return redirect("panel:projects")
 
 
@@ -43,10 +36,7 @@ def project_edit(request, pk):
         memory_services.project_delete(project=project)
         messages.success(request, f"Project “{project.name}” and its own memories deleted.")
         return redirect("panel:projects")
-    try:
-        memory_services.project_update(project=project, data={
-            "name": request.POST.get("name", "").strip(), "description": request.POST.get("description", "").strip()})
-        messages.success(request, "Project saved.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
+    write_and_tell(request, lambda: memory_services.project_update(project=project, data={
+        "name": request.POST.get("name", "").strip(), "description": request.POST.get("description", "").strip()}),
+        done="Project saved.")
     return redirect("panel:projects")

@@ -30,12 +30,14 @@ from memories.models import Memory, MemoryEvent
 from memories.search.ranking import RANKINGS
 from panel import selectors
 from panel.forms import (
+    REFUSED,
     DocumentUploadForm,
     ImportForm,
     MemoryCreateForm,
     MemoryFilterForm,
     MemoryForm,
     add_service_errors,
+    submit_upload,
 )
 
 PAGE_SIZE = 25
@@ -211,16 +213,11 @@ def document_list(request):
     posted = request.method == "POST"
     form = DocumentUploadForm(request.POST if posted else None, request.FILES if posted else None, owner=request.user)
     if request.method == "POST" and form.is_valid():
-        try:
-            document = document_services.document_upload(
-                owner=request.user, file=form.cleaned_data["file"], project=form.cleaned_data["project"],
-                title=form.cleaned_data["title"],
-            )
-        except (document_services.FileTooLarge, document_services.UnsupportedFileType) as exc:
-            form.add_error("file", str(exc))
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
+        document = submit_upload(form, lambda: document_services.document_upload(
+            owner=request.user, file=form.cleaned_data["file"], project=form.cleaned_data["project"],
+            title=form.cleaned_data["title"],
+        ), file_errors=(document_services.FileTooLarge, document_services.UnsupportedFileType))
+        if document is not REFUSED:
             messages.success(request, f"Uploaded {document.filename}; processing has started.")
             return redirect("panel:document_detail", pk=document.pk)
     documents = Document.objects.filter(owner=request.user).select_related("project").order_by("-created_at")

@@ -18,9 +18,9 @@ from webhooks.models import Endpoint
 
 class EndpointForm(forms.Form):
     url = forms.CharField(max_length=2000, label="URL", help_text="https://… (public addresses only)")
+    description = forms.CharField(max_length=200, required=False)
     events = forms.MultipleChoiceField(choices=[(e, e) for e in EVENTS], required=False,
                                        widget=forms.CheckboxSelectMultiple, help_text="None ticked: every event")
-    description = forms.CharField(max_length=200, required=False)
 
 
 def _endpoints(user):

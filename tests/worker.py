@@ -3,11 +3,8 @@ installed, as in CI) on a real Redis broker. Its fixtures reach every test throu
 tests/conftest.py; its helpers are imported from here."""
 
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -17,7 +14,8 @@ import pytest
 from django.conf import settings
 
 from memento.celery import app as celery_app
-from tests.web import database_env, database_url, free_port, stop
+from tests.redis_server import redis_server
+from tests.web import database_env, database_url, stop
 
 
 @pytest.fixture
@@ -31,27 +29,10 @@ def eager():
 @pytest.fixture(scope="session")
 def redis_url():
     """A throw-away redis-server on a free port, or None when Redis is not installed (CI requires it)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI"):
+    with redis_server() as url:
+        if url is None and os.environ.get("CI"):
             pytest.fail("CI must run the pipeline tests against Redis: install redis-server (.ci/run does).")
-        yield None
-        return
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="memento-redis-")
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no", "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
-    process.terminate()
-    process.wait(timeout=10)
-    shutil.rmtree(workdir, ignore_errors=True)
+        yield url
 
 
 def use_broker(url: str) -> tuple[str, dict]:

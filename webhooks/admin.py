@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
-from core.admin import ReadOnlyTabularInline, search_with_id
+from core.admin import ReadOnlyAdmin, ReadOnlyTabularInline, SearchById
 from core.events import EVENTS
 from webhooks import addresses, services
 from webhooks.models import Delivery, Endpoint
@@ -73,7 +73,7 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(SearchById, ReadOnlyAdmin):
     """The delivery log: read-only (deliveries are written by the worker)."""
 
     list_display = ["created_at", "event", "endpoint", "owner", "status", "attempts", "response_status"]
@@ -82,12 +82,3 @@ class DeliveryAdmin(admin.ModelAdmin):
     search_fields = ["endpoint__url"]
     readonly_fields = [f.name for f in Delivery._meta.fields]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def get_search_results(self, request, queryset, search_term):
-        return search_with_id(super().get_search_results(request, queryset, search_term), queryset, search_term)

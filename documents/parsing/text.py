@@ -37,11 +37,14 @@ def parse_markdown(data: bytes) -> ParsedDocument:
                 start = end + 1
                 break
 
+    def add(text: str, **shape) -> None:
+        if text:  # markup with no text in it (an empty heading, a table row of empty cells) makes no block
+            blocks.append(Block(text, **shape))
+
     def flush():
         text = _inline_markdown(" ".join(paragraph))
         paragraph.clear()
-        if text:
-            blocks.append(Block(text))
+        add(text)
 
     i = start
     while i < len(lines):
@@ -55,17 +58,13 @@ def parse_markdown(data: bytes) -> ParsedDocument:
             while i < len(lines) and not lines[i].strip().startswith(marker[0] * len(marker)):
                 code.append(lines[i])
                 i += 1
-            text = CONTROL.sub("", "\n".join(code)).strip()
-            if text:
-                blocks.append(Block(text, kind="code"))
+            add(CONTROL.sub("", "\n".join(code)).strip(), kind="code")
             i += 1
             continue
         atx = _ATX.match(line)
         if atx:
             flush()
-            text = _inline_markdown(atx.group(2) or "")
-            if text:
-                blocks.append(Block(text, heading_level=len(atx.group(1)), kind="heading"))
+            add(_inline_markdown(atx.group(2) or ""), heading_level=len(atx.group(1)), kind="heading")
             i += 1
             continue
         if not line.strip():
@@ -74,9 +73,7 @@ def parse_markdown(data: bytes) -> ParsedDocument:
             continue
         setext = _SETEXT.match(line)
         if setext and len(paragraph) == 1:
-            text = _inline_markdown(paragraph.pop())
-            if text:
-                blocks.append(Block(text, heading_level=1 if setext.group(1)[0] == "=" else 2, kind="heading"))
+            add(_inline_markdown(paragraph.pop()), heading_level=1 if setext.group(1)[0] == "=" else 2, kind="heading")
             i += 1
             continue
         if _RULE.match(line):
@@ -87,9 +84,7 @@ def parse_markdown(data: bytes) -> ParsedDocument:
             flush()
             if not _TABLE_DIVIDER.match(line):
                 cells = [_inline_markdown(c) for c in line.strip().strip("|").split("|")]
-                text = " | ".join(c for c in cells if c)
-                if text:
-                    blocks.append(Block(text, kind="table"))
+                add(" | ".join(c for c in cells if c), kind="table")
             i += 1
             continue
         item = _LIST_ITEM.match(line)

@@ -14,7 +14,7 @@ from django.utils.text import Truncator
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import ReadableChanges, embedding_info, without_vectors
+from core.admin import ReadableChanges, VectorsHidden
 from integrations import embeddings
 from memories import batch, services
 from memories.admin.forms import MemoryAdminForm
@@ -34,7 +34,7 @@ def count_memories(count: int) -> str:
 
 
 @admin.register(Memory)
-class MemoryAdmin(SimpleHistoryAdmin):
+class MemoryAdmin(VectorsHidden, SimpleHistoryAdmin):
     form = MemoryAdminForm
     list_display = (
         "short_content", "owner", "project", "category", "source", "tags", "is_active", "is_superseded", "valid_from",
@@ -96,10 +96,6 @@ class MemoryAdmin(SimpleHistoryAdmin):
     def get_historical_record_context_helper(self, request, historical_record):
         return ReadableChanges(self.model, historical_record, hidden=BOOKKEEPING_FIELDS)
 
-    def get_queryset(self, request):
-        # the vector itself is 384 floats a row: the pages only need to know whether it is there and its size
-        return without_vectors(super().get_queryset(request))
-
     # --- search ---
 
     def get_search_results(self, request, queryset, search_term):
@@ -142,10 +138,6 @@ class MemoryAdmin(SimpleHistoryAdmin):
     @admin.display(description="embedding", ordering="embedding_model")
     def embedding_status(self, obj: Memory) -> str:
         return obj.embedding_model or "pending"
-
-    @admin.display(description="embedding")
-    def embedding_info(self, obj: Memory) -> str:
-        return embedding_info(obj)
 
     # --- writes, through the services ---
 

@@ -27,7 +27,7 @@ ON_DOWN_REPLICA = pytest.mark.django_db(transaction=True, databases=[DEFAULT_DB_
 
 @contextmanager
 def replica_alias(alias: str, url: str):
-    """`alias` defined as memento/settings.py defines a replica of DATABASE_REPLICA_URLS (a test mirror of the
+    """`alias` defined as memento/settings/database.py defines a replica of DATABASE_REPLICA_URLS (a test mirror of the
     default database: never flushed or created), for the length of the block. Module-scoped fixtures use it so
     that the alias exists before Django's test case checks which databases a test may use."""
     from memento.settings import _database

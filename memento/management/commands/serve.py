@@ -58,7 +58,7 @@ def is_loopback(host: str) -> bool:
 
 def ensure_local_secret_key() -> None:
     """Without DJANGO_SECRET_KEY, a random key of this checkout's own (.memento/secret_key), made at the first
-    start; settings.py reads it in every process, this one included from now on."""
+    start; settings/base.py reads it in every process, this one included from now on."""
     if os.environ.get("DJANGO_SECRET_KEY"):
         return
     path = settings.LOCAL_SECRET_KEY_FILE
