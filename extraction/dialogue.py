@@ -31,10 +31,10 @@ from extraction import clauses
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
-from extraction.english import has_verb, is_adverb, is_first_person, third_person
+from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
-from extraction.speaker import SINGULAR, speaker_in, with_implied_subject
+from extraction.speaker import speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
@@ -112,7 +112,6 @@ _TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|thi
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
 _NOW = re.compile(r"(?i)\bnow\b")
 _WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
-_PLURAL = {"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
 _MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
                 "let's"}
 _VERDICT = re.compile(
@@ -177,7 +176,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
     "it"/"that" with nearly no content, or no content word at all."""
     own = {w.strip(".,!?;:\"()").lower() for w in sentence.split()}
-    if own & _PLURAL and not own & SINGULAR and own & _MODAL_WORDS:
+    if own & PLURAL and not own & SINGULAR and own & _MODAL_WORDS:
         return True
     if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
         return True
@@ -190,7 +189,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
                            or _content_words(rest) == 0):
             return True
     words = sentence.split()
-    if anchor == "implied" and not own & (SINGULAR | _PLURAL) - {"i", "i'm", "i've"}:
+    if anchor == "implied" and not own & (SINGULAR | PLURAL) - {"i", "i'm", "i've"}:
         return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."

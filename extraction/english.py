@@ -41,8 +41,10 @@ _NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "r
                   "italy", "july", "lily", "holly", "sally", "emily", "molly", "kelly", "polly", "dolly"}
 
 _PART = re.compile(r"^([^\w']*)([\w'\-]*\w|\w?)([^\w]*)$")
-_FIRST = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself",
-          "we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"}
+# the speaker's own words for themselves, alone and with others
+SINGULAR = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"})
+PLURAL = frozenset({"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"})
+_FIRST = SINGULAR | PLURAL
 
 
 def is_first_person(word: str) -> bool:

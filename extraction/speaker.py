@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from extraction.english import PAST, is_first_person
+from extraction.english import PAST, SINGULAR, is_first_person
 
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
@@ -26,7 +26,6 @@ _OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire
                     "tell".split())
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
-SINGULAR = {"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"}
 def speaker_in(sentence: str) -> str | None:
     """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
     words = sentence.split()

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",  # the lists' query strings (core/filters.py); its templates draw the browsable API's filters
     "simple_history",
     "core",
     "memento",
