@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from core import calendar_words
-from extraction import clauses
+from extraction import clauses, talk
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
@@ -38,114 +37,10 @@ from extraction.speaker import speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
-_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
-_MARKER = re.compile(
-    r"^(?:(?:hey|hi|hello|hiya|yo|wow|whoa|woah|oh|ooh|ah|aw+|yeah|yea|yes|yep|yup|no|nope|nah|sure|ok|okay|"
-    r"alright|cool|awesome|great|nice|sweet|amazing|haha+|hehe|lol|lmao|omg|well|so|and|but|also|anyway|anyways|"
-    r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
-    r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
-    r"congrats|congratulations|same here|me too|to be honest|tbh|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
-    r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
-    r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
-    r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
-_VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?=\S)")
-_TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")
-_EXPLICIT = re.compile(
-    r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
-    r"be sure to|try to|please|always|pls)\s+)*"
-    r"(?:remember|memori[sz]e|don't forget|do not forget|never forget|note|take note|make a note|keep in mind|"
-    r"bear in mind|for future reference|for the record)"
-    r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
-_QUESTION = re.compile(
-    r"(?i)^(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|wondering|tell me|remind me|"
-    r"explain|help me|(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|may|might|"
-    r"isn't|aren't|doesn't|didn't|won't|wouldn't|couldn't|shouldn't|ever)\s+(?:you|u|i|we|they|he|she|it|that|"
-    r"this|there|your|anyone|anybody|someone|ya))\b")
-_CHATTER = re.compile(
-    r"(?i)^(?:thanks?|thank|thx|congrat\w*|good luck|don't worry|no worries|best of luck|sorry|bye|goodbye|"
-    r"see ya|see you|take care|"
-    r"talk (?:soon|later|to you)|chat (?:soon|later)|catch you|have a (?:good|great|nice)|enjoy|welcome|cheers|"
-    r"good (?:morning|night|evening|afternoon)|hope|wishing|keep (?:it up|up|going|at it|me posted)|let me know|"
-    r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
-    r"looking forward to (?:it|seeing|hearing|catching)|i'm here for|count me in|you|your|let's|lets|let us)\b"
-    r"|check (?:it|this|that|the|these|those|out)|look at|take a look|here's|here is|see this"
-    r"|(?:i'm|i am|i was) (?:so |really |just |super )?(?:glad|happy|thrilled|relieved) (?:that|it|to hear|to see|we|"
-    r"for|about)\b"
-    r"|(?:i'm|i am) sure\b|i(?:'d| would)? (?:suggest|recommend)\b")
-_YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
-_YOU_PHRASES = (
-    re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
-               r"share with|show|let) you(?: know)?(?: that| about)?\s*"),
-    re.compile(r"(?i)(?:\bI )?(?:(?:just|really) )?\b(?:wanted|want|have|had|need|needed|got) to (?:tell|show|let) you"
-               r"(?: know)?"
-               r"(?: that| about)?\s*"),
-    re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
-               r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
-    re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
-)
-_PRONOUN_LED = re.compile(
-    r"(?i)^(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
-    r"such a|sounds?|looks?|seems?|must)\b|it's|that's|there's|here's|they're|(?:that|this|these|those|so)"
-    r"(?:'s|'re|'ll|'d|\s+(?:is|are|was|were|has|have|had|looks?|sounds?|seems?|feels?|felt|makes?|made|must|can|"
-    r"could|will|would|should|might|really|just|always|also|totally|definitely|gives?|gave|brings?|brought|"
-    r"reminds?|means?|meant|helps?|helped|keeps?|kept|got|gets|did|does|do|takes?|took|goes|went|comes?|came|"
-    r"great|good|awesome|amazing|cool|fun|nice|beautiful|lovely|sweet|wonderful|fantastic|like|too)\b|\s*$))")
-_CHATTER_ANYWHERE = re.compile(
-    r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
-    r"(?! (?:at|with|in|on)\b)|hanging in there|(?:i'm|i am) (?:so |really |very )?sorry\b|"
-    r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
-    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
-    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
-    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b|\b(?:some|great|awesome|big|exciting|good) news\b"
-    r"(?! about)|something (?:cool|awesome|exciting|big|amazing|crazy|great) happened|"
-    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
-    r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
-    r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
-_OPINION = re.compile(
-    r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
-    r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
-    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|(?P<be>was|'m))"
-    r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
-_TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
-                   r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
-                   r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
-                   r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
-_NOW = re.compile(r"(?i)\bnow\b")
-_WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
-_MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
-                "let's"}
-_VERDICT = re.compile(
-    r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
-    r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
-    r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
-_NAMED = re.compile(r"\b(?:in|at|to|from|with|for) (?:the )?[A-Z][a-z]+")
-_REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
-STOP = set("""
-i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
-that's these those they them their he she him her his a an the and or but so if then than as of to in on at by for
-with about from up down out over into onto off just also too very really so such much many lot lots bit more most
-is am are was were be been being have has had having do does did doing done get gets got getting go goes going
-went gone make makes made take took feel feels felt feeling think thought know knew see saw seen say said tell told
-want wanted need needed like liked love loved loving enjoy enjoyed can could would should will won't can't don't
-didn't doesn't isn't wasn't haven't not no yes yeah yep sure ok okay oh wow hey hi hello thanks thank please great
-good awesome amazing cool nice fun happy glad excited thrilled proud thankful grateful blessed lucky sad sorry
-wonderful fantastic lovely sweet beautiful incredible perfect best better well right now then here there today
-always never ever still even again back thing things stuff something anything everything nothing way time times
-day days one ones some any all every own same other kind sort totally definitely absolutely honestly actually
-finally already pretty quite super gonna wanna gotta let lets let's what when where how why who which while
-because though although since until also maybe probably hope wish agree mean guess bet imagine believe sounds
-looks seems keep kept help helps helped try tried trying feel appreciate appreciated support rooting excited
-exciting crazy wild cute lol haha hug hugs tho yea wow awesome inspiring inspired motivated motivation positive
-happy joy proud pride special meaningful powerful important tough hard easy worth give gave given forget forgot
-remember remembered start started check use used find found look looking looked hear heard talk talked chat
-chatted share shared show showed send sent put bring brought come came life week last together surely sometime
-soon later lately done without stoked pumped
-""".split())
-
 
 def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    return _EMOJI.sub("", text)
+    return talk.EMOJI.sub("", text)
 
 
 def _strip_front(sentence: str) -> str:
@@ -153,38 +48,33 @@ def _strip_front(sentence: str) -> str:
     previous = None
     while previous != sentence:
         previous = sentence
-        sentence = _MARKER.sub("", sentence, count=1).strip()
-        match = _VOCATIVE.match(sentence)
-        if match and match["w"].lower() not in _OPENERS and not match["w"].endswith("ly"):
+        sentence = talk.MARKER.sub("", sentence, count=1).strip()
+        match = talk.VOCATIVE.match(sentence)
+        if match and match["w"].lower() not in talk.OPENERS and not match["w"].endswith("ly"):
             sentence = sentence[match.end():].strip()
-    return _TRAILING_VOCATIVE.sub(r"\1", sentence).strip()
+    return talk.TRAILING_VOCATIVE.sub(r"\1", sentence).strip()
 
 
-_OPENERS = set("""
-yesterday today tonight tomorrow recently lately sometimes often usually now then later earlier also last next
-this that these those honestly actually seriously anyway besides still luckily sadly unfortunately fortunately
-finally eventually basically overall plus meanwhile afterwards personally growing
-""".split()) | set(calendar_words.WEEKDAYS) | set(calendar_words.MONTHS)
 
 
 def _content_words(sentence: str) -> int:
     words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", sentence)
-    return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in STOP and not is_adverb(w)))
+    return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in talk.STOP and not is_adverb(w)))
 
 
 def _is_chatter(sentence: str, anchor: str) -> bool:
     """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
     "it"/"that" with nearly no content, or no content word at all."""
     own = {w.strip(".,!?;:\"()").lower() for w in sentence.split()}
-    if own & PLURAL and not own & SINGULAR and own & _MODAL_WORDS:
+    if own & PLURAL and not own & SINGULAR and own & talk.MODAL_WORDS:
         return True
-    if _REFERENCE.search(sentence) and _content_words(sentence) < 2:
+    if talk.REFERENCE.search(sentence) and _content_words(sentence) < 2:
         return True
-    if _VERDICT.search(sentence) and _content_words(_VERDICT.sub("", sentence)) < 2:
+    if talk.VERDICT.search(sentence) and _content_words(talk.VERDICT.sub("", sentence)) < 2:
         return True
-    if anchor != "implied" and (match := _OPINION.match(sentence)):
+    if anchor != "implied" and (match := talk.OPINION.match(sentence)):
         rest = match["rest"]
-        placed = match["be"] and _NAMED.search(rest)  # "I was in Chicago" says where, not what they think
+        placed = match["be"] and talk.NAMED.search(rest)  # "I was in Chicago" says where, not what they think
         if not placed and (not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split())
                            or _content_words(rest) == 0):
             return True
@@ -242,7 +132,7 @@ def _own_parts(sentence: str) -> list[str]:
     if len(parts) < 2 or _SUBORDINATE.match(sentence):
         return []
     return [part for part in parts if len(part.split()) > 2 and not _SUBORDINATE.match(part)
-            and speaker_in(part) not in (None, "implied") and not _YOU.search(part)]
+            and speaker_in(part) not in (None, "implied") and not talk.YOU.search(part)]
 
 
 def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
@@ -254,11 +144,11 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     kept: list[str] = []
     for index, piece in enumerate(pieces):
         front = _strip_front(piece)
-        if not _VERDICT.search(front):
+        if not talk.VERDICT.search(front):
             attached = clauses.attach_pronoun(front, person)
             piece = attached if attached != front else piece
         person = clauses.antecedent(piece) or person
-        if not index or speaker_in(_strip_front(piece)) is not None or _EXPLICIT.match(_strip_front(piece)):
+        if not index or speaker_in(_strip_front(piece)) is not None or talk.EXPLICIT.match(_strip_front(piece)):
             kept.append(piece)
     return kept
 
@@ -270,13 +160,13 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         return []
     if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & SINGULAR:
         return []
-    if match := _EXPLICIT.match(sentence):
+    if match := talk.EXPLICIT.match(sentence):
         sentence, explicit = _strip_front(match["rest"]), True
-    if sentence.endswith("?") or _QUESTION.match(sentence):
+    if sentence.endswith("?") or talk.QUESTION.match(sentence):
         return []
     if name and re.fullmatch(rf"(?i)(?:i'm|i am|my name is|it's|this is) {re.escape(name)}\W*", sentence):
         return []  # the speaker saying the name they are known by
-    for pattern in _YOU_PHRASES:
+    for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
     pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
@@ -285,8 +175,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
                 for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
     if not any(slot.content for slot in slots):
-        if not explicit and (_CHATTER.match(sentence) or _YOU.search(sentence) or _PRONOUN_LED.match(sentence)
-                             or _CHATTER_ANYWHERE.search(sentence)):
+        if not explicit and (talk.CHATTER.match(sentence) or talk.YOU.search(sentence)
+                             or talk.PRONOUN_LED.match(sentence) or talk.CHATTER_ANYWHERE.search(sentence)):
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         anchor = speaker_in(sentence)
@@ -297,11 +187,11 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         if not explicit and not slots and _is_chatter(sentence, anchor or ""):  # "I am allergic to X" is no opinion
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
-        if explicit and (_content_words(sentence) == 0 or _YOU.search(sentence)):
+        if explicit and (_content_words(sentence) == 0 or talk.YOU.search(sentence)):
             return []
-    sentence = _TAIL.sub("", sentence).strip()
+    sentence = talk.TAIL.sub("", sentence).strip()
     dated, valid_from = resolve_dated(sentence, when)
-    companion = setting.companion(f"{said} {sentence}") if _WE.search(sentence) else None
+    companion = setting.companion(f"{said} {sentence}") if talk.WE.search(sentence) else None
     rewritten = _finish(third_person(dated, name, companion=companion))
     category, importance = category_of(sentence)
     tags = [category] if category != "fact" else []
@@ -344,7 +234,7 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     for sentence in split_sentences(_normalise(text), dialogue=True):
         for clause in _clauses(strip_discourse(sentence), person):
             made = _sentence_candidates(clause, name, when, strict, setting, said)
-            if started and _NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
+            if started and talk.NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
                 made = [replace(c, valid_from=c.valid_from or started) for c in made]
             started = next((c.valid_from for c in made if c.valid_from), started)
             found += made

@@ -1,0 +1,120 @@
+"""How people talk in a chat, as the dialogue extractor reads it: greetings and interjections at the front of a
+sentence, vocatives, questions, thanks and sign-offs, remarks to the other person, pronoun-led comments,
+opinions about what was said, evaluative tails, and the words that carry no content of their own."""
+
+from __future__ import annotations
+
+import re
+
+from core import calendar_words
+
+EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
+MARKER = re.compile(
+    r"^(?:(?:hey|hi|hello|hiya|yo|wow|whoa|woah|oh|ooh|ah|aw+|yeah|yea|yes|yep|yup|no|nope|nah|sure|ok|okay|"
+    r"alright|cool|awesome|great|nice|sweet|amazing|haha+|hehe|lol|lmao|omg|well|so|and|but|also|anyway|anyways|"
+    r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
+    r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
+    r"congrats|congratulations|same here|me too|to be honest|tbh|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
+    r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
+    r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
+    r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
+VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?=\S)")
+TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")
+EXPLICIT = re.compile(
+    r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
+    r"be sure to|try to|please|always|pls)\s+)*"
+    r"(?:remember|memori[sz]e|don't forget|do not forget|never forget|note|take note|make a note|keep in mind|"
+    r"bear in mind|for future reference|for the record)"
+    r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
+QUESTION = re.compile(
+    r"(?i)^(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|wondering|tell me|remind me|"
+    r"explain|help me|(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|may|might|"
+    r"isn't|aren't|doesn't|didn't|won't|wouldn't|couldn't|shouldn't|ever)\s+(?:you|u|i|we|they|he|she|it|that|"
+    r"this|there|your|anyone|anybody|someone|ya))\b")
+CHATTER = re.compile(
+    r"(?i)^(?:thanks?|thank|thx|congrat\w*|good luck|don't worry|no worries|best of luck|sorry|bye|goodbye|"
+    r"see ya|see you|take care|"
+    r"talk (?:soon|later|to you)|chat (?:soon|later)|catch you|have a (?:good|great|nice)|enjoy|welcome|cheers|"
+    r"good (?:morning|night|evening|afternoon)|hope|wishing|keep (?:it up|up|going|at it|me posted)|let me know|"
+    r"long time no see|nice to|good to|great to|glad|so glad|can't wait to (?:see|hear|catch)|same|ditto|"
+    r"looking forward to (?:it|seeing|hearing|catching)|i'm here for|count me in|you|your|let's|lets|let us)\b"
+    r"|check (?:it|this|that|the|these|those|out)|look at|take a look|here's|here is|see this"
+    r"|(?:i'm|i am|i was) (?:so |really |just |super )?(?:glad|happy|thrilled|relieved) (?:that|it|to hear|to see|we|"
+    r"for|about)\b"
+    r"|(?:i'm|i am) sure\b|i(?:'d| would)? (?:suggest|recommend)\b")
+YOU = re.compile(r"(?i)\b(?:you|your|yours|yourself|u|ur|ya|y'all|you've|you're|you'll|you'd)\b")
+YOU_PHRASES = (
+    re.compile(r"(?i)\bI(?:'m| am) (?:so |really |super )?(?:excited|happy|glad|thrilled|proud|stoked) to (?:tell|"
+               r"share with|show|let) you(?: know)?(?: that| about)?\s*"),
+    re.compile(r"(?i)(?:\bI )?(?:(?:just|really) )?\b(?:wanted|want|have|had|need|needed|got) to (?:tell|show|let) you"
+               r"(?: know)?"
+               r"(?: that| about)?\s*"),
+    re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
+               r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
+    re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
+)
+PRONOUN_LED = re.compile(
+    r"(?i)^(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
+    r"such a|sounds?|looks?|seems?|must)\b|it's|that's|there's|here's|they're|(?:that|this|these|those|so)"
+    r"(?:'s|'re|'ll|'d|\s+(?:is|are|was|were|has|have|had|looks?|sounds?|seems?|feels?|felt|makes?|made|must|can|"
+    r"could|will|would|should|might|really|just|always|also|totally|definitely|gives?|gave|brings?|brought|"
+    r"reminds?|means?|meant|helps?|helped|keeps?|kept|got|gets|did|does|do|takes?|took|goes|went|comes?|came|"
+    r"great|good|awesome|amazing|cool|fun|nice|beautiful|lovely|sweet|wonderful|fantastic|like|too)\b|\s*$))")
+CHATTER_ANYWHERE = re.compile(
+    r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
+    r"(?! (?:at|with|in|on)\b)|hanging in there|(?:i'm|i am) (?:so |really |very )?sorry\b|"
+    r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
+    r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"
+    r"our (?:friendship|chats?|talks?|conversations?)|(?:great|good|awesome) team|"
+    r"\b(?:i|we) (?:\S+ )?(?:totally |completely |fully )?agree\b|\b(?:some|great|awesome|big|exciting|good) news\b"
+    r"(?! about)|something (?:cool|awesome|exciting|big|amazing|crazy|great) happened|"
+    r"a lot(?:'s| has) (?:been going on|happened)|\b(?:week|day|weekend)(?:'s| has) been\b|on cloud nine|reach out if|"
+    r"\bbye\b|(?:have|gotta|got) to (?:go|run)\b)"
+    r"|^(?:even though|although|though|because|'cause|unless|whereas|if|while)\b[^,]*$")
+OPINION = re.compile(
+    r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
+    r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
+    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|(?P<be>was|'m))"
+    r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
+TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
+                   r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"
+                   r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
+                   r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
+NOW = re.compile(r"(?i)\bnow\b")
+WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
+MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
+                "let's"}
+VERDICT = re.compile(
+    r"(?i)(?:\b(?:is|are|was|were|been)|'s|'re)\s+(?:(?:so|really|just|pretty|super|very|quite|truly|always|been)\s+)*"
+    r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
+    r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
+NAMED = re.compile(r"\b(?:in|at|to|from|with|for) (?:the )?[A-Z][a-z]+")
+REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
+STOP = set("""
+i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
+that's these those they them their he she him her his a an the and or but so if then than as of to in on at by for
+with about from up down out over into onto off just also too very really so such much many lot lots bit more most
+is am are was were be been being have has had having do does did doing done get gets got getting go goes going
+went gone make makes made take took feel feels felt feeling think thought know knew see saw seen say said tell told
+want wanted need needed like liked love loved loving enjoy enjoyed can could would should will won't can't don't
+didn't doesn't isn't wasn't haven't not no yes yeah yep sure ok okay oh wow hey hi hello thanks thank please great
+good awesome amazing cool nice fun happy glad excited thrilled proud thankful grateful blessed lucky sad sorry
+wonderful fantastic lovely sweet beautiful incredible perfect best better well right now then here there today
+always never ever still even again back thing things stuff something anything everything nothing way time times
+day days one ones some any all every own same other kind sort totally definitely absolutely honestly actually
+finally already pretty quite super gonna wanna gotta let lets let's what when where how why who which while
+because though although since until also maybe probably hope wish agree mean guess bet imagine believe sounds
+looks seems keep kept help helps helped try tried trying feel appreciate appreciated support rooting excited
+exciting crazy wild cute lol haha hug hugs tho yea wow awesome inspiring inspired motivated motivation positive
+happy joy proud pride special meaningful powerful important tough hard easy worth give gave given forget forgot
+remember remembered start started check use used find found look looking looked hear heard talk talked chat
+chatted share shared show showed send sent put bring brought come came life week last together surely sometime
+soon later lately done without stoked pumped
+""".split())
+
+
+OPENERS = set("""
+yesterday today tonight tomorrow recently lately sometimes often usually now then later earlier also last next
+this that these those honestly actually seriously anyway besides still luckily sadly unfortunately fortunately
+finally eventually basically overall plus meanwhile afterwards personally growing
+""".split()) | set(calendar_words.WEEKDAYS) | set(calendar_words.MONTHS)
