@@ -30,13 +30,16 @@ ROW_FIELDS = ("id", "owner_id", "embedding", "embedding_model", "search_vector",
               "updated_at", "happened_at", "conversation_id", "source_ref")
 # `relevance()` over columns `similarity` and `keyword`: how `with_context` picks the hits in SQL
 RELEVANCE_SQL = formula.relevance(Sql, Sql("similarity"), Sql("keyword"))
-# what memory candidates carry besides id, cosine and BM25 (see Candidate)
+# what memory candidates carry besides id, cosine and BM25 (see SearchCandidate)
 CANDIDATE_COLUMNS = ("m.importance", EPOCH.format("m.updated_at"),
                      EPOCH.format("COALESCE(m.happened_at, m.created_at)"), THREAD)
 
 
 @dataclass
-class Candidate:
+class SearchCandidate:
+    """A memory search has read and is ranking: its cosine and keyword score, ranks and ranking inputs (the
+    memory proposed by an extractor is extraction.Candidate)."""
+
     id: uuid.UUID
     similarity: float | None = None  # cosine, None without a query vector or a stored embedding
     keyword: float = 0.0  # BM25 / total query IDF
@@ -51,10 +54,10 @@ class Candidate:
     intent: float = 0.0  # memories.search.intent.boost
 
 
-def candidates_from_rows(rows) -> list[Candidate]:
+def candidates_from_rows(rows) -> list[SearchCandidate]:
     """Candidates from `sql.candidates` rows (with CANDIDATE_COLUMNS), with their semantic and full-text ranks."""
     found = [
-        Candidate(id=row[0], similarity=row[1], keyword=float(row[2] or 0.0), importance=row[3],
+        SearchCandidate(id=row[0], similarity=row[1], keyword=float(row[2] or 0.0), importance=row[3],
                   updated_at=row[4], when=row[5], thread=row[6])
         for row in rows
     ]
@@ -74,7 +77,7 @@ def calibrated_similarity(similarity: float | None, floor: float = SEMANTIC_FLOO
     return formula.calibrated(Floats, similarity, floor, ceiling)
 
 
-def relevance(candidates: list[Candidate]) -> None:
+def relevance(candidates: list[SearchCandidate]) -> None:
     for c in candidates:
         c.relevance = formula.relevance(Floats, c.similarity, c.keyword)
 
@@ -101,13 +104,14 @@ def _sides(rows: tuple[str, tuple], owner_id, vector) -> tuple[str, list]:
             [-1, *side_params, 1, *side_params])
 
 
-def context_hits(candidates: list[Candidate]) -> list[Candidate]:
+def context_hits(candidates: list[SearchCandidate]) -> list[SearchCandidate]:
     """The best hits (by relevance) that may lend context: CONTEXT_HITS of them, those from a conversation."""
     hits = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:CONTEXT_HITS]
     return [c for c in hits if c.thread is not None]
 
 
-def add_context(cursor, rows: tuple[str, tuple], owner_id, candidates: list[Candidate], vector) -> list[Candidate]:
+def add_context(cursor, rows: tuple[str, tuple], owner_id, candidates: list[SearchCandidate],
+                vector) -> list[SearchCandidate]:
     """Let the best hits lend part of their relevance to the memories stored right before and after them in
     the same conversation: the question is often in one turn and the answer in the next. Neighbours that were
     not candidates join with their own similarity (their full-text score is below the candidates'). `rows` is the
@@ -157,7 +161,7 @@ def split_context_rows(rows) -> tuple[list[tuple], list[tuple]]:
     return found, sides
 
 
-def lend_context(candidates: list[Candidate], hits: list[Candidate], side_rows) -> list[Candidate]:
+def lend_context(candidates: list[SearchCandidate], hits: list[SearchCandidate], side_rows) -> list[SearchCandidate]:
     """`add_context`'s lending, given each hit's neighbour rows (hit id, id, direction, created, similarity,
     importance, updated, happened, thread)."""
     sides: dict[tuple, list] = {}
@@ -172,7 +176,7 @@ def lend_context(candidates: list[Candidate], hits: list[Candidate], side_rows) 
                     break  # a memory from elsewhere ends the run
                 neighbour = by_id.get(row[1])
                 if neighbour is None:
-                    neighbour = Candidate(id=row[1], similarity=row[4], importance=row[5], updated_at=row[6],
+                    neighbour = SearchCandidate(id=row[1], similarity=row[4], importance=row[5], updated_at=row[6],
                                           when=row[7], thread=row[8])
                     neighbour.relevance = formula.semantic_part(Floats, neighbour.similarity)
                     by_id[neighbour.id] = neighbour
@@ -180,11 +184,11 @@ def lend_context(candidates: list[Candidate], hits: list[Candidate], side_rows) 
     return list(by_id.values())
 
 
-def recency(c: Candidate, now: float) -> float:
+def recency(c: SearchCandidate, now: float) -> float:
     return formula.recency(Floats, c.updated_at, now)
 
 
-def rank(candidates: list[Candidate], ranking: str, query: str) -> list[tuple[Candidate, float, dict]]:
+def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tuple[SearchCandidate, float, dict]]:
     """(candidate, score, parts) best first; ties go to the more important, then the more recent memory."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []

@@ -28,7 +28,7 @@ COLUMNS = ("similarity", "keyword", "semantic_rank", "keyword_rank", "importance
            "dated")
 
 
-def random_candidates(seed: int, count: int = 300) -> list[ranking.Candidate]:
+def random_candidates(seed: int, count: int = 300) -> list[ranking.SearchCandidate]:
     """Candidates as `sql.candidates` rows give them (some without a cosine, most without a word), ranked by
     ranking.candidates_from_rows, with context, intent and relevance as memory search adds them."""
     rng = random.Random(seed)
@@ -49,7 +49,7 @@ def random_candidates(seed: int, count: int = 300) -> list[ranking.Candidate]:
     return found
 
 
-def inputs(found: list[ranking.Candidate]) -> dict[str, list]:
+def inputs(found: list[ranking.SearchCandidate]) -> dict[str, list]:
     """Each formula operand of the candidates, column by column (None: missing)."""
     periods = query_periods(QUERY)
     return {
@@ -68,7 +68,7 @@ def order(ids, scores, importance, fresh) -> list:
                                         strict=True))]
 
 
-def sql_scores(name: str, found: list[ranking.Candidate]) -> tuple[list, list, list]:
+def sql_scores(name: str, found: list[ranking.SearchCandidate]) -> tuple[list, list, list]:
     """(ids in the statement's order, their scores, their relevance) computed by PostgreSQL from the formula's
     SQL and ranking.RELEVANCE_SQL (what with_context picks hits by)."""
     columns = {column: Sql(column) for column in COLUMNS if column not in ("updated", "dated")}
@@ -86,7 +86,7 @@ def sql_scores(name: str, found: list[ranking.Candidate]) -> tuple[list, list, l
     return [row[0] for row in rows], [row[1] for row in rows], [row[2] for row in rows]
 
 
-def numpy_scores(name: str, found: list[ranking.Candidate]) -> tuple[list, list, list]:
+def numpy_scores(name: str, found: list[ranking.SearchCandidate]) -> tuple[list, list, list]:
     """(ids in order, scores, relevance) computed on arrays from the formula (NaN: missing)."""
     values = {column: np.array([np.nan if v is None else v for v in column_values], dtype=np.float64)
               for column, column_values in inputs(found).items() if column != "dated"}
