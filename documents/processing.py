@@ -28,7 +28,6 @@ changes. Memory writes go through the memories services only.
 import dataclasses
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -39,7 +38,8 @@ from django.utils import timezone
 
 import extraction
 from core import events
-from core.claims import claim, unclaimed
+from core.ahead import ahead_until
+from core.claims import ClaimKind, claim, unclaimed
 from documents import chunking, parsing, services, tasks
 from documents.models import Chunk, Document
 from documents.shares import Share
@@ -50,7 +50,6 @@ from memories import spaces
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
 
-CLAIM = 1  # core.claims kind of a document being processed
 
 
 def batch_size() -> int:
@@ -292,7 +291,7 @@ def document_process(*, document_id, max_chunks: int | None = None) -> Document 
     document as it stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM
     endpoint, database) propagate for the task to retry; an unreadable file marks the document failed. A
     document another worker is processing is left to it."""
-    with claim(CLAIM, document_id) as mine:
+    with claim(ClaimKind.DOCUMENT, document_id) as mine:
         if not mine:
             return Document.objects.filter(pk=document_id).first()
         return _process(document_id, max_chunks)
@@ -319,29 +318,25 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
         size = batch_size()
         left = max_chunks if max_chunks is not None else document.chunks_total
         first = share.sized(size if document.chunks_done == 0 or max_chunks is None else _call_size(left))
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
-            future = pool.submit(_prepare, document, group, use_llm, share) if group else None
-            while group:
-                group, vectors, candidates, candidate_vectors = future.result()
-                left -= len(group)
-                following = []
-                if left > 0 and not share.over():
-                    following = _next_batch(document, group[-1].chunk_index, share.sized(
-                        embed_batch_size() if max_chunks is None else _call_size(left)))
-                future = pool.submit(_prepare, document, following, use_llm, share) if following else None
-                try:
-                    for start in range(0, len(group), size):
-                        share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
-                        part = slice(start, start + size)
-                        _store_batch(document, group[part], vectors[part], candidates[part],
-                                     candidate_vectors[part])
-                        batch_done(document, group[part])
-                except BaseException:
-                    if future is not None:
-                        future.cancel()
-                    raise
-                group = following
+
+        def following(_group, prepared) -> list[Chunk] | None:
+            nonlocal left
+            group = prepared[0]  # the chunks the call managed within the share's time
+            left -= len(group)
+            if left <= 0 or share.over():
+                return None
+            return _next_batch(document, group[-1].chunk_index, share.sized(
+                embed_batch_size() if max_chunks is None else _call_size(left))) or None
+
+        group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
+        with ahead_until(lambda chunks: _prepare(document, chunks, use_llm, share), group or None,
+                         following) as prepared:
+            for _, (group, vectors, candidates, candidate_vectors) in prepared:
+                for start in range(0, len(group), size):
+                    share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
+                    part = slice(start, start + size)
+                    _store_batch(document, group[part], vectors[part], candidates[part], candidate_vectors[part])
+                    batch_done(document, group[part])
         if (left <= 0 or share.over()) and _next_batch(document, -1, 1):
             return Document.objects.filter(pk=document.pk).first()  # this task's share is done; more to do
         return _finish(document)
@@ -394,7 +389,7 @@ def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
           queued_at__lte=processing_cutoff)
         | Q(processing_status=Document.Status.PENDING, updated_at__lte=pending_cutoff, queued_at__lte=pending_cutoff)
     ).order_by("updated_at").values_list("pk", flat=True)[:1000])
-    idle = unclaimed(CLAIM, candidates)
+    idle = unclaimed(ClaimKind.DOCUMENT, candidates)
     with transaction.atomic():
         stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(pk__in=idle)
                  .values_list("pk", flat=True)]

@@ -21,17 +21,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from conversations import services as conversation_services
+from conversations import processing as conversation_processing
 from conversations.models import Message
 from conversations.services import messages_append
-from core.claims import claim, serialize, unclaimed
+from core.claims import ClaimKind, claim, serialize, unclaimed
 from imports import formats, services, tasks
 from imports.models import Import, ImportItem
 from memories.batch import memory_batch_create
 from memories.models import Memory
 from memories.vectors import embed_indexed
 
-CLAIM = 5  # core.claims kind of an import being written
 APPEND_MAX = 500  # messages per messages_append call
 MEMORY_GROUP = 200  # memories embedded and written together
 
@@ -103,7 +102,7 @@ def _embed(conversation_ids: list[str]) -> None:
     if conversation_ids:
         ids = list(Message.objects.filter(conversation_id__in=conversation_ids, embedding__isnull=True)
                    .values_list("pk", flat=True))
-        conversation_services.messages_embed(message_ids=ids)
+        conversation_processing.messages_embed(message_ids=ids)
 
 
 def _memory_fields(job: Import, item: ImportItem) -> dict:
@@ -165,7 +164,7 @@ def import_process(*, import_id, max_weight: int | None = None,
     """Write (or resume writing) an import's pending items, in order; with `max_weight`, stop once about that many
     messages or memories were written and leave it `processing` (the task queues it again). `progress(n)` is
     told of every n items written (the command's progress bar). An import another worker holds is left to it."""
-    with claim(CLAIM, import_id) as mine:
+    with claim(ClaimKind.IMPORT, import_id) as mine:
         if not mine:
             return Import.objects.filter(pk=import_id).first()
         job = _start(import_id)
@@ -219,7 +218,7 @@ def imports_requeue_stale(*, older_than_seconds: int | None = None) -> int:
     unfinished = Import.objects.filter(status__in=services.UNFINISHED)
     candidates = list(unfinished.filter(queued_at__lte=cutoff, updated_at__lte=cutoff)
                       .order_by("updated_at").values_list("pk", flat=True)[:1000])
-    idle = unclaimed(CLAIM, candidates)
+    idle = unclaimed(ClaimKind.IMPORT, candidates)
     with transaction.atomic():
         stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(pk__in=idle)
                  .values_list("pk", flat=True)]
