@@ -48,7 +48,7 @@ def run_case(api_for, index: int, turns: list[str], question: str = "") -> tuple
     context's text for `question`)."""
     from django.contrib.auth import get_user_model
 
-    from conversations import processing, services
+    from conversations import processing
     from conversations.models import Message
     from memories.models import Memory
 

@@ -12,7 +12,6 @@ from django.utils import timezone
 
 import extraction
 from conversations import services, tasks
-from conversations.services import EXTRACT_SHARE
 from conversations.models import Message
 from core import events
 from core.ahead import ahead
@@ -62,8 +61,8 @@ def messages_embed_pending(*, limit: int = 2000) -> int:
 
 
 def messages_extract_share(*, owner_id) -> int:
-    """One task's share of the owner's due messages: up to EXTRACT_SHARE (conversations.services) extracted, then, if more
-    are due, the owner's task is queued again (behind the work queued meanwhile) and the next share stamped, which tells the
+    """One task's share of the owner's due messages: up to EXTRACT_SHARE extracted, then, if more are due, the
+    owner's task is queued again (behind the work queued meanwhile) and the next share stamped, which tells the
     sweep the task is alive. A message that fails for good is marked failed and the share goes on; a transient
     failure (provider, LLM endpoint, database) propagates for the task to retry. The owner's claim is held
     throughout: a second delivery while a share runs leaves the owner to it. Returns how many were taken."""
@@ -72,7 +71,8 @@ def messages_extract_share(*, owner_id) -> int:
 
 
 def _extract_share(owner_id) -> int:
-    share = [str(pk) for pk in services.due_messages(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
+    due = services.due_messages(owner_id).values_list("pk", flat=True)
+    share = [str(pk) for pk in due[:services.EXTRACT_SHARE]]
     for message_id in share:
         try:
             message_extract(message_id=message_id)
@@ -84,7 +84,7 @@ def _extract_share(owner_id) -> int:
                                          error=f"Stopped by an internal error ({type(exc).__name__}: {exc}).")
     with transaction.atomic():
         services.lock_owner(owner_id)
-        following = [pk for pk in services.due_messages(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
+        following = list(services.due_messages(owner_id).values_list("pk", flat=True)[:services.EXTRACT_SHARE])
         if following:
             Message.objects.filter(pk__in=following).update(extraction_queued_at=timezone.now())
             transaction.on_commit(lambda: tasks.extract_pending.delay(str(owner_id)))

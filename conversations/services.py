@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from conversations import tasks
 from conversations.models import Conversation, Message
-from core import events, rls
+from core import rls
 from core.claims import ClaimKind, serialize, unclaimed
 from memories import services as memory_services
 from memories.models import Memory, MemoryEvent

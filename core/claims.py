@@ -56,7 +56,8 @@ def unclaimed(kind: ClaimKind, object_ids) -> list[str]:
         return []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM unnest(%s::text[]) AS id WHERE pg_try_advisory_xact_lock(%s, hashtext(id))", [ids, int(kind)]
+            "SELECT id FROM unnest(%s::text[]) AS id WHERE pg_try_advisory_xact_lock(%s, hashtext(id))",
+            [ids, int(kind)],
         )
         return [row[0] for row in cursor.fetchall()]
 

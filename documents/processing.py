@@ -51,7 +51,6 @@ from memories.models import Memory
 from memories.reconcile import memories_reconcile
 
 
-
 def batch_size() -> int:
     return max(1, settings.DOCUMENT_BATCH_SIZE)
 

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from conversations import processing as conversation_processing
+from conversations import services as conversation_services
 from conversations.models import Message
 from conversations.services import messages_append
 from core.claims import ClaimKind, claim, serialize, unclaimed

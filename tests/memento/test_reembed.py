@@ -13,8 +13,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from conversations.models import Message
-from conversations.selectors import message_search
 from conversations.processing import messages_embed
+from conversations.selectors import message_search
 from conversations.services import messages_append
 from documents.models import Chunk, Document
 from documents.selectors import chunk_search

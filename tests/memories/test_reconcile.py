@@ -3,7 +3,7 @@ the real local embedding model and database; what is current is read back throug
 
 import pytest
 
-from conversations import processing, services
+from conversations import processing
 from conversations.models import Message
 from memories import services as memory_services
 from memories.models import Memory
