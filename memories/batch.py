@@ -16,14 +16,9 @@ from core.ahead import ahead
 from integrations import embeddings
 from memories import spaces
 from memories.models import HistoryAction, Memory
-from memories.services import (
-    MemoryWrite,
-    atomic_writes,
-    memory_soft_delete,
-    prepare_item,
-    write_prepared,
-)
+from memories.services import memory_soft_delete
 from memories.vectors import embed_indexed
+from memories.writes import MemoryWrite, atomic_writes, prepare_item, write_prepared
 
 Action = HistoryAction.Action
 logger = logging.getLogger(__name__)
