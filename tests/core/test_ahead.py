@@ -58,10 +58,11 @@ def test_an_error_of_the_work_is_raised_where_its_result_is_taken():
 
 def test_an_error_of_the_caller_cancels_the_rest_and_waits_for_the_running_work():
     done = []
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
 
     def work(n):
         if n == 2:
+            started.set()
             assert release.wait(WAIT)
         done.append(n)
         return n
@@ -69,6 +70,7 @@ def test_an_error_of_the_caller_cancels_the_rest_and_waits_for_the_running_work(
     with pytest.raises(RuntimeError):
         with ahead(work, [1, 2, 3, 4]) as results:
             for _item, _ in results:
+                assert started.wait(WAIT)  # item 2's work is running while the caller fails on item 1
                 release.set()
                 raise RuntimeError("write failed")
-    assert done == [1, 2]  # item 2 was running and finished before the block was left; 3 and 4 never started
+    assert done == [1, 2]  # item 2 finished before the block was left; 3 and 4 never started
