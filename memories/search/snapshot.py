@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 
-from memories.models import EMBEDDING_DIMENSIONS, ttl_deadline_sql
+from memories.models import EMBEDDING_DIMENSIONS
 from memories.search.ranking import CONTEXT_SHARES, THREAD
 from memories.search.sql import EPOCH, MAX_QUERY_LEXEMES, QUERY_LEXEMES, VECTOR
 
@@ -49,7 +49,8 @@ _ROWS = (
     "tsvector_to_array(m.search_vector), "
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
     "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
-    "extract(epoch FROM least(m.expires_at, " + ttl_deadline_sql("m") + "))::float8, m.category, m.embedding_model "
+    "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
+    "+ m.ttl_minutes * interval '1 minute'))::float8, m.category, m.embedding_model "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
     "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
