@@ -62,7 +62,7 @@ def _memories(user, facts: list[str]) -> None:
 def locomo_owner(sample_index: int, *, reuse: bool):
     """(user, questions) for LoCoMo sample `sample_index`'s first speaker."""
     from bench.locomo_conversations import observations
-    from conversations import services
+    from conversations import processing, services
     from conversations.models import Conversation
     from core import rls
 
@@ -84,7 +84,7 @@ def locomo_owner(sample_index: int, *, reuse: bool):
         services.messages_append(conversation=conversation, messages=messages[i:i + APPEND_MAX])
     rls.activate(None, bypass=True)  # the worker's view
     for ids in queued:
-        services.messages_embed(message_ids=ids)
+        processing.messages_embed(message_ids=ids)
     rls.activate(user.pk)
     _memories(user, [text for who, text, _ in observations(sample) if who == speaker])
     return user, asked

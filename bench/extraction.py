@@ -118,7 +118,7 @@ def main() -> None:
 
     import extraction
     from accounts.services import token_create
-    from conversations import services
+    from conversations import processing, services
     from conversations.models import Conversation, Message
     from memories.models import Memory
     from memories.search import memory_search
@@ -142,7 +142,7 @@ def main() -> None:
     rows = services.messages_append(conversation=conversation,
                                     messages=[{"role": "user", "content": t} for t in service_texts[:5]])
     for row, _ in rows:  # warm: model loaded, queries prepared
-        services.message_extract(message_id=row.pk)
+        processing.message_extract(message_id=row.pk)
     from conversations import tasks
 
     sent = tasks.extract_message.delay
@@ -154,7 +154,7 @@ def main() -> None:
         tasks.extract_message.delay = sent
     started = time.perf_counter()
     for row, _ in progress(rows, desc="service", unit="msg"):
-        services.message_extract(message_id=row.pk)
+        processing.message_extract(message_id=row.pk)
     whole = time.perf_counter() - started
     memories = Memory.objects.filter(owner=user).count()
     print(f"whole extraction service (extract + embed + reconcile + write, one message per transaction): "

@@ -48,7 +48,7 @@ def run_case(api_for, index: int, turns: list[str], question: str = "") -> tuple
     context's text for `question`)."""
     from django.contrib.auth import get_user_model
 
-    from conversations import services
+    from conversations import processing
     from conversations.models import Message
     from memories.models import Memory
 
@@ -60,7 +60,7 @@ def run_case(api_for, index: int, turns: list[str], question: str = "") -> tuple
     ]}, format="json")
     assert response.status_code == 201, response.content
     for message in Message.objects.filter(conversation_id=cid).order_by("sent_at", "sequence"):
-        services.message_extract(message_id=message.pk)
+        processing.message_extract(message_id=message.pk)
     live = api.get("/api/memories/", {"page_size": 200}).json()["results"]
     context = api.get(f"/api/conversations/{cid}/context/", {"query": question}).json()["text"] if question else ""
     return live, list(Memory.objects.filter(owner=user)), context

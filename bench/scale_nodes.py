@@ -221,7 +221,8 @@ def sizes(args) -> None:
 
     from bench.common import wipe_users
     from conversations.models import Message
-    from conversations.services import conversation_create, messages_append, messages_embed_pending
+    from conversations.processing import messages_embed_pending
+    from conversations.services import conversation_create, messages_append
     from memories.batch import memory_batch_create
 
     owners = 100

@@ -1,8 +1,9 @@
-"""Writes to conversations and messages, and the extraction step that turns a message into memories."""
+"""Writes to conversations and messages, each one transaction: create, update, end, delete, forget (erasure),
+append messages; which messages are due for extraction and when their owner's task is sent; marking them failed;
+the sweep that sends lost extraction tasks again. The slow work (embedding, extraction) is
+`conversations.processing`, queued on commit (`conversations.tasks`)."""
 
-import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -13,22 +14,12 @@ from django.db.models import Exists, Max, OuterRef, Q
 from django.db.models.functions import Lower, StrIndex
 from django.utils import timezone
 
-import extraction
 from conversations import tasks
 from conversations.models import Conversation, Message
-from core import events, rls
-from core.claims import claim, serialize, unclaimed
-from core.tasks import TRANSIENT
-from extraction.attributes import statement_frames
-from integrations import embeddings, llm
+from core import rls
+from core.claims import ClaimKind, serialize, unclaimed
 from memories import services as memory_services
-from memories import spaces
 from memories.models import Memory, MemoryEvent
-from memories.reconcile import memories_reconcile, reconcile_frames
-from memories.vectors import embed_or_pending
-from profiles.reminder_services import reminders_apply, reminders_prepare
-
-logger = logging.getLogger(__name__)
 
 EMBED_TASK_SIZE = 256  # messages per embedding task: a long import is spread over tasks other users' work can join
 CONVERSATION_FIELDS = ("title", "agent_id", "project", "status", "summary", "metadata", "ended_at")
@@ -171,50 +162,6 @@ def _send_embedding(message_ids: list[str], extract: list[str]) -> None:
         tasks.embed_messages.delay(message_ids[start:start + EMBED_TASK_SIZE], extract if last else [])
 
 
-def messages_embed(*, message_ids) -> int:
-    """Embed the given messages that have no vector yet, in batches, the next batch embedded while the last one
-    is written (the model outside any transaction). Provider down: they stay without a vector (still found by
-    words) and the periodic sweep embeds them later. Returns how many were embedded."""
-    todo = list(Message.objects.filter(pk__in=list(message_ids), embedding__isnull=True)
-                .order_by("sent_at", "sequence").only("id", "name", "content"))
-    if not todo:
-        return 0
-    size = settings.EMBEDDING_BATCH_SIZE
-    groups = [todo[i:i + size] for i in range(0, len(todo), size)]
-    done = 0
-    model = spaces.active_model(spaces.Name.MESSAGES)
-
-    def vectors_for(group):
-        return embeddings.embed_texts([m.embedding_text() for m in group], model)
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(vectors_for, groups[0])
-        for index, group in enumerate(groups):
-            try:
-                vectors = future.result()
-            except embeddings.EmbeddingError:
-                logger.warning("embedding provider unavailable; %d messages left for the sweep",
-                               len(todo) - done, exc_info=True)
-                return done
-            if index + 1 < len(groups):
-                future = pool.submit(vectors_for, groups[index + 1])
-            for message, vector in zip(group, vectors, strict=True):
-                message.embedding = vector
-                message.embedding_model = model
-            with transaction.atomic():
-                Message.objects.bulk_update(group, ["embedding", "embedding_model"])
-            done += len(group)
-    return done
-
-
-def messages_embed_pending(*, limit: int = 2000) -> int:
-    """Periodic: embed messages stored while the provider was down or whose task was lost, oldest first."""
-    cutoff = timezone.now() - timedelta(seconds=60)  # younger ones are most likely in a queued task
-    ids = list(Message.objects.filter(embedding__isnull=True, created_at__lt=cutoff)
-               .order_by("created_at").values_list("pk", flat=True)[:limit])
-    return messages_embed(message_ids=ids)
-
-
 # --- extraction queueing: a share per owner -------------------------------------------------------------------
 #
 # Messages due for extraction are stamped `extraction_queued_at`; the worker takes them a share at a time, per
@@ -227,13 +174,13 @@ def messages_embed_pending(*, limit: int = 2000) -> int:
 EXTRACT_SHARE = 16  # messages per task: ~1 s with the local rules, ~30 s with an LLM
 
 
-def _due(owner_id):
+def due_messages(owner_id):
     """The owner's messages stamped for extraction and not yet extracted, in the order the tasks take them."""
     return Message.objects.filter(owner_id=owner_id, extraction_status=Message.Extraction.PENDING,
                                   extraction_queued_at__isnull=False).order_by("created_at", "pk")
 
 
-def _lock_owner(owner_id) -> None:
+def lock_owner(owner_id) -> None:
     serialize(f"extraction:{owner_id}")
 
 
@@ -255,8 +202,8 @@ def _queue_pending(conversation: Conversation, *, trigger: str, send: bool = Tru
     )
     if not due:
         return []
-    _lock_owner(conversation.owner_id)
-    running = _due(conversation.owner_id).exists()  # its task takes these too
+    lock_owner(conversation.owner_id)
+    running = due_messages(conversation.owner_id).exists()  # its task takes these too
     Message.objects.filter(pk__in=pending).update(extraction_queued_at=timezone.now())
     if running:
         return []
@@ -272,118 +219,6 @@ def messages_send_extraction(message_ids: list[str]) -> None:
         tasks.extract_pending.delay(str(owner_id))
 
 
-OWNER_CLAIM = 3  # core.claims kind of an owner whose extraction share is being worked on
-CLAIM = 2  # core.claims kind of a message being extracted
-
-
-def messages_extract_share(*, owner_id) -> int:
-    """One task's share of the owner's due messages: up to EXTRACT_SHARE extracted, then, if more are due, the
-    owner's task is queued again (behind the work queued meanwhile) and the next share stamped, which tells the
-    sweep the task is alive. A message that fails for good is marked failed and the share goes on; a transient
-    failure (provider, LLM endpoint, database) propagates for the task to retry. The owner's claim is held
-    throughout: a second delivery while a share runs leaves the owner to it. Returns how many were taken."""
-    with claim(OWNER_CLAIM, owner_id) as mine:
-        return _extract_share(owner_id) if mine else 0
-
-
-def _extract_share(owner_id) -> int:
-    share = [str(pk) for pk in _due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
-    for message_id in share:
-        try:
-            message_extract(message_id=message_id)
-        except TRANSIENT:
-            raise
-        except Exception as exc:  # a bug or bad data: recorded on the message, the others still get their turn
-            logger.exception("extraction of message %s failed", message_id)
-            message_mark_failed(message_id=message_id,
-                                error=f"Stopped by an internal error ({type(exc).__name__}: {exc}).")
-    with transaction.atomic():
-        _lock_owner(owner_id)
-        following = [pk for pk in _due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE]]
-        if following:
-            Message.objects.filter(pk__in=following).update(extraction_queued_at=timezone.now())
-            transaction.on_commit(lambda: tasks.extract_pending.delay(str(owner_id)))
-    return len(share)
-
-
-def message_extract(*, message_id) -> Message | None:
-    """Turn one message into memories. Idempotent: a message already done is left alone, and the memories and
-    the `done` status are written in one transaction, so a worker that dies mid-way leaves it pending. The
-    message's claim is held throughout: a second delivery while it runs leaves it to the first."""
-    with claim(CLAIM, message_id) as mine:
-        if not mine:
-            return Message.objects.filter(pk=message_id).first()
-        return _extract(message_id)
-
-
-def _extract(message_id) -> Message | None:
-    message = Message.objects.select_related("conversation", "conversation__project").filter(pk=message_id).first()
-    if message is None:  # its conversation was deleted after the task was queued
-        return None
-    if message.extraction_status != Message.Extraction.PENDING:
-        return message
-    use_llm = llm.llm_configured()
-    # the turns before it (context for the extractor: "we" named earlier, "there", a pronoun's person)
-    earlier = [
-        f"{name or ('User' if role == Message.Role.USER else role.capitalize())}: {content}"
-        for role, name, content in message.conversation.messages
-        .filter(sent_at__lte=message.sent_at, sequence__lt=message.sequence)
-        .order_by("-sent_at", "-sequence").values_list("role", "name", "content")[:CONTEXT_TURNS]
-    ][::-1]
-    try:
-        if use_llm:
-            candidates = extraction.extract_llm(message.content, role=message.role, context=earlier[-4:])
-        else:
-            candidates = _extract_local(message, earlier)
-    except llm.LLMUnavailable:
-        raise  # transient: the task retries with backoff
-    except llm.LLMError as exc:
-        return message_mark_failed(message_id=message.pk, error=str(exc))
-    conversation = message.conversation
-    vectors, _ = embed_or_pending([c.content for c in candidates])  # the model, before any lock
-    self_names = [message.name] if message.name else []
-    reminder = reminders_prepare(owner=conversation.owner, text=message.content, said_at=message.sent_at,
-                                 subject=message.name or "user") if message.role == Message.Role.USER else None
-    known = reconcile_frames(owner=conversation.owner, candidates=candidates, vectors=vectors,
-                             project=conversation.project, frames=statement_frames, self_names=self_names)
-    try:
-        with transaction.atomic():
-            locked = Message.objects.select_for_update().get(pk=message.pk)
-            if locked.extraction_status != Message.Extraction.PENDING:
-                return locked
-            memories_reconcile(
-                owner=conversation.owner, candidates=candidates, project=conversation.project,
-                reason=f"extracted from message {locked.pk} of conversation {conversation.pk}",
-                conversation=conversation, message=locked,
-                source_ref={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)},
-                llm_decide=extraction.reconcile_llm if use_llm else None, vectors=vectors,
-                happened_at=locked.sent_at, frames=statement_frames, self_names=self_names, known=known,
-            )
-            if reminder is not None:  # "remind me to call mom on Friday"; "I called mom" closes it
-                reminders_apply(owner=conversation.owner, prepared=reminder, message=locked)
-            locked.extraction_status = Message.Extraction.DONE
-            locked.extraction_error = ""
-            locked.full_clean()
-            locked.save()
-            events.emit(events.CONVERSATION_EXTRACTED, owner_id=conversation.owner_id,
-                        payload={"conversation_id": str(conversation.pk), "message_id": str(locked.pk)})
-    except llm.LLMUnavailable:
-        raise
-    except llm.LLMError as exc:  # the whole reconciliation rolled back: nothing half-written
-        return message_mark_failed(message_id=message.pk, error=str(exc))
-    return locked
-
-
-CONTEXT_TURNS = 6  # earlier turns of the conversation given to the extractor as context
-
-
-def _extract_local(message: Message, earlier: list[str]):
-    """The local extractor, with the earlier turns as "Speaker: text" (the speaker's own turns name who "we" are;
-    an unnamed user turn is "User:", an unnamed assistant's "Assistant:")."""
-    return extraction.extract_local(message.content, role=message.role, speaker=message.name or None,
-                                    when=message.sent_at, context=earlier)
-
-
 def message_mark_failed(*, message_id, error: str) -> Message | None:
     with transaction.atomic():
         message = Message.objects.select_for_update().filter(pk=message_id).first()
@@ -396,7 +231,7 @@ def message_mark_failed(*, message_id, error: str) -> Message | None:
 
 def messages_mark_first_failed(*, owner_id, error: str) -> Message | None:
     """The owner's next due message fails (its extraction task gave up on it)."""
-    first = _due(owner_id).values_list("pk", flat=True).first()
+    first = due_messages(owner_id).values_list("pk", flat=True).first()
     return message_mark_failed(message_id=first, error=error) if first is not None else None
 
 
@@ -414,11 +249,12 @@ def messages_requeue_stale(*, older_than: timedelta = REQUEUE_AFTER) -> int:
     heads = (Message.objects.filter(extraction_status=Message.Extraction.PENDING, extraction_queued_at__isnull=False)
              .order_by("owner_id", "created_at", "pk").distinct("owner_id")
              .values_list("owner_id", "extraction_queued_at"))
-    owners = unclaimed(OWNER_CLAIM, [owner_id for owner_id, queued_at in heads if queued_at <= cutoff][:REQUEUE_LIMIT])
+    stale = [owner_id for owner_id, queued_at in heads if queued_at <= cutoff][:REQUEUE_LIMIT]
+    owners = unclaimed(ClaimKind.EXTRACTION_OWNER, stale)
     for owner_id in owners:
         with transaction.atomic():
-            _lock_owner(owner_id)
-            share = list(_due(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE])
+            lock_owner(owner_id)
+            share = list(due_messages(owner_id).values_list("pk", flat=True)[:EXTRACT_SHARE])
             # stamped again, so that a task merely waiting behind a long queue is not sent once per sweep
             Message.objects.filter(pk__in=share).update(extraction_queued_at=timezone.now())
             transaction.on_commit(lambda owner_id=owner_id: tasks.extract_pending.delay(str(owner_id)))

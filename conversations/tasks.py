@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from conversations import services
+from conversations import processing, services
 from core.tasks import RetryingTask
 
 
@@ -14,7 +14,7 @@ def extract_message(message_id: str) -> str:
     """Extract memories from one message (idempotent); transient failures retry with backoff, and the last
     failure is recorded on the message (core.tasks). (Appends queue `extract_pending` per owner instead; this
     one serves tasks already queued and single messages.)"""
-    message = services.message_extract(message_id=message_id)
+    message = processing.message_extract(message_id=message_id)
     return message.extraction_status if message is not None else "gone"
 
 
@@ -28,8 +28,8 @@ class ShareTask(RetryingTask):
 @shared_task(base=ShareTask)
 def extract_pending(owner_id: str) -> int:
     """Extract a share of one owner's due messages, then queue the next share behind everyone else's work
-    (conversations.services); transient failures retry with backoff."""
-    return services.messages_extract_share(owner_id=owner_id)
+    (conversations.processing); transient failures retry with backoff."""
+    return processing.messages_extract_share(owner_id=owner_id)
 
 
 @shared_task(base=RetryingTask)
@@ -37,7 +37,7 @@ def embed_messages(message_ids: list[str], extract: list[str]) -> int:
     """Embed new messages (idempotent: only those without a vector), then queue the extraction the append
     decided on. A provider failure leaves them to the periodic sweep and extraction goes ahead; if the task
     itself is lost, the extraction sweep re-sends what was stamped queued."""
-    done = services.messages_embed(message_ids=message_ids)
+    done = processing.messages_embed(message_ids=message_ids)
     if extract:
         services.messages_send_extraction(extract)
     return done
@@ -46,7 +46,7 @@ def embed_messages(message_ids: list[str], extract: list[str]) -> int:
 @shared_task
 def embed_pending_messages() -> int:
     """Periodic: messages still without a vector (provider was down, a task was lost) are embedded."""
-    return services.messages_embed_pending()
+    return processing.messages_embed_pending()
 
 
 @shared_task

@@ -14,6 +14,7 @@ from conversations.context import context_for
 from conversations.models import Conversation
 from core import grants
 from memories import tools as memory_tools
+from memories.tool_arguments import parsed, validated
 from memories.tools import (
     ALIASES,
     AS_OF,
@@ -22,10 +23,8 @@ from memories.tools import (
     NoSuchMemory,
     ToolResult,
     as_of_arg,
-    parsed,
     summary,
     tool,
-    validated,
 )
 from profiles import tools as profile_tools
 

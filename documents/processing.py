@@ -26,9 +26,7 @@ changes. Memory writes go through the memories services only.
 """
 
 import dataclasses
-import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -37,20 +35,19 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-import extraction
 from core import events
-from core.claims import claim, unclaimed
+from core.ahead import ahead_until
+from core.claims import ClaimKind, claim
+from core.turns import requeue_stale
 from documents import chunking, parsing, services, tasks
+from documents.extracting import ExtractionFailed, chunk_candidates
 from documents.models import Chunk, Document
 from documents.shares import Share
-from extraction import extract_document, slug
 from extraction.attributes import statement_frames
 from integrations import embeddings, llm
 from memories import spaces
 from memories.models import Memory
 from memories.reconcile import memories_reconcile
-
-CLAIM = 1  # core.claims kind of a document being processed
 
 
 def batch_size() -> int:
@@ -65,14 +62,6 @@ def embed_batch_size() -> int:
 def task_chunks() -> int:
     """Chunks one task processes before the document goes to the back of the queue."""
     return max(1, settings.DOCUMENT_TASK_CHUNKS)
-
-
-def memories_per_chunk() -> int:
-    return max(0, settings.DOCUMENT_MEMORIES_PER_CHUNK)
-
-
-class ExtractionFailed(Exception):
-    """The extraction model answered something unusable for a passage: the document fails with the reason."""
 
 
 class _Stop(Exception):
@@ -138,49 +127,6 @@ def _store_chunks(document: Document, parsed: parsing.ParsedDocument, specs: lis
     return locked
 
 
-def _candidates(document: Document, chunk: Chunk, use_llm: bool) -> list:
-    """What to remember from one chunk: the document rules (decisions, dates, people, requirements) and the
-    conversation extractor (first-person statements), at most DOCUMENT_MEMORIES_PER_CHUNK, without the overlap
-    the chunk repeats from the previous one. Project scope when the document belongs to a project; no update
-    slots (a document adds or confirms, it never supersedes: deleting it undoes it cleanly)."""
-    limit = memories_per_chunk()
-    if limit == 0:
-        return []
-    text = chunk.content[int(chunk.metadata.get("overlap_chars") or 0):]
-    section = chunk.metadata.get("section_title") or ""
-    found: list = list(extract_document(text, section_title=section, limit=limit))
-    if use_llm:
-        context = [f"This text is a passage of the document {str(document)!r}"
-                   + (f", section {section!r}" if section else "") + "."]
-        try:
-            found += extraction.extract_llm(text, role="user", context=context)
-        except llm.LLMUnavailable:
-            raise  # the endpoint is down or busy: the task retries
-        except llm.LLMError as exc:
-            # an unusable answer (after the one retry chat_json makes) would come back the same on a retry
-            raise ExtractionFailed(
-                f"Memory extraction failed on passage {chunk.chunk_index + 1}: {str(exc).rstrip('.')}.") from exc
-    else:
-        found += extraction.extract_local(text, role="user", strict=True)
-    scope = "project" if document.project_id else "user"
-    section_tag = slug(section)
-    out, seen = [], set()
-    for candidate in found:
-        key = re.sub(r"\W+", " ", candidate.content.lower()).strip()
-        if not key or key in seen:
-            continue
-        seen.add(key)
-        tags = list(dict.fromkeys([*candidate.tags, *([section_tag] if section_tag else []), "document"]))
-        out.append(extraction.Candidate(
-            content=candidate.content, category=candidate.category or "fact", subject=candidate.subject or "",
-            attribute="", tags=tags[:10], entities=dict(candidate.entities or {}),
-            importance=float(candidate.importance), scope=scope, explicit=False,
-        ))
-        if len(out) >= limit:
-            break
-    return out
-
-
 def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Share):
     """Outside any transaction (and in a worker thread): the batch's candidates, and in one embedding call the
     chunks' vectors and the candidates' vectors (so that reconciling them embeds nothing in the writing thread).
@@ -191,7 +137,7 @@ def _prepare(document: Document, chunks: list[Chunk], use_llm: bool, share: Shar
     for chunk in chunks:
         if candidates and share.over():
             break
-        candidates.append(_candidates(document, chunk, use_llm))
+        candidates.append(chunk_candidates(document, chunk, use_llm))
     chunks = chunks[: len(candidates)]
     texts = [chunk.content for chunk in chunks]
     statements = [c.content for found in candidates for c in found]
@@ -292,7 +238,7 @@ def document_process(*, document_id, max_chunks: int | None = None) -> Document 
     document as it stands afterwards (None when it was deleted). Transient failures (embedding provider, LLM
     endpoint, database) propagate for the task to retry; an unreadable file marks the document failed. A
     document another worker is processing is left to it."""
-    with claim(CLAIM, document_id) as mine:
+    with claim(ClaimKind.DOCUMENT, document_id) as mine:
         if not mine:
             return Document.objects.filter(pk=document_id).first()
         return _process(document_id, max_chunks)
@@ -319,29 +265,25 @@ def _process(document_id, max_chunks: int | None) -> Document | None:
         size = batch_size()
         left = max_chunks if max_chunks is not None else document.chunks_total
         first = share.sized(size if document.chunks_done == 0 or max_chunks is None else _call_size(left))
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
-            future = pool.submit(_prepare, document, group, use_llm, share) if group else None
-            while group:
-                group, vectors, candidates, candidate_vectors = future.result()
-                left -= len(group)
-                following = []
-                if left > 0 and not share.over():
-                    following = _next_batch(document, group[-1].chunk_index, share.sized(
-                        embed_batch_size() if max_chunks is None else _call_size(left)))
-                future = pool.submit(_prepare, document, following, use_llm, share) if following else None
-                try:
-                    for start in range(0, len(group), size):
-                        share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
-                        part = slice(start, start + size)
-                        _store_batch(document, group[part], vectors[part], candidates[part],
-                                     candidate_vectors[part])
-                        batch_done(document, group[part])
-                except BaseException:
-                    if future is not None:
-                        future.cancel()
-                    raise
-                group = following
+
+        def following(_group, prepared) -> list[Chunk] | None:
+            nonlocal left
+            group = prepared[0]  # the chunks the call managed within the share's time
+            left -= len(group)
+            if left <= 0 or share.over():
+                return None
+            return _next_batch(document, group[-1].chunk_index, share.sized(
+                embed_batch_size() if max_chunks is None else _call_size(left))) or None
+
+        group = _next_batch(document, -1, min(first, left))  # a small first call: progress shows early
+        with ahead_until(lambda chunks: _prepare(document, chunks, use_llm, share), group or None,
+                         following) as prepared:
+            for _, (group, vectors, candidates, candidate_vectors) in prepared:
+                for start in range(0, len(group), size):
+                    share.deadline.check()  # over the hard budget, or deleted / reprocessed meanwhile
+                    part = slice(start, start + size)
+                    _store_batch(document, group[part], vectors[part], candidates[part], candidate_vectors[part])
+                    batch_done(document, group[part])
         if (left <= 0 or share.over()) and _next_batch(document, -1, 1):
             return Document.objects.filter(pk=document.pk).first()  # this task's share is done; more to do
         return _finish(document)
@@ -388,20 +330,10 @@ def documents_requeue_stale(*, older_than_seconds: int | None = None) -> int:
         pending_cutoff = now - timedelta(seconds=max(PENDING_STALE_SECONDS, settings.DOCUMENT_STALE_SECONDS))
     else:
         processing_cutoff = pending_cutoff = now - timedelta(seconds=older_than_seconds)
-    unfinished = Document.objects.filter(processing_status__in=services.UNFINISHED)
-    candidates = list(unfinished.filter(
+    return requeue_stale(
+        Document.objects.filter(processing_status__in=services.UNFINISHED),
         Q(processing_status=Document.Status.PROCESSING, updated_at__lte=processing_cutoff,
           queued_at__lte=processing_cutoff)
-        | Q(processing_status=Document.Status.PENDING, updated_at__lte=pending_cutoff, queued_at__lte=pending_cutoff)
-    ).order_by("updated_at").values_list("pk", flat=True)[:1000])
-    idle = unclaimed(CLAIM, candidates)
-    with transaction.atomic():
-        stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(pk__in=idle)
-                 .values_list("pk", flat=True)]
-        Document.objects.filter(pk__in=stale).update(queued_at=now)  # updated_at still says when it progressed
-        transaction.on_commit(lambda: [tasks.process_document.delay(pk) for pk in stale])
-    in_queue = unfinished.filter(queued_at__isnull=False).values("owner_id")
-    waiting = (unfinished.filter(queued_at__isnull=True).exclude(owner_id__in=in_queue).order_by()
-               .values_list("owner_id", flat=True).distinct()[:1000])
-    sent = [owner_id for owner_id in waiting if services.documents_dispatch(owner_id=owner_id) is not None]
-    return len(stale) + len(sent)
+        | Q(processing_status=Document.Status.PENDING, updated_at__lte=pending_cutoff, queued_at__lte=pending_cutoff),
+        kind=ClaimKind.DOCUMENT, send=tasks.process_document.delay,
+        dispatch=lambda owner_id: services.documents_dispatch(owner_id=owner_id), now=now)

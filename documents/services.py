@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import events
-from core.claims import serialize
+from core.turns import dispatch_next
 from documents import parsing, tasks
 from documents.models import Chunk, Document
 from memories import services as memory_services
@@ -60,19 +60,10 @@ def documents_dispatch(*, owner_id) -> Document | None:
     """Hand the owner's oldest waiting document to the worker, unless one of theirs is in the queue already: each
     owner has one document in the queue at a time, and each task does a bounded share of it before queueing it
     again behind everyone else's (documents.processing), so one user's big upload cannot hold up the others.
-    Called when a document is uploaded, reprocessed, finished, failed or deleted, and by the periodic sweep."""
-    with transaction.atomic():
-        serialize(f"documents:{owner_id}")  # one dispatcher per owner at a time (upload vs a finishing task)
-        owned = Document.objects.filter(owner_id=owner_id, processing_status__in=UNFINISHED)
-        if owned.filter(queued_at__isnull=False).exists():
-            return None
-        document = owned.filter(queued_at__isnull=True).order_by("created_at", "pk").first()
-        if document is None:
-            return None
-        document.queued_at = timezone.now()
-        document.save(update_fields=["queued_at", "updated_at"])
-        transaction.on_commit(lambda pk=str(document.pk): tasks.process_document.delay(pk))
-    return document
+    Called when a document is uploaded, reprocessed, finished, failed or deleted, and by the periodic sweep
+    (core.turns)."""
+    return dispatch_next(Document.objects.filter(processing_status__in=UNFINISHED), owner_id=owner_id,
+                         lock=f"documents:{owner_id}", send=tasks.process_document.delay)
 
 
 def document_upload(*, owner, file, project=None, title: str = "") -> Document:

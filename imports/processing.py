@@ -19,19 +19,21 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from conversations import processing as conversation_processing
 from conversations import services as conversation_services
 from conversations.models import Message
 from conversations.services import messages_append
-from core.claims import claim, serialize, unclaimed
+from core.claims import ClaimKind, claim, serialize
+from core.turns import requeue_stale
 from imports import formats, services, tasks
 from imports.models import Import, ImportItem
 from memories.batch import memory_batch_create
 from memories.models import Memory
 from memories.vectors import embed_indexed
 
-CLAIM = 5  # core.claims kind of an import being written
 APPEND_MAX = 500  # messages per messages_append call
 MEMORY_GROUP = 200  # memories embedded and written together
 
@@ -103,7 +105,7 @@ def _embed(conversation_ids: list[str]) -> None:
     if conversation_ids:
         ids = list(Message.objects.filter(conversation_id__in=conversation_ids, embedding__isnull=True)
                    .values_list("pk", flat=True))
-        conversation_services.messages_embed(message_ids=ids)
+        conversation_processing.messages_embed(message_ids=ids)
 
 
 def _memory_fields(job: Import, item: ImportItem) -> dict:
@@ -165,7 +167,7 @@ def import_process(*, import_id, max_weight: int | None = None,
     """Write (or resume writing) an import's pending items, in order; with `max_weight`, stop once about that many
     messages or memories were written and leave it `processing` (the task queues it again). `progress(n)` is
     told of every n items written (the command's progress bar). An import another worker holds is left to it."""
-    with claim(CLAIM, import_id) as mine:
+    with claim(ClaimKind.IMPORT, import_id) as mine:
         if not mine:
             return Import.objects.filter(pk=import_id).first()
         job = _start(import_id)
@@ -216,17 +218,7 @@ def imports_requeue_stale(*, older_than_seconds: int | None = None) -> int:
     not send it once more); an owner whose imports wait with none in the queue gets the next one sent."""
     seconds = settings.IMPORT_STALE_SECONDS if older_than_seconds is None else older_than_seconds
     cutoff = timezone.now() - timedelta(seconds=seconds)
-    unfinished = Import.objects.filter(status__in=services.UNFINISHED)
-    candidates = list(unfinished.filter(queued_at__lte=cutoff, updated_at__lte=cutoff)
-                      .order_by("updated_at").values_list("pk", flat=True)[:1000])
-    idle = unclaimed(CLAIM, candidates)
-    with transaction.atomic():
-        stale = [str(pk) for pk in unfinished.select_for_update(skip_locked=True).filter(pk__in=idle)
-                 .values_list("pk", flat=True)]
-        Import.objects.filter(pk__in=stale).update(queued_at=timezone.now())
-        transaction.on_commit(lambda: [tasks.process_import.delay(pk) for pk in stale])
-    in_queue = unfinished.filter(queued_at__isnull=False).values("owner_id")
-    waiting = (unfinished.filter(queued_at__isnull=True).exclude(owner_id__in=in_queue).order_by()
-               .values_list("owner_id", flat=True).distinct()[:1000])
-    sent = [owner for owner in waiting if services.imports_dispatch(owner_id=owner) is not None]
-    return len(stale) + len(sent)
+    return requeue_stale(Import.objects.filter(status__in=services.UNFINISHED),
+                         Q(queued_at__lte=cutoff, updated_at__lte=cutoff), kind=ClaimKind.IMPORT,
+                         send=tasks.process_import.delay,
+                         dispatch=lambda owner_id: services.imports_dispatch(owner_id=owner_id))

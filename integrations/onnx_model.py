@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from integrations.embeddings import LocalProvider, _model_dir
+from integrations.local_model import LocalProvider
+from integrations.tokens import model_dir
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +160,6 @@ class OnnxEncoder:
         return out
 
 
-
 class OnnxProvider(LocalProvider):
     """LocalProvider with small calls on ONNX Runtime and batches on torch (torch for everything if the export or
     loading fails)."""
@@ -168,7 +168,7 @@ class OnnxProvider(LocalProvider):
 
     def __init__(self, model_name: str, batch_size: int, *, cache_dir: Path, threads: int = 0):
         super().__init__(model_name, batch_size)
-        self.encoder = OnnxEncoder(_model_dir(), cache_dir, batch_size=batch_size, threads=threads)
+        self.encoder = OnnxEncoder(model_dir(), cache_dir, batch_size=batch_size, threads=threads)
         self.fallback = False
 
     def _encode(self, pieces: Sequence[str]):

@@ -2,8 +2,8 @@
 while the previous chunk is being written; re-embedding; the periodic sweeps (expired memories, pending
 embeddings)."""
 
+import itertools
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
@@ -12,17 +12,13 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
+from core.ahead import ahead
 from integrations import embeddings
 from memories import spaces
 from memories.models import HistoryAction, Memory
-from memories.services import (
-    MemoryWrite,
-    atomic_writes,
-    memory_soft_delete,
-    prepare_item,
-    write_prepared,
-)
+from memories.services import memory_soft_delete
 from memories.vectors import embed_indexed
+from memories.writes import MemoryWrite, atomic_writes, prepare_item, write_prepared
 
 Action = HistoryAction.Action
 logger = logging.getLogger(__name__)
@@ -50,25 +46,19 @@ def memory_batch_create(*, owner, items: list[dict[str, Any]], actor=None, reaso
     if errors:
         raise ValidationError({"items": errors})
     # Embedding and writing overlap: while chunk i is written (HNSW inserts cost ~2.5 ms a row), chunk i+1 is
-    # embedded in a worker thread. The first chunk is embedded before the transaction opens.
+    # embedded in a worker thread (core.ahead). The first chunk is embedded before the transaction opens.
     if vectors is not None:
         with transaction.atomic():
             model = embeddings.model_of(next((v for v in vectors if v is not None), None))  # the caller's model
             return write_prepared(owner, prepared, vectors, model, actor=actor, reason=reason)
     chunks = [prepared[i : i + EMBED_CHUNK] for i in range(0, len(prepared), EMBED_CHUNK)]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        futures = [pool.submit(embed_indexed, chunk) for chunk in chunks]
-        futures[0].result()
-        try:
-            with atomic_writes():
-                results: list[MemoryWrite] = []
-                for chunk, future in zip(chunks, futures, strict=True):
-                    vectors, model_name = future.result()
-                    results += write_prepared(owner, chunk, vectors, model_name, actor=actor, reason=reason)
-                return results
-        finally:
-            for future in futures:
-                future.cancel()
+    with ahead(embed_indexed, chunks) as embedded:
+        first = next(embedded)
+        with atomic_writes():
+            results: list[MemoryWrite] = []
+            for chunk, (vectors, model_name) in itertools.chain([first], embedded):
+                results += write_prepared(owner, chunk, vectors, model_name, actor=actor, reason=reason)
+            return results
 
 
 def memory_reembed_batch(*, memories: list[Memory], reason: str = "re-embedded", actor=None) -> int:

@@ -19,13 +19,12 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
-from core.claims import claim
+from core.claims import ClaimKind, claim
 from memories.models import Memory, hnsw_index
 from memories.search.paths import OWNER_INDEX_PREFIX, owner_index_name, owner_of_index
 
 logger = logging.getLogger(__name__)
 
-CLAIM = 7301  # core.claims kind: the one sync at a time (the object id is constant)
 # above this share of the table the shared index serves the owner nearly as its own would (a filtered scan visits
 # about k / share entries: 200 for 100 rows at one half)
 OWN_INDEX_MAX_SHARE = 0.5
@@ -98,7 +97,7 @@ def owner_indexes_sync(*, dry_run: bool = False, builds: int | None = None) -> l
     `dry_run`). Returns [] at once when another sync is running. A build takes about a second per thousand rows
     on two cores (the 1M bench's heavy user, 50,000 rows: ~1 minute); the periodic task builds one per run and
     queues itself again, so that the worker takes turns with other work."""
-    with claim(CLAIM, "owner-indexes") as mine:
+    with claim(ClaimKind.OWNER_INDEXES, "owner-indexes") as mine:
         if not mine:
             logger.info("owner index sync skipped: another one is running")
             return []

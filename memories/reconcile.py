@@ -23,9 +23,10 @@ from django.utils import timezone
 
 from integrations import embeddings
 from memories.models import HistoryAction, Memory
-from memories.services import prepare_item, save_version, write_one
 from memories.supersession import link_supersession
 from memories.vectors import embed_or_pending, numbers_in
+from memories.versions import save_version
+from memories.writes import prepare_item, write_one
 
 Action = HistoryAction.Action
 NEIGHBOURS = 8  # nearest live memories classified on the fly, per candidate

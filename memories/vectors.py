@@ -11,7 +11,7 @@ from pgvector import Vector
 
 from integrations import embeddings
 from memories import spaces
-from memories.models import Memory
+from memories.models import Memory, ttl_deadline_sql
 from memories.search.paths import owner_figures, vector_path
 
 logger = logging.getLogger(__name__)
@@ -71,8 +71,7 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
                 WHERE owner_id = %s AND project_id IS NOT DISTINCT FROM %s
                   AND is_active AND superseded_by_id IS NULL AND embedding IS NOT NULL AND embedding_model = %s
                   AND (expires_at IS NULL OR expires_at > now())
-                  AND (ttl_minutes IS NULL
-                       OR greatest(updated_at, accessed_at) + ttl_minutes * interval '1 minute' > now())
+                  AND (ttl_minutes IS NULL OR {ttl_deadline_sql()} > now())
                 ORDER BY {order}
                 LIMIT 1
             ) AS m

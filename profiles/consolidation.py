@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core import events
-from core.claims import claim, unclaimed
+from core.claims import ClaimKind, claim, unclaimed
 from memories.models import HistoryAction, Memory, Project
 from memories.services import memory_restore, memory_revert, memory_soft_delete, memory_update
 from memories.supersession import link_supersession
@@ -31,7 +31,6 @@ from profiles.sections import attribute_of
 from profiles.services import evidence_of, profile_rebuild
 
 Action = HistoryAction.Action
-CLAIM = 7401  # core.claims kind: an owner whose consolidation share is being worked on
 NEIGHBOURS = 8  # nearest live memories compared with each memory of a share
 STALE_AFTER = timedelta(minutes=10)  # a running run this old that nobody works on is sent again
 HAND_EDITS = (Action.UPDATE, Action.REVERT, Action.RESTORE)  # versions a signed-in user made by hand
@@ -56,7 +55,7 @@ def consolidation_step(*, run_id: int) -> bool:
     run = ConsolidationRun.objects.filter(pk=run_id).first()
     if run is None or run.status != ConsolidationRun.Status.RUNNING:
         return False
-    with claim(CLAIM, run.owner_id) as mine:
+    with claim(ClaimKind.CONSOLIDATION_OWNER, run.owner_id) as mine:
         if not mine:
             return False
         started = time.monotonic()
@@ -254,7 +253,7 @@ def consolidation_sweep() -> int:
     stale = ConsolidationRun.objects.filter(status=ConsolidationRun.Status.RUNNING,
                                             started_at__lt=timezone.now() - STALE_AFTER)
     by_owner = {str(run.owner_id): run.pk for run in stale[:1000]}
-    for owner_id in unclaimed(CLAIM, list(by_owner)):
+    for owner_id in unclaimed(ClaimKind.CONSOLIDATION_OWNER, list(by_owner)):
         tasks.consolidate.delay(by_owner[owner_id])
     return len(rows)
 

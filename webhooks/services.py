@@ -12,14 +12,13 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from core.claims import claim, unclaimed
+from core.claims import ClaimKind, claim, unclaimed
 from core.events import EVENTS
 from webhooks import addresses, sending, signing, tasks
 from webhooks.models import Delivery, Endpoint
 
 WRITABLE = ("url", "events", "description", "active")
 FINISHED = (Delivery.Status.DELIVERED, Delivery.Status.FAILED)
-CLAIM = 8  # core.claims kind of a delivery being attempted
 EARLY = timedelta(seconds=2)  # a task this much before its delivery's next attempt is a copy, not the retry
 STALE = timedelta(minutes=5)  # due this long ago and not attempted: its task was lost
 REQUEUE_LIMIT = 1000  # deliveries sent again per sweep
@@ -115,7 +114,7 @@ def delivery_attempt(*, delivery_id, backoff: Callable[[int], float]) -> Outcome
     delivered. Else, while it has had at most WEBHOOKS_MAX_RETRIES retries: `retrying`, due in `backoff(n)`
     seconds for the n-th retry (the count is the row's, so a task sent again by the sweep keeps to it); after
     that, or when the URL is refused: `failed`, counted against the endpoint."""
-    with claim(CLAIM, delivery_id) as mine:
+    with claim(ClaimKind.DELIVERY, delivery_id) as mine:
         if not mine:
             return Outcome("claimed")
         return _attempt(delivery_id, backoff)
@@ -173,7 +172,7 @@ def deliveries_requeue_stale() -> int:
                                      endpoint__active=True)
              .filter(Q(next_attempt_at__lt=now - STALE) | Q(next_attempt_at__isnull=True, created_at__lt=now - STALE))
              .order_by("created_at").values_list("pk", flat=True)[:REQUEUE_LIMIT])
-    ids = unclaimed(CLAIM, list(stale))
+    ids = unclaimed(ClaimKind.DELIVERY, list(stale))
     with transaction.atomic():
         Delivery.objects.filter(pk__in=ids).update(next_attempt_at=now)
         _send_on_commit(ids)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 import extraction
-from conversations import services
+from conversations import processing, services
 from conversations.models import Message
 from conversations.tasks import extract_message
 from integrations.llm import LLMUnavailable
@@ -44,7 +44,7 @@ def chats(server):
 def test_good_json_becomes_memories(user, llm):
     llm.reply(json.dumps({"memories": [EMMA]}))
     message = said(user, "My daughter Emma starts school in May.")
-    assert services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert processing.message_extract(message_id=message.pk).extraction_status == "done"
     memory = Memory.objects.get(owner=user)
     assert (memory.content, memory.category, memory.subject, memory.importance) == (
         EMMA["content"], "fact", "Emma", 0.7)
@@ -67,7 +67,7 @@ def test_project_scope_follows_the_reply(user, llm):
         {"content": "Prefers bullet points", "scope": "user", "category": "preference"},
     ]}))
     message = said(user, "The report is due Tuesday, and I like bullet points.", project=project)
-    services.message_extract(message_id=message.pk)
+    processing.message_extract(message_id=message.pk)
     scopes = dict(Memory.objects.filter(owner=user).values_list("content", "project_id"))
     assert scopes == {"Report due Tuesday": project.pk, "Prefers bullet points": None}
 
@@ -75,14 +75,14 @@ def test_project_scope_follows_the_reply(user, llm):
 def test_nothing_to_remember(user, llm):
     llm.reply('{"memories": []}')
     message = said(user, "Thanks!")
-    assert services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert processing.message_extract(message_id=message.pk).extraction_status == "done"
     assert not Memory.objects.exists()
 
 
 def test_bad_json_is_retried_once_then_the_message_fails(user, llm):
     llm.reply("Sure! Here are the memories: Emma starts school", "{\"memories\": [")
     message = said(user, "My daughter Emma starts school in May.")
-    result = services.message_extract(message_id=message.pk)
+    result = processing.message_extract(message_id=message.pk)
     assert result.extraction_status == "failed"
     assert "invalid JSON" in result.extraction_error and "after one retry" in result.extraction_error
     first, second = chats(llm)
@@ -94,7 +94,7 @@ def test_bad_json_is_retried_once_then_the_message_fails(user, llm):
 def test_bad_json_then_good_json_succeeds(user, llm):
     llm.reply("not json at all", "```json\n" + json.dumps({"memories": [EMMA]}) + "\n```")
     message = said(user, "My daughter Emma starts school in May.")
-    assert services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert processing.message_extract(message_id=message.pk).extraction_status == "done"
     assert Memory.objects.get(owner=user).subject == "Emma"
     assert len(chats(llm)) == 2
 
@@ -108,7 +108,7 @@ def test_bad_json_then_good_json_succeeds(user, llm):
 def test_schema_mismatch_is_retried_once_then_the_message_fails(user, llm, memory, problem):
     llm.reply(json.dumps({"memories": [memory]}), json.dumps({"memories": [memory]}))
     message = said(user, "My daughter Emma starts school in May.")
-    result = services.message_extract(message_id=message.pk)
+    result = processing.message_extract(message_id=message.pk)
     assert result.extraction_status == "failed"
     assert "schema mismatch" in result.extraction_error and problem in result.extraction_error
     assert len(chats(llm)) == 2
@@ -117,7 +117,7 @@ def test_schema_mismatch_is_retried_once_then_the_message_fails(user, llm, memor
 def test_a_wrong_key_fails_the_message_without_retrying(user, llm):
     llm.require_api_key("another-key")
     message = said(user, "I live in Paris.")
-    result = services.message_extract(message_id=message.pk)
+    result = processing.message_extract(message_id=message.pk)
     assert result.extraction_status == "failed" and "401" in result.extraction_error
     assert len(chats(llm)) == 1
 
@@ -126,7 +126,7 @@ def test_a_timeout_is_transient_and_the_task_retries(user, llm, eager):
     llm.delay(5.0, times=None)
     message = said(user, "I live in Paris.")
     with pytest.raises(LLMUnavailable, match="timed out"):
-        services.message_extract(message_id=message.pk)
+        processing.message_extract(message_id=message.pk)
     assert Message.objects.get(pk=message.pk).extraction_status == "pending"  # left for a retry
     with pytest.raises(LLMUnavailable):  # recorded on the message, then raised: Celery marks the task failed
         extract_message.delay(str(message.pk)).get()
@@ -158,7 +158,7 @@ def test_the_llm_decides_update(user, llm):
     llm.reply(json.dumps({"memories": [{"content": "Lives in Berlin now", "attribute": "location"}]}),
               _decide("UPDATE", "the user moved"))
     message = said(user, "I've moved to Berlin.")
-    assert services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert processing.message_extract(message_id=message.pk).extraction_status == "done"
     berlin = Memory.objects.get(owner=user, supersedes=paris)
     paris.refresh_from_db()
     assert paris.superseded_by_id == berlin.pk
@@ -173,7 +173,7 @@ def test_the_llm_decides_noop(user, llm):
     tea = memory_services.memory_create(owner=user, content="Drinks green tea every morning").memory
     llm.reply(json.dumps({"memories": [{"content": "Has green tea each morning"}]}), _decide("NOOP", "same"))
     message = said(user, "Every morning I have green tea.")
-    services.message_extract(message_id=message.pk)
+    processing.message_extract(message_id=message.pk)
     assert list(Memory.objects.filter(owner=user)) == [tea]
     assert "NOOP (same; evidence messages" in tea.history.latest("history_date").history_change_reason
 
@@ -182,7 +182,7 @@ def test_the_llm_decides_add(user, llm):
     memory_services.memory_create(owner=user, content="Drinks green tea every morning")
     llm.reply(json.dumps({"memories": [{"content": "Drinks coffee after lunch"}]}), _decide("ADD", "different"))
     message = said(user, "After lunch I drink coffee.")
-    services.message_extract(message_id=message.pk)
+    processing.message_extract(message_id=message.pk)
     assert Memory.objects.filter(owner=user).count() == 2
 
 
@@ -191,7 +191,7 @@ def test_an_unusable_reconciliation_fails_the_message_and_writes_nothing(user, l
     llm.reply(json.dumps({"memories": [{"content": "Lives in Berlin"}]}),
               '{"action": "REPLACE"}', '{"action": "UPDATE", "target_id": "not-a-listed-id"}')
     message = said(user, "I live in Berlin.")
-    result = services.message_extract(message_id=message.pk)
+    result = processing.message_extract(message_id=message.pk)
     assert result.extraction_status == "failed" and "target_id must be one of" in result.extraction_error
     assert Memory.objects.filter(owner=user).count() == 1
 
@@ -202,7 +202,7 @@ def test_the_llm_decides_keep(user, llm):
     llm.reply(json.dumps({"memories": [{"content": "Is allergic to penicillin", "attribute": "allergy:penicillin"}]}),
               _decide("KEEP", "allergies accumulate"))
     message = said(user, "I'm also allergic to penicillin.")
-    services.message_extract(message_id=message.pk)
+    processing.message_extract(message_id=message.pk)
     kiwi.refresh_from_db()
     assert kiwi.superseded_by_id is None
     added = Memory.objects.get(owner=user, content="Is allergic to penicillin")
@@ -219,7 +219,7 @@ def test_an_llm_update_about_an_older_time_enters_the_chain_as_the_past(user, ll
     conversation = ConversationFactory(owner=user)
     [(message, _)] = services.messages_append(conversation=conversation, messages=[
         {"role": "user", "content": "I live in Paris.", "sent_at": "2021-01-05T10:00:00Z"}])
-    services.message_extract(message_id=message.pk)
+    processing.message_extract(message_id=message.pk)
     current.refresh_from_db()
     assert current.superseded_by_id is None and current.valid_to is None
     paris = Memory.objects.get(owner=user, content="Lives in Paris")

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
-from conversations import selectors, services, tasks
+from conversations import processing, selectors, services, tasks
 from conversations.models import Message
 from memories import services as memory_services
 from memories.models import Memory
@@ -50,9 +50,9 @@ def test_messages_stored_while_the_provider_is_down_are_found_by_words_and_embed
     assert selectors.message_search(owner=user, query="gate code").results
     message = Message.objects.get(conversation=conversation)
     Message.objects.filter(pk=message.pk).update(created_at=message.created_at - timedelta(minutes=5))
-    assert services.messages_embed_pending() == 1
+    assert processing.messages_embed_pending() == 1
     assert Message.objects.get(pk=message.pk).embedding is not None
-    assert services.messages_embed_pending() == 0
+    assert processing.messages_embed_pending() == 0
 
 
 def test_a_deleted_conversation_leaves_no_message_findable(user, eager, django_capture_on_commit_callbacks):
@@ -156,15 +156,15 @@ def test_a_message_that_breaks_extraction_fails_alone(user, monkeypatch, django_
     with django_capture_on_commit_callbacks(execute=True):
         _appended(ConversationFactory(owner=user), 3)
     broken = Message.objects.order_by("created_at", "pk")[1]
-    real = services.extraction.extract_local
+    real = processing.extraction.extract_local
 
     def extract(text, **kwargs):
         if text == broken.content:
             raise ValueError("bad data")
         return real(text, **kwargs)
 
-    monkeypatch.setattr(services.extraction, "extract_local", extract)
-    assert services.messages_extract_share(owner_id=user.pk) == 3
+    monkeypatch.setattr(processing.extraction, "extract_local", extract)
+    assert processing.messages_extract_share(owner_id=user.pk) == 3
     broken.refresh_from_db()
     assert broken.extraction_status == "failed" and "ValueError: bad data" in broken.extraction_error
     assert Message.objects.filter(extraction_status="done").count() == 2

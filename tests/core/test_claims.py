@@ -9,9 +9,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from conversations import processing as conversation_processing
 from conversations import services as conversation_services
 from conversations.models import Message
-from core.claims import claim, unclaimed
+from core.claims import ClaimKind, claim, unclaimed
 from documents import processing
 from documents import services as document_services
 from documents.models import Chunk, Document
@@ -68,7 +69,7 @@ def test_a_document_another_worker_processes_is_left_to_it_and_not_sent_again(us
     monkeypatch.setattr(processing.tasks.process_document, "delay", sent.append)
     document = _document(user)
     sent.clear()  # the upload's own task
-    busy = other_worker(processing.CLAIM, document.pk)
+    busy = other_worker(ClaimKind.DOCUMENT, document.pk)
     try:
         assert processing.document_process(document_id=document.pk).processing_status == Document.Status.PENDING
         assert not Chunk.objects.filter(document=document).exists()
@@ -100,13 +101,13 @@ def test_a_message_another_worker_extracts_is_left_to_it(user):
     conversation = ConversationFactory(owner=user)
     message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
                                      content="I'm vegetarian.", extraction_queued_at=timezone.now())
-    busy = other_worker(conversation_services.CLAIM, message.pk)
+    busy = other_worker(ClaimKind.MESSAGE, message.pk)
     try:
-        assert conversation_services.message_extract(message_id=message.pk).extraction_status == "pending"
+        assert conversation_processing.message_extract(message_id=message.pk).extraction_status == "pending"
         assert not Memory.objects.filter(owner=user).exists()
     finally:
         kill(busy)
-    assert conversation_services.message_extract(message_id=message.pk).extraction_status == "done"
+    assert conversation_processing.message_extract(message_id=message.pk).extraction_status == "done"
     assert Memory.objects.filter(owner=user).count() == 1
 
 
@@ -116,14 +117,14 @@ def test_an_owner_another_worker_extracts_for_is_left_to_it_and_not_sent_again(u
     conversation = ConversationFactory(owner=user)
     message = Message.objects.create(conversation=conversation, owner=user, role="user", sequence=1,
                                      content="I'm vegetarian.", extraction_queued_at=timezone.now())
-    busy = other_worker(conversation_services.OWNER_CLAIM, user.pk)
+    busy = other_worker(ClaimKind.EXTRACTION_OWNER, user.pk)
     try:
-        assert conversation_services.messages_extract_share(owner_id=user.pk) == 0
+        assert conversation_processing.messages_extract_share(owner_id=user.pk) == 0
         assert Message.objects.get(pk=message.pk).extraction_status == "pending"
         assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 0 and sent == []
     finally:
         kill(busy)  # the worker dies
     assert conversation_services.messages_requeue_stale(older_than=timedelta(0)) == 1 and sent == [str(user.pk)]
-    assert conversation_services.messages_extract_share(owner_id=user.pk) == 1
+    assert conversation_processing.messages_extract_share(owner_id=user.pk) == 1
     assert Message.objects.get(pk=message.pk).extraction_status == "done"
     assert Memory.objects.filter(owner=user).count() == 1

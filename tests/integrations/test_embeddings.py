@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from integrations import embeddings
+from integrations import embeddings, tokens
 from memories import services
 from tests.fakes.openai_server import fake_embedding
 
@@ -83,13 +83,13 @@ def test_count_tokens_matches_the_model_tokenizer(local):
 
 
 def test_counts_kept_and_in_batches_are_the_tokenizers(monkeypatch):
-    monkeypatch.setattr(embeddings, "COUNT_CACHE_SIZE", 3)  # a full cache starts again
+    monkeypatch.setattr(tokens, "COUNT_CACHE_SIZE", 3)  # a full cache starts again
     texts = ["Emma's birthday is on 3 March", "naïve café", prose(1200, seed=5), "Emma's birthday is on 3 March",
              "supercalifragilistic", "one more", "and another"]
     expected = [len(embeddings.token_ids(text)) for text in texts]
     assert embeddings.count_tokens_many(texts) == expected
     assert [embeddings.count_tokens(text) for text in texts] == expected == embeddings.count_tokens_many(texts)
-    assert len(embeddings._counts) <= 3 and texts[2] not in embeddings._counts  # long texts are not kept
+    assert len(tokens._counts) <= 3 and texts[2] not in tokens._counts  # long texts are not kept
 
 
 def test_short_text_is_one_window():

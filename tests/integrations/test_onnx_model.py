@@ -8,6 +8,7 @@ import pytest
 from django.conf import settings
 
 from integrations import embeddings, onnx_model
+from integrations.tokens import model_dir
 
 TEXTS = [
     "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
@@ -76,7 +77,7 @@ def test_a_failed_export_falls_back_to_torch(tmp_path, monkeypatch, caplog):
 
 def test_idle_runtime_threads_sleep_instead_of_spinning():
     # two intra-op threads (a worker's default) that spin between calls burn twice the CPU of the work itself
-    encoder = onnx_model.OnnxEncoder(embeddings._model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=8, threads=2)
+    encoder = onnx_model.OnnxEncoder(model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=8, threads=2)
     options = encoder.session.get_session_options()
     assert options.get_session_config_entry(onnx_model.SPINNING) == "0"
     assert options.intra_op_num_threads == 2
@@ -87,10 +88,9 @@ def test_the_export_says_nothing_alarming(tmp_path):
     """The tracer's warnings (TracerWarning, the legacy exporter's DeprecationWarning) filled serve's first log."""
     import warnings
 
-    from integrations.embeddings import _model_dir
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        onnx_model.export(_model_dir(), tmp_path / "model.onnx")
+        onnx_model.export(model_dir(), tmp_path / "model.onnx")
     assert (tmp_path / "model.onnx").exists()
     assert [str(w.message)[:80] for w in caught] == []

@@ -13,8 +13,9 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from conversations.models import Message
+from conversations.processing import messages_embed
 from conversations.selectors import message_search
-from conversations.services import messages_append, messages_embed
+from conversations.services import messages_append
 from documents.models import Chunk, Document
 from documents.selectors import chunk_search
 from integrations import embeddings

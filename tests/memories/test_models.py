@@ -71,3 +71,25 @@ def test_memory_pages_keep_room_for_reads_to_update_in_place(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'memories_memory'")
         assert "fillfactor=80" in cursor.fetchone()[0]
+
+
+def test_the_ttl_rule_is_the_same_in_the_orm_and_in_hand_written_sql(user):
+    """memories.models.expiry: one TTL template serves the ORM's filters and the raw statements (near-duplicates,
+    the search snapshot); both give the same deadline, the later of the last write and read plus the TTL."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories.models import ttl_deadline, ttl_deadline_sql
+
+    written = timezone.now() - timedelta(hours=3)
+    read = written + timedelta(hours=1)
+    memory = MemoryFactory(owner=user, ttl_minutes=90, updated_at=written, accessed_at=read)
+    orm = Memory.objects.filter(pk=memory.pk).annotate(deadline=ttl_deadline()).values_list("deadline", flat=True)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {ttl_deadline_sql('m')} FROM memories_memory m WHERE m.id = %s", [memory.pk])
+        [(raw,)] = cursor.fetchall()
+    assert orm.get() == raw == read + timedelta(minutes=90)
+    assert Memory.objects.filter(pk=memory.pk).expired().exists()
+    Memory.objects.filter(pk=memory.pk).update(ttl_minutes=150)
+    assert not Memory.objects.filter(pk=memory.pk).expired().exists()

@@ -3,7 +3,7 @@ the real local embedding model and database; what is current is read back throug
 
 import pytest
 
-from conversations import services
+from conversations import processing
 from conversations.models import Message
 from memories import services as memory_services
 from memories.models import Memory
@@ -17,7 +17,7 @@ def converse(api, turns: list[tuple[str, str]], conversation_id: str | None = No
         {"role": "user", "content": text, "sent_at": sent_at} for sent_at, text in turns]}, format="json")
     assert response.status_code == 201, response.content
     for message in Message.objects.filter(conversation_id=conversation_id).order_by("sent_at", "sequence"):
-        services.message_extract(message_id=message.pk)
+        processing.message_extract(message_id=message.pk)
     return conversation_id
 
 

@@ -1,5 +1,6 @@
 import pytest
 
+from conversations import processing as conversation_processing
 from conversations import services as conversation_services
 from conversations.models import Message
 from tests.factories import ConversationFactory
@@ -16,7 +17,7 @@ def said(db):
                   **({"sent_at": sent_at} if sent_at else {})} for text in texts]
         appended = conversation_services.messages_append(conversation=conversation, messages=items)
         for message, _ in appended:
-            conversation_services.message_extract(message_id=message.pk)
+            conversation_processing.message_extract(message_id=message.pk)
         return [Message.objects.get(pk=m.pk) for m, _ in appended]
 
     return say

@@ -3,6 +3,7 @@
 import pytest
 from django.db import transaction
 
+from conversations import processing as conversation_processing
 from conversations import services as conversation_services
 from core import events
 from documents import processing
@@ -99,7 +100,7 @@ def test_an_extracted_message_and_a_consolidation_run_are_announced(user, endpoi
     [(message, _)] = conversation_services.messages_append(
         conversation=conversation, messages=[{"role": "user", "content": "I am allergic to peanuts."}])
     with django_capture_on_commit_callbacks(execute=True):
-        conversation_services.message_extract(message_id=message.pk)
+        conversation_processing.message_extract(message_id=message.pk)
     assert Delivery.objects.get(event="conversation.extracted").payload == {
         "conversation_id": str(conversation.pk), "message_id": str(message.pk)}
     with django_capture_on_commit_callbacks(execute=True):

@@ -132,10 +132,10 @@ def export_onnx_model() -> None:
     start, in a process of its own (torch stays out of this one), rather than in the first search."""
     if settings.EMBEDDING_PROVIDER != "local" or settings.EMBEDDING_RUNTIME != "onnx":
         return
-    from integrations.embeddings import _model_dir
     from integrations.onnx_model import OnnxEncoder, onnx_available
+    from integrations.tokens import model_dir
 
-    if onnx_available() and not OnnxEncoder(_model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=1).path.exists():
+    if onnx_available() and not OnnxEncoder(model_dir(), settings.EMBEDDING_ONNX_DIR, batch_size=1).path.exists():
         subprocess.run([sys.executable, "-c", "import django; django.setup(); from integrations.embeddings import "
                         "get_provider; get_provider().embed(['ready'])"], cwd=settings.BASE_DIR, check=False)
 
