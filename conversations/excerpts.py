@@ -15,10 +15,10 @@ from lemminflect import getAllLemmas
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from conversations.models import Conversation, Message
-from conversations.selectors import MessageHit
 from extraction.sentences import split_sentences
 from integrations.embeddings import count_tokens, count_tokens_many
 from memories.models import Memory
+from memories.search.passages import ScoredPassage
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
 # a turn longer than this (word pieces) is shown by its sentences that share most words with the query, in order,
@@ -180,11 +180,11 @@ def outdated_note(statements) -> str:
     return f" [no longer true: {'; '.join(past[:OUTDATED_SHOWN])}]" if current else OUTDATED
 
 
-def turns_around(owner_id: int, hits: list[MessageHit]) -> dict[tuple, tuple[Message, str]]:
+def turns_around(owner_id: int, hits: list[ScoredPassage]) -> dict[tuple, tuple[Message, str]]:
     """(conversation, sequence) -> (turn, `outdated_note`) of each hit and its NEIGHBOURS turns either side, in
     one statement (TURNS). The turns are messages with only what an excerpt shows loaded."""
-    wanted = sorted({(hit.conversation_id, s) for hit in hits
-                     for s in range(hit.sequence - NEIGHBOURS, hit.sequence + NEIGHBOURS + 1) if s > 0})
+    wanted = sorted({(hit.container_id, s) for hit in hits
+                     for s in range(hit.position - NEIGHBOURS, hit.position + NEIGHBOURS + 1) if s > 0})
     if not wanted:
         return {}
     with connection.cursor() as cursor:
@@ -206,7 +206,7 @@ def turns_around(owner_id: int, hits: list[MessageHit]) -> dict[tuple, tuple[Mes
     return found
 
 
-def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tuple[list[ContextItem], int]:
+def excerpts(owner_id: int, hits: list[ScoredPassage], room: int, query: str) -> tuple[list[ContextItem], int]:
     """Excerpts of what was said, within `room` tokens: each hit (best first) with NEIGHBOURS turns either side
     (just the hit when its window does not fit); a turn is shown once (a long one by its sentences nearest the
     query: `clipped`), and turns that end up next to each other in a conversation and were said on the same day
@@ -234,7 +234,7 @@ def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tu
     shown: dict[tuple, float] = {}  # (conversation, sequence) -> score of the hit that brought it
     used = 0
     for hit in hits:
-        conversation_id, seq = hit.conversation_id, hit.sequence
+        conversation_id, seq = hit.container_id, hit.position
         for window in (range(seq - NEIGHBOURS, seq + NEIGHBOURS + 1), range(seq, seq + 1)):
             new = [(conversation_id, s) for s in window if (conversation_id, s) in turns
                    and (conversation_id, s) not in shown]

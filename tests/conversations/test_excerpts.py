@@ -18,8 +18,8 @@ def said(user, eager, django_capture_on_commit_callbacks):
 
 
 def test_a_hit_and_its_neighbours_come_in_one_statement_ready_to_show(said, user, django_assert_num_queries):
-    hits, _ = ctx.message_hits(owner=user, query="What did Melanie paint?")
-    painted = next(h for h in hits if h.sequence == 6)
+    hits = ctx.message_hits(owner=user, query="What did Melanie paint?")
+    painted = next(h for h in hits if h.position == 6)
     turns = exc.turns_around(user.pk, [painted])
     with django_assert_num_queries(1):
         items, used = exc.excerpts(user.pk, [painted], 1000, "What did Melanie paint?")
