@@ -154,8 +154,24 @@ def generated_owner(messages: int, *, reuse: bool):
     return user, asked
 
 
+def outlined(user) -> int:
+    """Work out the outline (conversations.excerpts.outline) of the owner's embedded messages that have none, as
+    the embedding worker does: messages loaded before outlines existed, or inserted in bulk here. Returns how many."""
+    from conversations.excerpts import outline
+    from conversations.models import Message
+    from core import rls
+
+    rls.activate(user.pk)
+    missing = list(Message.objects.filter(owner=user, outline__isnull=True, embedding__isnull=False)
+                   .only("id", "content"))
+    for message in progress(missing, desc="outlines") if len(missing) > BULK else missing:
+        message.outline = outline(message.content)
+    Message.objects.bulk_update(missing, ["outline"], batch_size=BULK)
+    return len(missing)
+
+
 def owners(names: list[str], *, reuse: bool, sample: int, lme: int) -> list[tuple[str, object, list[str]]]:
-    """(name, user, questions) of each owner named: locomo, lme, gen-10k, gen-100k."""
+    """(name, user, questions) of each owner named: locomo, lme, gen-10k, gen-100k; their messages outlined."""
     found = []
     for name in names:
         if name == "locomo":
@@ -167,4 +183,6 @@ def owners(names: list[str], *, reuse: bool, sample: int, lme: int) -> list[tupl
             found.append((name, *generated_owner(count, reuse=reuse)))
         else:
             raise SystemExit(f"unknown owner {name!r}: locomo, lme, gen-10k or gen-100k")
+    for _, user, _ in found:
+        outlined(user)
     return found

@@ -6,9 +6,9 @@ side)."""
 from django.db.models import Q
 
 from conversations.models import Message
-from memories.spaces import Name
 from memories.search.passages import PassageKind, passage_search_candidates
 from memories.search.sql import PASSAGE_FIELDS, rows_source
+from memories.spaces import Name
 
 TABLE = Message._meta.db_table
 ROWS_CACHE_SIZE = 4096  # compiled row sources: a few hundred bytes of SQL each

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 import extraction
 from conversations import tasks
+from conversations.excerpts import outline
 from conversations.models import Conversation, Message
 from core import events, rls
 from core.claims import claim, serialize, unclaimed
@@ -201,8 +202,9 @@ def messages_embed(*, message_ids) -> int:
             for message, vector in zip(group, vectors, strict=True):
                 message.embedding = vector
                 message.embedding_model = model
+                message.outline = outline(message.content)  # what the context would otherwise work out each time
             with transaction.atomic():
-                Message.objects.bulk_update(group, ["embedding", "embedding_model"])
+                Message.objects.bulk_update(group, ["embedding", "embedding_model", "outline"])
             done += len(group)
     return done
 
