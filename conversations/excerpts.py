@@ -26,7 +26,7 @@ NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the an
 # with "…" for what is left out: a 700-token reply next to a hit otherwise fills an excerpt budget alone
 # (LongMemEval's assistant turns; bench/longmemeval_context.py)
 TURN_TOKENS = 100
-LONG_TURNS_CACHED = 1024  # long turns without an outline whose sentences a process keeps (a few kB each)
+LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (a few kB each)
 WORDS_CACHED = 65536  # words whose lemmas a process keeps
 OUTDATED = " [no longer true: since superseded]"
 OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
@@ -141,8 +141,22 @@ def _outlined(text: str, stored: dict | None) -> tuple[int, Callable]:
         return count_tokens(text), lambda: _sentences(text)
     if "sentences" not in stored:  # a short turn's, or one a smaller limit asks to clip
         return stored["tokens"], lambda: _sentences(text)
-    return stored["tokens"], lambda: tuple((_collapsed(text[start:end]), lemmas.split(), size)
-                                           for start, end, size, lemmas in stored["sentences"])
+    return stored["tokens"], lambda: _outline_sentences(text, stored["sentences"])
+
+
+_read: dict[str, tuple] = {}  # long turns' sentences as read from their outlines, by text (a process's share)
+
+
+def _outline_sentences(text: str, sentences: list) -> tuple[tuple[str, frozenset, int], ...]:
+    """A long turn's sentences from its outline, kept for LONG_TURNS_CACHED turns: the same turns come back in
+    excerpt after excerpt."""
+    found = _read.get(text)
+    if found is None:
+        if len(_read) >= LONG_TURNS_CACHED:
+            _read.clear()
+        found = _read[text] = tuple((_collapsed(text[start:end]), frozenset(lemmas.split()), size)
+                                    for start, end, size, lemmas in sentences)
+    return found
 
 
 def clip(text: str, words: set[str], limit: int | None = None, stored: dict | None = None) -> tuple[str, int]:
@@ -155,7 +169,7 @@ def clip(text: str, words: set[str], limit: int | None = None, stored: dict | No
     if tokens <= limit:
         return text, tokens
     parsed = sentences_of()
-    ranked = sorted(range(len(parsed)), key=lambda i: (-sum(lemma in words for lemma in parsed[i][1]), i))
+    ranked = sorted(range(len(parsed)), key=lambda i: (-len(words & parsed[i][1]), i))
     keep, used = [], 0
     for i in ranked:
         cost = parsed[i][2] + 1
