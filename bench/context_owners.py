@@ -12,6 +12,9 @@ questions it is asked:
   turns are embedded once, not the 100,000 messages), inserted in bulk; 1,000 LoCoMo observations as memories.
   Asked every LoCoMo question.
 
+Every owner's embedded messages get their outline (conversations.excerpts.outline) as the embedding worker gives
+it: owners loaded before outlines existed, and the generated owners' bulk inserts, have none otherwise.
+
 Nothing is copied into the repository: the files are read where they are.
 """
 
