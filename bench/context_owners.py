@@ -12,6 +12,9 @@ questions it is asked:
   turns are embedded once, not the 100,000 messages), inserted in bulk; 1,000 LoCoMo observations as memories.
   Asked every LoCoMo question.
 
+Every owner's embedded messages get their outline (conversations.excerpts.outline) as the embedding worker gives
+it: owners loaded before outlines existed, and the generated owners' bulk inserts, have none otherwise.
+
 Nothing is copied into the repository: the files are read where they are.
 """
 
@@ -154,8 +157,24 @@ def generated_owner(messages: int, *, reuse: bool):
     return user, asked
 
 
+def outlined(user) -> int:
+    """Work out the outline (conversations.excerpts.outline) of the owner's embedded messages that have none, as
+    the embedding worker does: messages loaded before outlines existed, or inserted in bulk here. Returns how many."""
+    from conversations.excerpts import outline
+    from conversations.models import Message
+    from core import rls
+
+    rls.activate(user.pk)
+    missing = list(Message.objects.filter(owner=user, outline__isnull=True, embedding__isnull=False)
+                   .only("id", "content"))
+    for message in progress(missing, desc="outlines") if len(missing) > BULK else missing:
+        message.outline = outline(message.content)
+    Message.objects.bulk_update(missing, ["outline"], batch_size=BULK)
+    return len(missing)
+
+
 def owners(names: list[str], *, reuse: bool, sample: int, lme: int) -> list[tuple[str, object, list[str]]]:
-    """(name, user, questions) of each owner named: locomo, lme, gen-10k, gen-100k."""
+    """(name, user, questions) of each owner named: locomo, lme, gen-10k, gen-100k; their messages outlined."""
     found = []
     for name in names:
         if name == "locomo":
@@ -167,4 +186,6 @@ def owners(names: list[str], *, reuse: bool, sample: int, lme: int) -> list[tupl
             found.append((name, *generated_owner(count, reuse=reuse)))
         else:
             raise SystemExit(f"unknown owner {name!r}: locomo, lme, gen-10k or gen-100k")
+    for _, user, _ in found:
+        outlined(user)
     return found

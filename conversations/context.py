@@ -14,9 +14,10 @@ from lemminflect import getAllLemmas
 
 from conversations.excerpts import WORD, ContextItem, excerpts, said_on
 from conversations.models import Conversation, Message
-from conversations.selectors import MessageHit, message_hits
+from conversations.selectors import message_hits
 from integrations.embeddings import count_tokens
 from memories.search import ScoredMemory, embed_query, memory_search, query_periods
+from memories.search.passages import ScoredPassage
 from memories.selectors import MemoryFilters
 from observability import hooks
 from profiles.context import profile_block
@@ -111,7 +112,7 @@ def _pack(items: list[ContextItem], room: int) -> tuple[list[ContextItem], int]:
     return taken, used
 
 
-def worth_an_excerpt(hits: list[MessageHit]) -> list[MessageHit]:
+def worth_an_excerpt(hits: list[ScoredPassage]) -> list[ScoredPassage]:
     """The hits that may bring an excerpt: those scoring at least EXCERPT_FLOOR of the best one."""
     if not hits:
         return []
@@ -144,9 +145,9 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     filters = MemoryFilters(project=project, as_of=as_of, include_superseded=past)
     memories = memory_search(owner=owner_id, query=query, mode=mode, limit=limit, filters=filters,
                              query_vector=vector)
-    hits, _ = message_hits(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
-                           conversation=conversation if stay_in_conversation else None, sent_before=as_of,
-                           query_vector=vector)
+    hits = message_hits(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
+                        conversation=conversation if stay_in_conversation else None, sent_before=as_of,
+                        query_vector=vector)
     head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of,  # the profile first
                          found=tuple(s.memory.pk for s in memories.results))
     in_profile = set(head.memory_ids)  # a memory the profile already says is not said twice

@@ -7,6 +7,7 @@ import functools
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,24 +16,24 @@ from lemminflect import getAllLemmas
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from conversations.models import Conversation, Message
-from conversations.selectors import MessageHit
 from extraction.sentences import split_sentences
 from integrations.embeddings import count_tokens, count_tokens_many
 from memories.models import Memory
+from memories.search.passages import ScoredPassage
 
 NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the answer is often the next turn
 # a turn longer than this (word pieces) is shown by its sentences that share most words with the query, in order,
 # with "…" for what is left out: a 700-token reply next to a hit otherwise fills an excerpt budget alone
 # (LongMemEval's assistant turns; bench/longmemeval_context.py)
 TURN_TOKENS = 100
-LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (`_sentences`; a few kB each)
+LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (a few kB each)
 WORDS_CACHED = 65536  # words whose lemmas a process keeps
 OUTDATED = " [no longer true: since superseded]"
 OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
 WORD = re.compile(r"[a-z]+")  # a word, as the lemmas are looked up
 # what an excerpt reads of a turn, in the model's field order (Model.from_db takes the values in that order)
 TURN_FIELDS = tuple(f.attname for f in Message._meta.concrete_fields if f.attname in {
-    "id", "conversation_id", "sequence", "role", "name", "content", "sent_at", "client_message_id"})
+    "id", "conversation_id", "sequence", "role", "name", "content", "sent_at", "client_message_id", "outline"})
 # The wanted turns by the (conversation, sequence) unique index, each with its conversation's title and the
 # statements extracted from it (superseded or not, and their frames): one round trip for every excerpt
 TURNS = (
@@ -103,21 +104,71 @@ def _lemmas(text: str) -> set[str]:
 
 @functools.lru_cache(maxsize=LONG_TURNS_CACHED)
 def _sentences(text: str) -> tuple[tuple[str, frozenset, int], ...]:
-    """A long turn's sentences, each with its lemmas and its word pieces: worked out once per process, as the same
-    turns come back in excerpt after excerpt (LongMemEval's long replies made excerpts ~100 ms of lemmas)."""
+    """A long turn's sentences, each with its lemmas and its word pieces: for a turn without a stored outline,
+    worked out once per process, as the same turns come back in excerpt after excerpt."""
     sentences = split_sentences(text, dialogue=True)
     return tuple((sentence, frozenset(_lemmas(sentence)), tokens)
                  for sentence, tokens in zip(sentences, count_tokens_many(sentences), strict=True))
 
 
-def clipped(text: str, words: set[str], limit: int | None = None) -> str:
-    """`text`, or when it is longer than `limit` word pieces (default TURN_TOKENS), its sentences that share most
-    of `words` (then the earliest), in their order, within `limit`; "…" marks what is left out."""
+def _collapsed(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()  # as split_sentences writes a sentence
+
+
+def outline(text: str) -> dict:
+    """What an excerpt needs of a turn, worked out once (Message.outline, when the message is embedded) instead of
+    in every process that shows it: its size in word pieces and, when longer than TURN_TOKENS, its sentences as
+    [start, end, word pieces, lemmas joined by spaces], `text[start:end]` with its white space collapsed being the
+    sentence. LongMemEval's long replies made these most of a context's time in a process that had not seen them
+    yet (bench/context_latency.py over HTTP)."""
+    tokens = count_tokens(text)
+    if tokens <= TURN_TOKENS:
+        return {"tokens": tokens}
+    sentences, at = [], 0
+    for sentence, lemmas, size in _sentences(text):
+        found = re.compile(r"\s+".join(map(re.escape, sentence.split(" ")))).search(text, at)
+        if found is None or _collapsed(found.group()) != sentence:  # not found as it was split: no sentences kept
+            return {"tokens": tokens}
+        sentences.append([found.start(), found.end(), size, " ".join(sorted(lemmas))])
+        at = found.end()
+    return {"tokens": tokens, "sentences": sentences}
+
+
+def _outlined(text: str, stored: dict | None) -> tuple[int, Callable]:
+    """(word pieces, a function giving the sentences as (sentence, lemmas, word pieces)) of a turn, from its stored
+    outline when it has one."""
+    if stored is None:
+        return count_tokens(text), lambda: _sentences(text)
+    if "sentences" not in stored:  # a short turn's, or one a smaller limit asks to clip
+        return stored["tokens"], lambda: _sentences(text)
+    return stored["tokens"], lambda: _outline_sentences(text, stored["sentences"])
+
+
+_read: dict[str, tuple] = {}  # long turns' sentences as read from their outlines, by text (a process's share)
+
+
+def _outline_sentences(text: str, sentences: list) -> tuple[tuple[str, frozenset, int], ...]:
+    """A long turn's sentences from its outline, kept for LONG_TURNS_CACHED turns: the same turns come back in
+    excerpt after excerpt."""
+    found = _read.get(text)
+    if found is None:
+        if len(_read) >= LONG_TURNS_CACHED:
+            _read.clear()
+        found = _read[text] = tuple((_collapsed(text[start:end]), frozenset(lemmas.split()), size)
+                                    for start, end, size, lemmas in sentences)
+    return found
+
+
+def clip(text: str, words: set[str], limit: int | None = None, stored: dict | None = None) -> tuple[str, int]:
+    """(`text`, or when it is longer than `limit` word pieces (default TURN_TOKENS) its sentences that share most
+    of `words` (then the earliest), in their order, within `limit`, "…" marking what is left out; its size in word
+    pieces). `stored`: the turn's outline. The size is the sum of its parts': word pieces never span white space
+    (the tokenizer splits there first)."""
     limit = limit or TURN_TOKENS
-    if count_tokens(text) <= limit:
-        return text
-    parsed = _sentences(text)
-    sentences = [sentence for sentence, _, _ in parsed]
+    tokens, sentences_of = _outlined(text, stored)
+    if tokens <= limit:
+        return text, tokens
+    parsed = sentences_of()
     ranked = sorted(range(len(parsed)), key=lambda i: (-len(words & parsed[i][1]), i))
     keep, used = [], 0
     for i in ranked:
@@ -126,25 +177,31 @@ def clipped(text: str, words: set[str], limit: int | None = None) -> str:
             keep.append(i)
             used += cost
     if not keep:  # one long sentence: its start
-        return " ".join(text.split()[:limit // 2]) + " …"
-    parts, previous = [], -1
+        start = " ".join(text.split()[:limit // 2]) + " …"
+        return start, count_tokens(start)
+    parts, previous, size = [], -1, 0
     for i in sorted(keep):
         if i != previous + 1:
             parts.append("…")
-        parts.append(sentences[i])
+        parts.append(parsed[i][0])
+        size += parsed[i][2]
         previous = i
-    if previous != len(sentences) - 1:
+    if previous != len(parsed) - 1:
         parts.append("…")
-    return " ".join(parts)
+    return " ".join(parts), size + (len(parts) - len(keep)) * count_tokens("…")
+
+
+def clipped(text: str, words: set[str], limit: int | None = None) -> str:
+    """`clip`'s text."""
+    return clip(text, words, limit)[0]
 
 
 def _turn_line(message: Message, words: set[str], note: str) -> tuple[str, int]:
-    """The turn as the excerpt shows it, with `note` (`outdated_note`), and its size in word pieces. The size is
-    the sum of its parts': word pieces never span white space (the tokenizer splits there first), so a turn
-    whose content was counted before (in `clipped`, or by an earlier context) costs no new count."""
-    speaker, shown = f"{_speaker(message)}:", clipped(message.content, words)
-    return (f"{speaker} {shown}{note}",
-            count_tokens(speaker) + count_tokens(shown) + (count_tokens(note) if note else 0))
+    """The turn as the excerpt shows it, with `note` (`outdated_note`), and its size in word pieces (the sum of its
+    parts', see `clip`)."""
+    speaker = f"{_speaker(message)}:"
+    shown, tokens = clip(message.content, words, stored=message.outline)
+    return f"{speaker} {shown}{note}", count_tokens(speaker) + tokens + (count_tokens(note) if note else 0)
 
 
 def _excerpt_header(message: Message) -> str:
@@ -180,11 +237,11 @@ def outdated_note(statements) -> str:
     return f" [no longer true: {'; '.join(past[:OUTDATED_SHOWN])}]" if current else OUTDATED
 
 
-def turns_around(owner_id: int, hits: list[MessageHit]) -> dict[tuple, tuple[Message, str]]:
+def turns_around(owner_id: int, hits: list[ScoredPassage]) -> dict[tuple, tuple[Message, str]]:
     """(conversation, sequence) -> (turn, `outdated_note`) of each hit and its NEIGHBOURS turns either side, in
     one statement (TURNS). The turns are messages with only what an excerpt shows loaded."""
-    wanted = sorted({(hit.conversation_id, s) for hit in hits
-                     for s in range(hit.sequence - NEIGHBOURS, hit.sequence + NEIGHBOURS + 1) if s > 0})
+    wanted = sorted({(hit.container_id, s) for hit in hits
+                     for s in range(hit.position - NEIGHBOURS, hit.position + NEIGHBOURS + 1) if s > 0})
     if not wanted:
         return {}
     with connection.cursor() as cursor:
@@ -195,6 +252,8 @@ def turns_around(owner_id: int, hits: list[MessageHit]) -> dict[tuple, tuple[Mes
     for row in rows:
         values, title, statements = row[:len(TURN_FIELDS)], row[-2], row[-1]
         message = Message.from_db(connection.alias, TURN_FIELDS, values)
+        if isinstance(message.outline, str):  # raw rows skip the field's decoding
+            message.outline = json.loads(message.outline)
         conversation = conversations.get(message.conversation_id)
         if conversation is None:
             conversation = Conversation.from_db(connection.alias, ("id", "title"), (message.conversation_id, title))
@@ -206,7 +265,7 @@ def turns_around(owner_id: int, hits: list[MessageHit]) -> dict[tuple, tuple[Mes
     return found
 
 
-def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tuple[list[ContextItem], int]:
+def excerpts(owner_id: int, hits: list[ScoredPassage], room: int, query: str) -> tuple[list[ContextItem], int]:
     """Excerpts of what was said, within `room` tokens: each hit (best first) with NEIGHBOURS turns either side
     (just the hit when its window does not fit); a turn is shown once (a long one by its sentences nearest the
     query: `clipped`), and turns that end up next to each other in a conversation and were said on the same day
@@ -234,7 +293,7 @@ def excerpts(owner_id: int, hits: list[MessageHit], room: int, query: str) -> tu
     shown: dict[tuple, float] = {}  # (conversation, sequence) -> score of the hit that brought it
     used = 0
     for hit in hits:
-        conversation_id, seq = hit.conversation_id, hit.sequence
+        conversation_id, seq = hit.container_id, hit.position
         for window in (range(seq - NEIGHBOURS, seq + NEIGHBOURS + 1), range(seq, seq + 1)):
             new = [(conversation_id, s) for s in window if (conversation_id, s) in turns
                    and (conversation_id, s) not in shown]

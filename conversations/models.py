@@ -106,6 +106,12 @@ class Message(models.Model):
         db_persist=True,
         help_text="Full-text vector of the speaker's name and the content, kept in sync by PostgreSQL.",
     )
+    outline = models.JSONField(
+        null=True, blank=True, editable=False,
+        help_text="What an excerpt needs of the turn, worked out when it is embedded: its size in word pieces and, "
+                  "for a long turn, its sentences' spans, sizes and words (conversations.excerpts.outline). "
+                  "Empty: worked out when shown.",
+    )
     client_message_id = models.CharField(
         max_length=200, blank=True, help_text="The client's own id; sending it twice appends once."
     )

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 import extraction
 from conversations import services, tasks
+from conversations.excerpts import outline
 from conversations.models import Message
 from core import events
 from core.ahead import ahead
@@ -43,8 +44,9 @@ def messages_embed(*, message_ids) -> int:
                 for message, vector in zip(group, vectors, strict=True):
                     message.embedding = vector
                     message.embedding_model = model
+                    message.outline = outline(message.content)  # what the context would otherwise work out each time
                 with transaction.atomic():
-                    Message.objects.bulk_update(group, ["embedding", "embedding_model"])
+                    Message.objects.bulk_update(group, ["embedding", "embedding_model", "outline"])
                 done += len(group)
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %d messages left for the sweep", len(todo) - done,

@@ -1,20 +1,26 @@
-"""The statement of message search: an owner's messages in scope as a compiled row source, and the candidates
-read from them the way memory search reads memories (memories.search.passages: small owners by an exact scan,
-larger ones through the HNSW index with a bounded keyword side)."""
+"""The statement of message search: what sets messages apart as passages (MESSAGES), an owner's messages in scope
+as a compiled row source, and the candidates read from them the way memory search reads memories
+(memories.search.passages: small owners by an exact scan, larger ones through the HNSW index with a bounded keyword
+side)."""
 
 from django.db.models import Q
 
 from conversations.models import Message
-from memories.search.passages import passage_search_candidates
+from memories.search.passages import PassageKind, passage_search_candidates
 from memories.search.sql import PASSAGE_FIELDS, rows_source
+from memories.spaces import Name
 
-CANDIDATES = 100  # per signal
-HNSW_EF_SEARCH = 100
-BM25_K1, BM25_B = 1.2, 0.4
 TABLE = Message._meta.db_table
 ROWS_CACHE_SIZE = 4096  # compiled row sources: a few hundred bytes of SQL each
-# what each candidate brings besides its scores: ranking needs when it was said, the context where it is
-CANDIDATE_COLUMNS = ("m.sent_at", "m.sequence", "m.conversation_id")
+MESSAGES = PassageKind(
+    table=TABLE, space=Name.MESSAGES, what="message search", candidates=100, ef_search=100, k1=1.2, b=0.4,
+    semantic_threshold=0.5,  # turns are short, like memories
+    semantic_weight=0.3,  # as memory search's fused ranking: turns are as short as memories
+    min_similarity=0.25,  # hybrid: a message with none of the query's words must be this similar to be related
+    dates=True,
+    # when it was said ranks ties, where it is finds its neighbouring turns (the context)
+    at="m.sent_at", position="m.sequence", container="m.conversation_id",
+)
 
 
 def message_queryset(*, owner, project=None, all_projects: bool = False, conversation=None, sent_before=None):
@@ -55,8 +61,8 @@ def message_rows(owner_id: int, *, project=None, all_projects: bool = False, con
 
 def message_candidates(owner_id: int, rows: tuple[str, tuple], keyword_query: str, vector, *, k: int) -> list:
     """(id, cosine or None, BM25 share, sent_at, sequence, conversation_id) of the nearest and best full-text
-    matches among `rows` (`message_rows`), by the path the owner's size calls for (exact scan, or HNSW with a
-    bounded keyword side: memories.search.passages); `keyword_query` empty: no full text."""
+    matches among `rows` (`message_rows`), as message search reads them (memories.search.passages); `keyword_query`
+    empty: no full text."""
     return passage_search_candidates(table=TABLE, owner_id=owner_id, rows=rows, keyword_query=keyword_query,
-                                     vector=vector, k=k, k1=BM25_K1, b=BM25_B, ef_search=HNSW_EF_SEARCH,
-                                     columns=CANDIDATE_COLUMNS)
+                                     vector=vector, k=k, k1=MESSAGES.k1, b=MESSAGES.b, ef_search=MESSAGES.ef_search,
+                                     columns=MESSAGES.columns)

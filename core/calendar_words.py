@@ -10,5 +10,5 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 
 def alternation(words: tuple[str, ...], *, suffix: str = "") -> str:
     """A regex alternation of `words` as written in text (title case), longest first so that "Sept" is tried
-    before "Sep"; `suffix` follows each word (r"\.?" for an abbreviation's dot)."""
+    before "Sep"; `suffix` follows each word (a backslash-dot regex for an abbreviation's dot)."""
     return "|".join(f"{word.title()}{suffix}" for word in sorted(words, key=len, reverse=True))

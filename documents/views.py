@@ -137,6 +137,6 @@ class ChunkSearchView(ReplicaReads, APIView):
             raise serializers.ValidationError(exc.messages) from exc
         payload = {
             "mode": results.mode, "degraded": results.degraded,
-            "results": [{"chunk": r.chunk, "score": r.score, "parts": r.parts} for r in results],
+            "results": [{"chunk": r.passage, "score": r.score, "parts": r.parts} for r in results],
         }
         return Response(ChunkSearchResponseSerializer(payload).data)

@@ -63,7 +63,7 @@ class MemorySearchView(ReplicaReads, APIView):
                 owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
                 threshold=data.get("threshold"), filters=filters, query_vector=vector,
             )
-            payload["chunks"] = [{"chunk": r.chunk, "score": r.score, "parts": r.parts} for r in chunks]
+            payload["chunks"] = [{"chunk": r.passage, "score": r.score, "parts": r.parts} for r in chunks]
         if data["include_messages"]:
             messages = message_search(
                 owner=request.user, query=data["query"], mode=data["mode"], limit=data["limit"],
@@ -71,8 +71,8 @@ class MemorySearchView(ReplicaReads, APIView):
                 query_vector=vector,
             )
             # the ids of the memories each produced in one query (the serializer otherwise asks once per message)
-            with_memory_ids([r.message for r in messages.results])
-            payload["messages"] = [{"message": r.message, "score": r.score, "parts": r.parts}
+            with_memory_ids([r.passage for r in messages])
+            payload["messages"] = [{"message": r.passage, "score": r.score, "parts": r.parts}
                                    for r in messages.results]
         # The answer's shape without the parts not asked for: the same JSON (an absent optional field is left out
         # either way), without building the chunk and message serializers it would not use (~2 ms a search).

@@ -226,7 +226,7 @@ def test_a_weak_match_takes_no_budget(user, eager, django_capture_on_commit_call
         converse(user, [("user", "Ana", "Our new flat in Grenoble has a balcony facing the mountains.")])
         converse(user, [("assistant", "", "Lovely! Enjoy the view.")], start=datetime(2024, 1, 5, tzinfo=UTC))
     query = "What can Ana see from her balcony?"
-    hits, _ = ctx.message_hits(owner=user, query=query, limit=ctx.EXCERPT_HITS)
+    hits = ctx.message_hits(owner=user, query=query, limit=ctx.EXCERPT_HITS)
     weak = [h for h in hits if "Enjoy the view" in Message.objects.get(pk=h.id).content]
     assert weak, "the weak turn is a hit of message search: the floor is what keeps it out"
     assert weak[0] not in ctx.worth_an_excerpt(hits) and hits[0] in ctx.worth_an_excerpt(hits)

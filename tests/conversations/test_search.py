@@ -32,11 +32,11 @@ def _path(owner_id) -> str:
 def test_a_small_owner_gets_the_same_hits_by_exact_scan_as_through_the_index(said, user, settings):
     cache.clear()
     assert _path(user.pk) == "exact"
-    exact = {q: [(h.id, round(h.score, 6)) for h in selectors.message_hits(owner=user, query=q)[0]] for q in QUERIES}
+    exact = {q: [(h.id, round(h.score, 6)) for h in selectors.message_hits(owner=user, query=q)] for q in QUERIES}
     settings.SEARCH_EXACT_MAX_MEMORIES, settings.SEARCH_EXACT_MAX_SHARE = 0, 0.0
     cache.clear()
     assert _path(user.pk) == "shared"
-    index = {q: [(h.id, round(h.score, 6)) for h in selectors.message_hits(owner=user, query=q)[0]] for q in QUERIES}
+    index = {q: [(h.id, round(h.score, 6)) for h in selectors.message_hits(owner=user, query=q)] for q in QUERIES}
     assert exact == index and all(exact.values())
 
 
@@ -63,5 +63,5 @@ def test_a_large_owners_keyword_side_reads_a_bounded_number_of_rows_rarest_words
     # the scores of the rows read are the full ranking's: the words' frequencies are estimated, N is the owner's
     assert bounded[best] == pytest.approx(everything[best], rel=0.05)
     vector, _ = embed_query("hiking ibex", None, what="test")
-    hits, _ = selectors.message_hits(owner=user, query="hiking ibex", query_vector=vector)
+    hits = selectors.message_hits(owner=user, query="hiking ibex", query_vector=vector)
     assert "ibex" in Message.objects.get(pk=hits[0].id).content

@@ -40,12 +40,12 @@ def said(user, eager, django_capture_on_commit_callbacks):
 def test_every_turn_is_embedded_and_findable_by_meaning_and_by_words(said, user):
     assert not Message.objects.filter(conversation=said, embedding__isnull=True).exists()
     hybrid = selectors.message_search(owner=user, query="What did Melanie paint?")
-    assert "painted a lake" in hybrid.results[0].message.content
+    assert "painted a lake" in hybrid.results[0].passage.content
     by_meaning = selectors.message_search(owner=user, query="artwork of water at dawn", mode="semantic",
                                           threshold=0.2)
-    assert "painted a lake" in by_meaning.results[0].message.content
+    assert "painted a lake" in by_meaning.results[0].passage.content
     by_word = selectors.message_search(owner=user, query="counseling", mode="keyword")
-    assert [r.message.sequence for r in by_word.results] == [7]
+    assert [r.passage.sequence for r in by_word.results] == [7]
 
 
 def test_message_search_returns_nothing_unrelated(said, user):
@@ -57,7 +57,7 @@ def test_a_date_in_the_query_lifts_what_was_said_then(user, eager, django_captur
         converse(user, [("user", "", "We went hiking in the mountains.")], start=START)
         converse(user, [("user", "", "We went hiking by the sea.")], start=START + timedelta(days=60))
     result = selectors.message_search(owner=user, query="Where did we go hiking in July 2023?")
-    assert "sea" in result.results[0].message.content and result.results[0].parts["date"] > 0
+    assert "sea" in result.results[0].passage.content and result.results[0].parts["date"] > 0
 
 
 def test_messages_are_only_their_owners(said, user):

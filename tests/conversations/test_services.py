@@ -37,7 +37,7 @@ def test_five_hundred_turns_in_one_call_all_become_searchable(user, eager, djang
     assert [m.sequence for m, created in results] == list(range(1, 501)) and all(c for _, c in results)
     assert not Message.objects.filter(conversation=conversation, embedding__isnull=True).exists()
     found = selectors.message_search(owner=user, query="word417", mode="keyword").results
-    assert [r.message.client_message_id for r in found] == ["m417"]
+    assert [r.passage.client_message_id for r in found] == ["m417"]
     # sending the same history again appends nothing
     again = services.messages_append(conversation=conversation, messages=turns[:3])
     assert [created for _, created in again] == [False] * 3 and conversation.messages.count() == 500

@@ -419,7 +419,7 @@ def _findable(user, query, project=None) -> list[str]:
         filters = memory_selectors.MemoryFilters(project=project, all_projects=project is None)
         result = memory_search_package.memory_search(owner=user, query=query, mode=mode, threshold=0.0, filters=filters)
         found += [r.memory.content for r in result.results]
-        found += [r.chunk.content for r in chunk_search(owner=user, query=query, mode=mode, threshold=0.0,
+        found += [r.passage.content for r in chunk_search(owner=user, query=query, mode=mode, threshold=0.0,
                                                         all_projects=True)]
     return found
 

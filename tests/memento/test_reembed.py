@@ -110,9 +110,9 @@ def assert_search_answers(user):
     """Semantic search finds the right fact in every table (it would not if it compared two models' vectors)."""
     assert top_memory(user, "what is Ana allergic to?")[0] == "Ana is allergic to peanuts"
     messages = message_search(owner=user, query="which instrument?", mode="semantic", threshold=0.2).results
-    assert messages and "cello" in messages[0].message.content
+    assert messages and "cello" in messages[0].passage.content
     chunks = chunk_search(owner=user, query="when does the port open?", mode="semantic", threshold=0.2)
-    assert chunks and "harbour" in chunks[0].chunk.content
+    assert chunks and "harbour" in chunks[0].passage.content
 
 
 def test_a_switch_keeps_search_answering_and_leaves_one_model_per_table(rows, user, rotated, api):
