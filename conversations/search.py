@@ -6,6 +6,7 @@ side)."""
 from django.db.models import Q
 
 from conversations.models import Message
+from memories.search import formula
 from memories.search.passages import PassageKind, passage_search_candidates
 from memories.search.sql import PASSAGE_FIELDS, rows_source
 from memories.spaces import Name
@@ -13,9 +14,10 @@ from memories.spaces import Name
 TABLE = Message._meta.db_table
 ROWS_CACHE_SIZE = 4096  # compiled row sources: a few hundred bytes of SQL each
 MESSAGES = PassageKind(
-    table=TABLE, space=Name.MESSAGES, what="message search", candidates=100, ef_search=100, k1=1.2, b=0.4,
+    # turns are as short as memories: memory search's BM25 and fused weights
+    table=TABLE, space=Name.MESSAGES, what="message search", candidates=100, ef_search=100, k1=formula.BM25_K1,
+    b=formula.BM25_B, semantic_weight=formula.SEMANTIC_WEIGHT,
     semantic_threshold=0.5,  # turns are short, like memories
-    semantic_weight=0.3,  # as memory search's fused ranking: turns are as short as memories
     min_similarity=0.25,  # hybrid: a message with none of the query's words must be this similar to be related
     dates=True,
     # when it was said ranks ties, where it is finds its neighbouring turns (the context)

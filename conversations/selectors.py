@@ -31,9 +31,10 @@ def message_hits(*, owner, query: str, mode: str = "hybrid", limit: int = 20, th
     """The owner's messages that match `query`, best first, not loaded (what the context needs to fetch each with
     its neighbouring turns: ScoredPassage's container_id and position are its conversation and sequence), in
     memory search's modes (memories.search.passages.passage_hits with MESSAGES: semantic cosine >= 0.5 by default;
-    hybrid 0.3 x calibrated cosine + 0.7 x BM25 share + DATE_BONUS when the message was sent within a date the
-    query names; a message with none of the query's words and a cosine under 0.25 is not related). `sent_before`:
-    only what was said by then. Scope: one `conversation`, or seed 004's rule (conversations.search)."""
+    hybrid memory search's SEMANTIC_WEIGHT x calibrated cosine + the rest x BM25 share + DATE_BONUS when the
+    message was sent within a date the query names; a message with none of the query's words and a cosine under
+    0.25 is not related). `sent_before`: only what was said by then. Scope: one `conversation`, or seed 004's
+    rule (conversations.search)."""
     owner_id = getattr(owner, "pk", owner)
     rows = message_rows(owner_id, project=project, all_projects=all_projects, conversation=conversation,
                         sent_before=sent_before)

@@ -25,9 +25,10 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from memories.search.dates import query_periods, within_periods
+from memories.search.formula import DATE_BONUS, SEMANTIC_CEILING, SEMANTIC_FLOOR
 from memories.search.paths import OWNER_FIGURES_CACHE_SECONDS, OwnerFigures, vector_path
 from memories.search.query import MAX_LIMIT, SEARCH_MODES, embed_query
-from memories.search.ranking import DATE_BONUS, SEMANTIC_CEILING, SEMANTIC_FLOOR, calibrated_similarity, score_passages
+from memories.search.ranking import calibrated_similarity, score_passages
 from memories.search.sql import passage_candidates, search_start, word_frequencies
 
 

@@ -3,7 +3,7 @@ rows changed since an earlier snapshot patched into it (see memories.search.snap
 
 import numpy as np
 
-from memories.models import EMBEDDING_DIMENSIONS
+from memories.models import EMBEDDING_DIMENSIONS, ttl_deadline_sql
 from memories.search.ranking import THREAD
 from memories.search.snapshot_search import Row, Snapshot
 from memories.search.sql import EPOCH, VECTOR
@@ -20,8 +20,7 @@ _ROWS = (
     "tsvector_to_array(m.search_vector), "
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
     "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
-    "extract(epoch FROM least(m.expires_at, greatest(m.updated_at, m.accessed_at) "
-    "+ m.ttl_minutes * interval '1 minute'))::float8, m.category, m.embedding_model "
+    "extract(epoch FROM least(m.expires_at, " + ttl_deadline_sql("m") + "))::float8, m.category, m.embedding_model "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
     "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
