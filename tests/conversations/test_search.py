@@ -1,6 +1,6 @@
 """Message search's two ways to its candidates (conversations/search.py): a small owner's exact scan gives what the
 HNSW way gives, and a large owner's keyword side reads a bounded number of rows, the rarest words first (real
-model, real PostgreSQL)."""
+model, real PostgreSQL), and both read the same scope."""
 
 import pytest
 from django.core.cache import cache
@@ -9,6 +9,7 @@ from conversations import search, selectors
 from conversations.models import Message
 from memories.search import embed_query
 from tests.conversations.test_selectors import converse
+from tests.factories import ProjectFactory
 
 QUERIES = ("What did Melanie paint?", "support group", "counseling next year", "swimming with the kids")
 
@@ -65,3 +66,31 @@ def test_a_large_owners_keyword_side_reads_a_bounded_number_of_rows_rarest_words
     vector, _ = embed_query("hiking ibex", None, what="test")
     hits = selectors.message_hits(owner=user, query="hiking ibex", query_vector=vector)
     assert "ibex" in Message.objects.get(pk=hits[0].id).content
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_scope_is_seed_004s_on_both_paths(user, settings, eager, django_capture_on_commit_callbacks, large):
+    if large:
+        settings.SEARCH_EXACT_MAX_MEMORIES, settings.SEARCH_EXACT_MAX_SHARE = 0, 0.0
+    mine, other = ProjectFactory(owner=user), ProjectFactory(owner=user)
+
+    def found():
+        cache.clear()
+        hits = selectors.message_hits(owner=user, query="lighthouse keeper", project=project,
+                                      all_projects=all_projects)
+        return {Message.objects.get(pk=h.id).conversation_id for h in hits}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        loose = converse(user, [("user", "Ana", "The lighthouse keeper waved at us.")])
+    # no conversation in a project yet: every conversation is out of no project
+    project, all_projects = None, False
+    assert found() == {loose.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        in_mine = converse(user, [("user", "Ana", "Our lighthouse keeper retired.")], project=mine)
+        in_other = converse(user, [("user", "Ana", "A lighthouse keeper lives alone.")], project=other)
+    assert found() == {loose.pk}
+    project = mine
+    assert found() == {loose.pk, in_mine.pk}
+    project, all_projects = None, True
+    assert found() == {loose.pk, in_mine.pk, in_other.pk}
+    assert _path(user.pk) == ("shared" if large else "exact")
