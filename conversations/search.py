@@ -40,10 +40,9 @@ def message_queryset(*, owner, project=None, all_projects: bool = False, convers
             inside |= Q(project=project)
         conversations = Conversation.objects.filter(owner=owner)
         # Not a join to conversations: under a large owner's bounded keyword side the planner (estimating one
-        # matching row) joined every matching message to a scan of all the owner's conversations, ~95 ms of a
-        # 100 ms search at 100,000 messages (bench/context_latency.py). Under an OR the membership test stays a
-        # hashed subplan (built once, one probe a row), and the NOT EXISTS, evaluated once, spares even that when
-        # no conversation of the owner is out of scope (an owner without projects).
+        # matching row) joined every matching message to a scan of all the owner's conversations. Under an OR the
+        # membership test stays a hashed subplan (built once, one probe a row), and the NOT EXISTS, evaluated
+        # once, spares even that when no conversation of the owner is out of scope (an owner without projects).
         qs = qs.filter(~Exists(conversations.exclude(inside))
                        | Q(conversation__in=conversations.filter(inside).values("pk")))
     return qs
@@ -55,7 +54,7 @@ _rows_cache: dict[tuple, tuple[str, tuple]] = {}
 def message_rows(owner_id: int, *, project=None, all_projects: bool = False, conversation=None,
                  sent_before=None) -> tuple[str, tuple]:
     """`message_queryset` as SQL and parameters to select from, compiled once per process for each scope
-    (building and compiling the queryset was ~1 ms of every search)."""
+    (building and compiling the queryset is Python work every search would otherwise repeat)."""
     key = (owner_id, getattr(project, "pk", project), all_projects, getattr(conversation, "pk", conversation),
            sent_before)
     compiled = _rows_cache.get(key)

@@ -36,8 +36,8 @@ def token_ids(text: str) -> list[int]:
 
 
 # Counts are asked again and again for the same short texts: a context's profile lines and excerpt turns at every
-# turn of an agent (~300 counts a context at ~55 us each were 16 ms of it; bench/context_latency.py). Longer texts
-# (documents, pasted pages) are counted afresh rather than kept; a full cache starts again.
+# turn of an agent (some 300 counts a context). Longer texts (documents, pasted pages) are counted afresh rather
+# than kept; a full cache starts again.
 COUNT_CACHE_SIZE = 16384
 COUNT_CACHE_MAX_CHARS = 4000
 _counts: dict[str, int] = {}

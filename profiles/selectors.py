@@ -72,8 +72,8 @@ def visible_entries(profile) -> list[ProfileEntry]:
 
 
 class Line(NamedTuple):
-    """A visible entry as `packed` and the context read it (no model instance: building ~100 of them at every
-    context was ~5 ms)."""
+    """A visible entry as `packed` and the context read it (no model instance: a context reads about a hundred
+    at every turn)."""
 
     pk: int
     section: str

@@ -6,7 +6,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from memories import spaces
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, api_client
 
 # fixtures of modules that are not conftests, for every test package: the fake OpenAI server, the Celery worker
 pytest_plugins = ["tests.fakes.openai_server", "tests.worker"]
@@ -35,21 +35,15 @@ def other_user(db):
     return UserFactory()
 
 
-def _client_for(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
-    return client
-
-
 @pytest.fixture
 def api(user) -> APIClient:
     """An API client authenticated with `user`'s token."""
-    return _client_for(user)
+    return api_client(user)
 
 
 @pytest.fixture
 def other_api(other_user) -> APIClient:
-    return _client_for(other_user)
+    return api_client(other_user)
 
 
 @pytest.fixture(autouse=True)

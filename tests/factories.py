@@ -95,3 +95,12 @@ def token_for(user, **kwargs) -> str:
     from accounts.services import token_create
 
     return token_create(user=user, name=kwargs.pop("name", "tests"), **kwargs).key
+
+
+def api_client(user, **kwargs):
+    """A DRF test client sending a new token of `user` (`token_for`'s keyword arguments)."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user, **kwargs)}")
+    return client

@@ -5,26 +5,19 @@ from datetime import timedelta
 import pytest
 from django.db.models import Max
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from conversations import services
 from conversations.models import Message
 from memories.models import Memory
-from tests.factories import ConversationFactory, UserFactory, token_for
+from tests.factories import ConversationFactory, UserFactory, api_client
 from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
 
 
-def _client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
-    return client
-
-
 def test_posted_message_becomes_a_searchable_memory(celery_worker):
     user = UserFactory()
-    api = _client(user)
+    api = api_client(user)
     cid = api.post("/api/conversations/", {"title": "chat"}, format="json").json()["id"]
     response = api.post(f"/api/conversations/{cid}/messages/", {"messages": [
         {"role": "user", "content": "My daughter Emma starts school in May."},
@@ -42,7 +35,7 @@ def test_posted_message_becomes_a_searchable_memory(celery_worker):
 
 def test_appended_history_is_embedded_by_the_worker_then_extracted(celery_worker):
     user = UserFactory()
-    api = _client(user)
+    api = api_client(user)
     cid = api.post("/api/conversations/", {}, format="json").json()["id"]
     turns = [{"role": "user" if i % 2 else "assistant", "content": f"Turn {i} mentions the word blueberry{i}.",
               "sent_at": f"2023-01-01T10:{i:02d}:00Z"} for i in range(40)]

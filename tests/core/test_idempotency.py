@@ -8,7 +8,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from conversations.models import Conversation, Message
 from core import rls
@@ -18,7 +17,7 @@ from documents.models import Document
 from imports.models import Import
 from memories import services as memory_services
 from memories.models import Memory
-from tests.factories import ConversationFactory, token_for
+from tests.factories import ConversationFactory, api_client
 from tests.imports.samples import raw
 
 pytestmark = pytest.mark.django_db
@@ -138,7 +137,7 @@ def test_a_retry_while_the_first_is_being_answered_is_a_409(user, monkeypatch):
 
     def first():
         try:
-            answers["first"] = send(_client(user), "post", "/api/memories/", body, "json")
+            answers["first"] = send(api_client(user), "post", "/api/memories/", body, "json")
         finally:
             connection.close()
 
@@ -146,21 +145,15 @@ def test_a_retry_while_the_first_is_being_answered_is_a_409(user, monkeypatch):
     thread.start()
     try:
         assert entered.wait(60)
-        second = send(_client(user), "post", "/api/memories/", body, "json")
+        second = send(api_client(user), "post", "/api/memories/", body, "json")
         assert second.status_code == 409 and "still in progress" in second.json()["detail"]
     finally:
         release.set()
         thread.join(60)
     assert answers["first"].status_code == 201
-    third = send(_client(user), "post", "/api/memories/", body, "json")
+    third = send(api_client(user), "post", "/api/memories/", body, "json")
     assert third.status_code == 201 and third["Idempotent-Replayed"] == "true"
     assert Memory.objects.filter(owner=user).count() == 1
-
-
-def _client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
-    return client
 
 
 def test_without_the_header_every_request_writes(api, user):

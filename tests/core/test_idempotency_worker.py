@@ -1,12 +1,11 @@
 """Idempotency-Key with the real worker: a retried creating write queues its background work once."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from conversations.models import Message
 from core.idempotency import HEADER
 from memories.models import Memory
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, api_client
 from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
@@ -16,8 +15,7 @@ KEY = {f"HTTP_{HEADER.upper().replace('-', '_')}": "append-1"}
 
 def test_a_retried_append_is_stored_and_extracted_once(celery_worker):
     user = UserFactory()
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    api = api_client(user)
     cid = api.post("/api/conversations/", {"title": "chat"}, format="json").json()["id"]
     body = {"messages": [{"role": "user", "content": "My sister Noor lives in Leeds."}]}
 

@@ -7,13 +7,12 @@ import signal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.test import APIClient
 
 from documents import processing, services
 from documents.models import Chunk, Document
 from tests.documents import files
 from tests.documents.conftest import close
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, api_client
 from tests.web import stop
 from tests.worker import (
     broker_for,
@@ -34,8 +33,7 @@ def _state(document_id):
 
 def test_an_upload_is_processed_in_the_background(celery_worker):
     user = UserFactory()
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    api = api_client(user)
     data = files.as_pdf(files.sample_sections(31, sections=3), title="Roadmap")
     response = api.post("/api/documents/", {"file": SimpleUploadedFile("roadmap.pdf", data)}, format="multipart")
     assert response.status_code == 202 and response.json()["status"] == "pending"

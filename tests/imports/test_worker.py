@@ -4,12 +4,11 @@ uploading every file again adds nothing."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.test import APIClient
 
 from conversations.models import Conversation, Message
 from imports.models import Import
 from memories.models import Memory
-from tests.factories import UserFactory, token_for
+from tests.factories import UserFactory, api_client
 from tests.imports.samples import FILES, raw
 from tests.worker import wait_for
 
@@ -45,8 +44,7 @@ def _search(api, query: str) -> list[str]:
 
 def test_every_format_imports_through_the_worker_and_twice_adds_nothing(celery_worker):
     user = UserFactory()
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    api = api_client(user)
 
     first = _upload_all(api)
     wait_for(lambda: _finished(first), timeout=300, worker=celery_worker)

@@ -3,22 +3,15 @@
 import numpy as np
 import pytest
 from django.conf import settings
-from rest_framework.test import APIClient
 
 from integrations import embeddings
 from memories import spaces
 from memories.models import EmbeddingSpace, Memory
-from tests.factories import MemoryFactory, UserFactory, token_for
+from tests.factories import MemoryFactory, UserFactory, api_client
 from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
 OLD_VECTOR = [1.0] + [0.0] * 383
-
-
-def client_for(user) -> APIClient:
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
-    return api
 
 
 def test_staff_start_a_switch_the_worker_runs_and_see_its_progress(celery_worker):
@@ -28,10 +21,10 @@ def test_staff_start_a_switch_the_worker_runs_and_see_its_progress(celery_worker
         MemoryFactory(owner=owner, content=content, embedding=OLD_VECTOR, embedding_model="old-model")
     spaces.record_models()  # what `migrate` does: the table keeps its model when the setting changes
     assert spaces.active_model("memories") == "old-model"
-    staff = client_for(UserFactory(is_staff=True))
+    staff = api_client(UserFactory(is_staff=True))
 
-    assert client_for(owner).post("/api/admin/reembed/", {}, format="json").status_code == 403
-    assert client_for(owner).get("/api/admin/reembed/").status_code == 403
+    assert api_client(owner).post("/api/admin/reembed/", {}, format="json").status_code == 403
+    assert api_client(owner).get("/api/admin/reembed/").status_code == 403
     assert staff.post("/api/admin/reembed/", {"batch_size": 0}, format="json").json() == {
         "batch_size": ["Ensure this value is greater than or equal to 1."]}
 

@@ -103,14 +103,11 @@ def test_due_and_overdue_reminders_and_the_profile_open_the_context(user, said):
 
 @pytest.mark.slow
 def test_end_to_end_on_the_real_worker(celery_worker):
-    from rest_framework.test import APIClient
-
-    from tests.factories import UserFactory, token_for
+    from tests.factories import UserFactory, api_client
     from tests.worker import wait_for
 
     user = UserFactory()
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user)}")
+    api = api_client(user)
     api.patch("/api/profile/settings/", {"time_zone": "Europe/Paris"}, format="json")
     cid = api.post("/api/conversations/", {"title": "chat"}, format="json").json()["id"]
     api.post(f"/api/conversations/{cid}/messages/", {"messages": [
