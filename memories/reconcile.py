@@ -24,7 +24,7 @@ from django.utils import timezone
 from integrations import embeddings
 from memories.models import HistoryAction, Memory
 from memories.supersession import link_supersession
-from memories.vectors import embed_or_pending, numbers_in
+from memories.vectors import embed_or_pending, nearest_of_owner, numbers_in
 from memories.versions import save_version
 from memories.writes import prepare_item, write_one
 
@@ -58,7 +58,8 @@ def _scope_queryset(owner, project):
 
 
 def _similar(owner, project, vector, limit: int = NEIGHBOURS) -> list[tuple[Memory, float]]:
-    return [(m, 1.0 - m.distance) for m in _scope_queryset(owner, project).nearest(vector)[:limit]]
+    return [(m, 1.0 - m.distance) for m in nearest_of_owner(_scope_queryset(owner, project), owner_id=owner.pk,
+                                                           vector=vector, limit=limit)]
 
 
 def _stored_frames(memory: Memory) -> list[dict] | None:

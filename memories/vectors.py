@@ -88,6 +88,18 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
     return found
 
 
+def nearest_of_owner(queryset, *, owner_id: int, vector, model: str | None = None, limit: int) -> list[Memory]:
+    """The `limit` rows of `queryset` (one owner's memories) nearest to `vector`, each with its `distance`: by the
+    true distance for small owners, else through the HNSW index scanning on past other owners' entries and dead
+    ones (as `find_duplicates`): a plain filtered index scan stops after `hnsw.ef_search` entries and can return
+    none of the owner's rows."""
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        exact = vector_path(owner_figures(cursor, owner_id)) == "exact"
+        if not exact:
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+        return list(queryset.nearest(vector, model, exact=exact)[:limit])
+
+
 def numbers_in(text: str) -> list[str]:
     """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
     so near-identical texts whose figures differ are different facts, not duplicates."""

@@ -23,7 +23,7 @@ from core.claims import ClaimKind, claim, unclaimed
 from memories.models import HistoryAction, Memory, Project
 from memories.services import memory_restore, memory_revert, memory_soft_delete, memory_update
 from memories.supersession import link_supersession
-from memories.vectors import numbers_in
+from memories.vectors import nearest_of_owner, numbers_in
 from memories.versions import save_version
 from profiles import tasks
 from profiles.models import ConsolidationRun, Profile
@@ -109,8 +109,9 @@ def _near(memory: Memory, edited: set) -> list[Memory]:
     no other attribute, the same figures, not edited by hand."""
     attribute = attribute_of(memory)
     found = []
-    for other in (Memory.objects.filter(owner_id=memory.owner_id, project_id=memory.project_id).active()
-                  .exclude(pk=memory.pk).nearest(memory.embedding, memory.embedding_model)[:NEIGHBOURS]):
+    for other in nearest_of_owner(Memory.objects.filter(owner_id=memory.owner_id, project_id=memory.project_id)
+                                  .active().exclude(pk=memory.pk), owner_id=memory.owner_id,
+                                  vector=memory.embedding, model=memory.embedding_model, limit=NEIGHBOURS):
         if 1.0 - other.distance < settings.CONSOLIDATION_THRESHOLD:
             break
         other_attribute = attribute_of(other)

@@ -122,14 +122,17 @@ class MemoryQuerySet(models.QuerySet):
             return self
         return self.filter(**{f"namespace__0_{len(prefix)}": prefix})
 
-    def nearest(self, vector, model: str | None = None) -> "MemoryQuerySet":
+    def nearest(self, vector, model: str | None = None, *, exact: bool = False) -> "MemoryQuerySet":
         """Order by cosine distance to `vector` (of `model`, default the one it names: only memories embedded by
-        that model are compared), through the half-precision HNSW index."""
-        return (
-            self.filter(embedding__isnull=False, embedding_model=model or model_of(vector))
-            .annotate(distance=CosineDistance(halfvec(), HalfVector(vector)))
-            .order_by("distance")
-        )
+        that model are compared), through the half-precision HNSW index; `exact`: by the true distance of every
+        row the other filters leave ("+ 0" is an order no index serves). One owner's nearest:
+        memories.vectors.nearest_of_owner chooses."""
+        distance = CosineDistance(halfvec(), HalfVector(vector))
+        queryset = self.filter(embedding__isnull=False, embedding_model=model or model_of(vector)).annotate(
+            distance=distance)
+        if exact:
+            return queryset.order_by(ExpressionWrapper(distance + 0.0, output_field=models.FloatField()))
+        return queryset.order_by("distance")
 
 
 class Memory(models.Model):

@@ -4,7 +4,8 @@ from django.test.utils import CaptureQueriesContext
 
 from integrations import embeddings
 from memories import services
-from memories.vectors import find_duplicates
+from memories.models import Memory
+from memories.vectors import find_duplicates, nearest_of_owner
 
 
 @pytest.mark.parametrize("exact_max", [0, 2000], ids=["hnsw", "exact"])
@@ -35,3 +36,21 @@ def test_small_owners_are_compared_exactly_large_ones_scan_the_index_until_found
         find_duplicates(owner_id=user.pk, project_id=None, vectors=[vector])
     assert any("'hnsw.iterative_scan', 'strict_order'" in q["sql"] for q in large.captured_queries)
     assert not any(") + 0" in q["sql"] for q in large.captured_queries)
+
+
+def test_a_small_owners_nearest_are_found_behind_other_users_nearer_entries(user, other_user):
+    """Reconciliation's and consolidation's neighbours: in CI's full suite a plain filtered index scan gave a small
+    owner's nearest as none (the index's ef_search entries, all of them other owners' or dead ones), and a
+    hand-written "Lives in Bordeaux" was never seen, nor superseded, by a move. Small owners' rows are compared by
+    their true distance; large owners' go through the index as find_duplicates' do."""
+    mine = services.memory_create(owner=user, content="Lives in Bordeaux", actor=user).memory
+    for year in range(1960, 2020):  # nearer to the question than mine
+        services.memory_create(owner=other_user, content=f"We relocated to Bordeaux in {year}", actor=other_user)
+    vector = embeddings.embed_text("We've relocated to Bordeaux")
+    with connection.cursor() as cursor:  # a planner that takes the index, handing over one entry at a time
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("SET LOCAL hnsw.ef_search = 1")
+    with CaptureQueriesContext(connection) as queries:
+        found = nearest_of_owner(Memory.objects.filter(owner=user), owner_id=user.pk, vector=vector, limit=8)
+    assert [m.pk for m in found] == [mine.pk] and 0 < found[0].distance < 0.5
+    assert ") + 0" in queries.captured_queries[-1]["sql"]
