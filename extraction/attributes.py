@@ -56,12 +56,13 @@ _lock = threading.Lock()
 
 
 @functools.cache
-def _prototypes() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Every prototype frame embedded once per process, masked as statements are and with example values:
-    (masked vectors, example vectors, kind of each)."""
+def _prototypes(model: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Every prototype frame embedded by `model` once per process, masked as statements are and with example
+    values: (masked vectors, example vectors, kind of each)."""
     frames = [(kind.name, frame) for kind in KINDS for frame in kind.frames]
     vectors = np.asarray(embeddings.embed_texts([f.format(**MASKS) for _, f in frames]
-                                                + [f.format(**EXAMPLES) for _, f in frames]), dtype=np.float32)
+                                                + [f.format(**EXAMPLES) for _, f in frames], model),
+                         dtype=np.float32)
     return vectors[:len(frames)], vectors[len(frames):], tuple(name for name, _ in frames)
 
 
@@ -81,11 +82,12 @@ def statement_frames(statements: Sequence[tuple[str, str]], *,
     if not statements:
         return []
     names = {n.strip().lower() for n in self_names if n and n.strip()}
-    keys = [(content, subject, frozenset(names)) for content, subject in statements]
+    model = embeddings.model_of(None)  # the configured one: frames of another model's cosines are not these
+    keys = [(content, subject, frozenset(names), model) for content, subject in statements]
     todo = list(dict.fromkeys(key for key in keys if key not in _cache))
     if todo:
         try:
-            classified = _classify([(c, s) for c, s, _ in todo], names)
+            classified = _classify([(c, s) for c, s, _, _ in todo], names, model)
         except embeddings.EmbeddingError:  # the provider is down: no frames (and none cached), the reconciler adds
             return [[] for _ in statements]
         for key, frames in zip(todo, classified, strict=True):
@@ -99,15 +101,15 @@ CACHE_SIZE = 4096  # statements whose frames a process keeps (stored memories ar
 _cache: dict[tuple, list[Frame]] = {}
 
 
-def _classify(statements: list[tuple[str, str]], names: set[str]) -> list[list[Frame]]:
+def _classify(statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
     with _lock:  # spaCy's pipeline is not shared across threads
         docs = [nlp.pipeline()(content) for content, _ in statements]
     parsed = [(doc, *parts.holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
     # masked ("I live in Xyz") and with its names kept ("I switched to a Samsung": the brand says phone)
     texts = [parts.masked(doc, token) for doc, _, token in parsed] + [
         parts.masked(doc, token, keep_names=True) for doc, _, token in parsed]
-    vectors = np.asarray(embeddings.embed_texts(texts), dtype=np.float32)
-    masked, examples, owners = _prototypes()
+    vectors = np.asarray(embeddings.embed_texts(texts, model), dtype=np.float32)
+    masked, examples, owners = _prototypes(model)
     said = vectors[len(statements):] @ examples.T
     named = np.asarray([BY_NAME[name].value in NAMED or BY_NAME[name].brands for name in owners])
     scores = np.where(named, np.maximum(vectors[:len(statements)] @ masked.T - MASK_PENALTY, said), said)

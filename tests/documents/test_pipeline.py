@@ -539,9 +539,9 @@ def test_the_candidates_frames_are_read_before_the_writing_transaction(monkeypat
     inside = []
     classify = attributes._classify
 
-    def recording(statements, names):
+    def recording(statements, names, model):
         inside.extend(connection.in_atomic_block for _ in statements)
-        return classify(statements, names)
+        return classify(statements, names, model)
 
     monkeypatch.setattr(attributes, "_classify", recording)
     attributes._cache.clear()

@@ -77,3 +77,38 @@ def test_values_compare_by_their_words():
 def test_look_alikes_fill_no_single_valued_attribute(text, names):
     found = statement_frames([(text, "user")], self_names=names)[0]
     assert not [f for f in found if f.single], found
+
+
+class RandomVectors:
+    """Another embedding model: unit vectors that mean nothing, and the texts it was asked for."""
+
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def embed(self, texts):
+        import numpy as np
+
+        self.asked += list(texts)
+        vectors = np.random.default_rng(7).normal(size=(len(texts), 384))
+        return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist()
+
+
+def test_frames_are_kept_per_embedding_model(settings):
+    """A process whose configured model changed (a test's fake one, an operator's switch) classifies again with
+    it, and the frames it found never stand in for the configured model's: a suite once ran on with prototypes
+    embedded by a fake model."""
+    from integrations import embeddings
+
+    text = "These days the user lives in Clermont-Ferrand."
+    assert frame(text).attribute == "home"
+    other = RandomVectors()
+    embeddings.register_provider("random-model", other)
+    configured, settings.EMBEDDING_MODEL = settings.EMBEDDING_MODEL, "random-model"
+    try:
+        statement_frames([(text, "user")])
+        asked = " ".join(other.asked)  # classified with that model, not taken from the cache, and its
+        assert "Clermont" in asked and "I live in Xyz" in asked  # prototypes embedded by it too
+    finally:
+        settings.EMBEDDING_MODEL = configured
+        embeddings.register_provider("random-model", None)
+    assert frame(text).attribute == "home"
