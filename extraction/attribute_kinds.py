@@ -54,6 +54,10 @@ KINDS = (
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
         "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
         "I'm a product designer at {org}", "I'm now a senior analyst at {org}")),
+    # where the speaker works is no home ("my office is in Boulder")
+    Kind("workplace", True, "place", (
+        "my office is in {place}", "our office is located in {place}", "my workplace is in {place}",
+        "I commute to {place} for work")),
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",
@@ -67,6 +71,12 @@ KINDS = (
     Kind("phone", True, "phone", (
         "my phone number is {number}", "call me at {number}", "you can reach me at {number}",
         "my new number is {number}", "text me on my new number", "my mobile is {number}")),
+    Kind("work phone", True, "phone", (
+        "my work number is {number}", "my office line is {number}", "my desk phone at work is {number}",
+        "call me at the office on {number}", "my business phone is {number}")),
+    Kind("work email", True, "email", (
+        "my work email is something", "my office email address is something", "email me at work at something",
+        "my business email changed")),
     Kind("email", True, "email", (
         "my email is something", "email me at something", "my email address changed",
         "write to my new email address", "my new email address is something")),
@@ -107,7 +117,8 @@ KINDS = (
     Kind("friend", False, "person", ("my friend {person}", "I met up with my friend {person}")),
     Kind("visit", False, "place", (
         "I went to {place}", "I visited {place}", "I traveled to {place}", "we took a trip to {place}",
-        "I spent a week in {place}", "I flew to {place} for vacation", "I'm going to {place} next month")),
+        "I spent a week in {place}", "I flew to {place} for vacation", "I'm going to {place} next month",
+        "I spent the weekend at my parents' place in {place}", "I stayed with friends in {place}")),
     Kind("purchase", False, "thing", (
         "I bought a laptop", "I ordered a new bike", "I purchased concert tickets", "I picked up a new camera",
         "I bought a pair of running shoes")),
@@ -122,6 +133,12 @@ KINDS = (
         "I attended a conference", "I ran a marathon", "I met {person}", "I had dinner with {person}",
         "I went to a concert", "I finished my project", "I started a course", "I watched a movie",
         "I had a job interview at {org}", "I rented a car for the trip", "I borrowed a friend's car",
-        "I visited the {org} office", "I applied for a job at {org}"), brands=True),
+        "I visited the {org} office", "I applied for a job at {org}",
+        # a dish that fits a diet is no diet ("made a dairy-free cake", "tried a vegan cheese")
+        "I baked a vegan cake", "I tried a vegetarian burger at a restaurant", "I cooked a gluten-free dinner",
+        "I ordered a keto meal",
+        # someone the speaker works with, in a role, is no job title of theirs ("mentoring a junior designer")
+        "I'm mentoring a new intern", "I'm training a new colleague", "I interviewed a designer for my team"),
+        brands=True),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}

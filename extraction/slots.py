@@ -107,17 +107,27 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 _CONTACT_WORDS = {"email": r"e-?mail|mail|address|reach|contact|write", "phone": r"number|phone|mobile|cell|reach|"
                   r"call|text|ring|whatsapp|contact"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:use|try|reach|call|text|email|e-mail|"
-                           r"mail|ring|contact|message|whatsapp|write)\b)")
-_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b")
+                           r"mail|ring|contact|message|whatsapp|write)\b"
+                           # a label: "New phone number: ...", "Updated mobile - ..."
+                           r"|(?:(?:my |our )?(?:new|updated|current|changed) )?(?:phone|mobile|cell|e-?mail)"
+                           r"(?: number| address)?\s*[:\-\u2013])")
+_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b"
+                            # "call the restaurant at ...", "text Anna on ...": the number of whom is called
+                            r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
+                            r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
+
+_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|desk)\b")
 
 
 def _contact(s: str) -> Slot | None:
     """The speaker's email address or phone number, when `s` gives one."""
     if not _SPEAKERS_OWN.match(s) or _SOMEONE_ELSES.search(s):
         return None
+    work = "work " if _AT_WORK.search(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):
         if (m := re.search(shape, s)) and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
-            return Slot(attribute, "fact", 0.7, f"{{name}}'s {what} is {m[0].strip()}.", tags=("contact",))
+            return Slot(work + attribute, "fact", 0.7, f"{{name}}'s {work}{what} is {m[0].strip()}.",
+                        tags=("contact",))
     return None
 
 

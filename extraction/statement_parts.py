@@ -27,11 +27,16 @@ _FILLER = {"now", "just", "again", "currently", "recently", "finally", "official
            "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately"}
 
 
+_STAND_INS = ("it", "that", "this")
+
+
 def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
     given = (subject or "").strip().lower()
-    subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.head.dep_ == "ROOT"] or [
-        t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
+    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
+    subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
+    if subjects and subjects[0].lower_ in _STAND_INS:  # "my office line changed, it's 0207 ...": what "it" stands for
+        subjects = [t for t in every if t.lower_ not in _STAND_INS] or subjects
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
     if not subjects:
@@ -93,9 +98,12 @@ def ends(verb) -> bool:
 
 
 def intended(doc) -> bool:
-    """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck")."""
+    """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck",
+    "thinking about moving to Portland")."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    return root is not None and root.lemma_.lower() in INTENTS and any(c.dep_ == "xcomp" for c in root.children)
+    return root is not None and root.lemma_.lower() in INTENTS and any(
+        c.dep_ == "xcomp" or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB" for g in c.children))
+        for c in root.children)
 
 
 def _names(doc) -> list:

@@ -16,7 +16,7 @@ ATTRIBUTE_SECTIONS: dict[str, Section | None] = {
     "phone": Section.IDENTITY, "email": Section.IDENTITY, "language": Section.IDENTITY,
     "home": Section.HOME, "car": Section.PREFERENCES, "phone model": Section.PREFERENCES,
     "employer": Section.WORK, "job title": Section.WORK, "manager": Section.WORK, "school": Section.WORK,
-    "skill": Section.WORK,
+    "skill": Section.WORK, "workplace": Section.WORK, "work phone": Section.WORK, "work email": Section.WORK,
     "partner": Section.FAMILY, "relationship status": Section.FAMILY, "child": Section.FAMILY,
     "sibling": Section.FAMILY, "friend": Section.FAMILY, "pet": Section.FAMILY,
     "allergy": Section.HEALTH, "diet": Section.HEALTH, "health": Section.HEALTH,

@@ -18,6 +18,8 @@ from extraction.slots import find_slots
     ("Please contact me via my new email kim@north.dev", "email", "{name}'s email address is kim@north.dev."),
     ("52 since Sunday!", "age", "{name} is 52 years old."),
     ("Finally turned 30 today", "age", "{name} is 30 years old."),
+    ("My work number is 020 7946 0958", "work phone", "{name}'s work phone number is 020 7946 0958."),
+    ("Reach me at the office on 0144 556 677", "work phone", "{name}'s work phone number is 0144 556 677."),
 ])
 def test_statements_without_a_subject(sentence, attribute, content):
     slots = find_slots(sentence)
@@ -25,6 +27,11 @@ def test_statements_without_a_subject(sentence, attribute, content):
 
 
 @pytest.mark.parametrize("sentence", ["Call me Bob", "Turned the page on that", "30 since the start of the game",
-                                      "I ran 10 000 meters today", "Call me when you land at 16:30"])
+                                      "I ran 10 000 meters today", "Call me when you land at 16:30",
+                                      # someone else's: the one called, texted or written to
+                                      "Call the restaurant at 555 987 6543 to book.",
+                                      "Text Anna on 0612 345 678 if you're late",
+                                      "You can reach my assistant at 020 7946 0958",
+                                      "Email the landlord at rent@flat.example about it"])
 def test_look_alikes_are_no_contact_or_age(sentence):
     assert not [s for s in find_slots(sentence) if s.attribute in ("phone", "email", "age")]

@@ -34,6 +34,9 @@ UPDATES = [  # (old, new, old word, new word)
     ("I drive an old Renault Clio.", "I sold the Clio and now I drive a Kia Niro.", "Renault", "Niro"),
     ("I'm vegetarian.", "I went fully vegan in May.", "vegetarian", "vegan"),
     ("My favourite band is Radiohead.", "My favorite band these days is Phoenix.", "Radiohead", "Phoenix"),
+    ("My phone number is 555 123 4567.", "New phone number: 555 888 9999.", "4567", "9999"),  # a label
+    ("My work number is 020 7946 0958.", "My office line changed, it's 020 7946 1111 now.", "0958", "1111"),
+    ("My office is in Boulder.", "Our office moved to Golden last week.", "Boulder", "Golden"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -44,6 +47,13 @@ COEXIST = [  # both statements stay current
     ("I bought a new tent.", "I bought a kayak last weekend."),
     ("My number is 0655 443 322.", "My husband's number is 0611 002 233."),  # someone else's
     ("I drive a Yaris.", "I'm learning to drive a lorry."),  # an intention, not a state
+    ("I'm vegetarian.", "I also made a dairy-free chocolate cake the other day!"),  # a dish, not a diet
+    ("I'm vegan.", "I tried a vegan cheese at the market."),
+    ("I live in Denver.", "I spent the weekend at my parents' place in Aspen."),  # a stay
+    ("I live in Denver.", "My office is in Boulder, about 40 minutes away."),  # where they work
+    ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
+    ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
+    ("My phone number is 555 123 4567.", "My office line is 555 222 3333."),  # a work number
 ]
 
 
