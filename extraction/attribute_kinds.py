@@ -57,7 +57,7 @@ KINDS = (
     # where the speaker works is no home ("my office is in Boulder")
     Kind("workplace", True, "place", (
         "my office is in {place}", "our office is located in {place}", "my workplace is in {place}",
-        "I commute to {place} for work")),
+        "we moved our office to {place}")),
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",

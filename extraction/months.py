@@ -64,6 +64,9 @@ def complete(text: str, today: date, starts: list) -> str:
         if month == "May" and (not (prep or m["d1"] or m["d2"]) or re.match(
                 r"\s+(?:I|we|you|he|she|they|it)\b", text[m.end():])) or m["month"].islower():
             return m.group(0)
+        if (month.rstrip(".").lower() in calendar_words.MONTH_ABBREVIATIONS and not (m["d1"] or m["d2"])
+                and prep.split()[-1:] in (["to"], ["at"], ["of"], ["on"], ["through"])):
+            return m.group(0)  # "I report to Jan now": a short month without a day after "to" is a name
         if text[m.end():m.end() + 2] == "'s" or (m["the"] and recurring):
             return m.group(0)  # "to May's party"; "the 12th of October" needs nothing more when it recurs
         if not prep and not (m["d1"] or m["d2"] or m["mod"]):

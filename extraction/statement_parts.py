@@ -99,10 +99,11 @@ def ends(verb) -> bool:
 
 def intended(doc) -> bool:
     """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck",
-    "thinking about moving to Portland")."""
+    "thinking about moving to Portland", "considering a move to Leuven")."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     return root is not None and root.lemma_.lower() in INTENTS and any(
-        c.dep_ == "xcomp" or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB" for g in c.children))
+        c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
+                                                                  for g in c.children))
         for c in root.children)
 
 

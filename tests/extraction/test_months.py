@@ -23,6 +23,7 @@ SENT = date(2024, 6, 20)  # a Thursday
     ("I started mid-April", "I started mid-April 2024"),
     ("I was in Peru from March to May", "I was in Peru from March 2024 to May 2024"),
     ("I arrived here in June", "I arrived here in June 2024"),  # the send month is this year's either way
+    ("I'm off from Dec 20 to Jan 3", "I'm off from 20 December 2024 to 3 January 2025"),
 ])
 def test_a_month_without_a_year_gets_the_year_the_sentence_means(text, completed):
     assert complete(text, SENT, []) == completed
@@ -39,7 +40,8 @@ def test_a_recurring_date_gets_day_month_order_and_no_year(text, completed):
 
 
 @pytest.mark.parametrize("text", ["May I ask something", "I may go", "I'm going to May's party",
-                                  "I moved to Lyon in March 2023", "Mia was born on May 3, 2017", "March is cold here"])
+                                  "I moved to Lyon in March 2023", "Mia was born on May 3, 2017", "March is cold here",
+                                  "I report to Jan now after the reorg", "I gave the keys to Jan"])
 def test_dates_with_a_year_and_words_that_are_no_date_stay(text):
     assert complete(text, SENT, []) == text
 

@@ -37,6 +37,7 @@ UPDATES = [  # (old, new, old word, new word)
     ("My phone number is 555 123 4567.", "New phone number: 555 888 9999.", "4567", "9999"),  # a label
     ("My work number is 020 7946 0958.", "My office line changed, it's 020 7946 1111 now.", "0958", "1111"),
     ("My office is in Boulder.", "Our office moved to Golden last week.", "Boulder", "Golden"),
+    ("My boss is Karin.", "I report to Jan now after the reorg.", "Karin", "Jan"),  # a name, no month
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -54,6 +55,7 @@ COEXIST = [  # both statements stay current
     ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
     ("My phone number is 555 123 4567.", "My office line is 555 222 3333."),  # a work number
+    ("I live in Ghent.", "We're considering a move to Leuven next year."),
 ]
 
 
