@@ -106,7 +106,7 @@ KINDS = (
     # --- values accumulate ---
     Kind("allergy", False, "thing", (
         "I'm allergic to peanuts", "I have a gluten allergy", "shellfish gives me an allergic reaction",
-        "I'm allergic to cats")),
+        "I'm allergic to cats", "I'm lactose intolerant", "I have a gluten intolerance")),
     Kind("language", False, "thing", (
         "I speak French", "I'm learning Japanese", "I'm fluent in Spanish", "I can speak some German")),
     Kind("pet", False, "thing", (
@@ -136,7 +136,7 @@ KINDS = (
         "I visited the {org} office", "I applied for a job at {org}",
         # a dish that fits a diet is no diet ("made a dairy-free cake", "tried a vegan cheese")
         "I baked a vegan cake", "I tried a vegetarian burger at a restaurant", "I cooked a gluten-free dinner",
-        "I ordered a keto meal",
+        "I ordered a keto meal", "I made a dessert for the party", "I grilled sausages for the kids",
         # someone the speaker works with, in a role, is no job title of theirs ("mentoring a junior designer")
         "I'm mentoring a new intern", "I'm training a new colleague", "I interviewed a designer for my team"),
         brands=True),

@@ -133,13 +133,13 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                             values)]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
-    intended = parts.intended(doc)
+    not_held = parts.intended(doc) or parts.for_someone(doc)  # a plan, a wish, a gift: not what holds
     found: list[Frame] = []
     for name, score in ranked[:4]:
         kind = BY_NAME[name]
         if found and (not found[0].single or not kind.single or score < found[0].score - COMPANION):
             break
-        if kind.single and (score < top_many + MARGIN or intended):
+        if kind.single and (score < top_many + MARGIN or not_held):
             continue
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue

@@ -107,6 +107,23 @@ def intended(doc) -> bool:
         for c in root.children)
 
 
+def for_someone(doc) -> bool:
+    """What the statement is about is for another person ("got my dad an iPhone", "bought a Tesla for my wife"):
+    a gift, not the speaker's own thing."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return False
+    for child in root.children:
+        if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
+            return True
+        # "for my wife", "for the kids"; not "works for Ubisoft"
+        if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
+                g.dep_ == "pobj" and (g.lemma_.lower() in RELATIONS or g.lower_ in RELATIONS)
+                for g in child.children):
+            return True
+    return False
+
+
 def _names(doc) -> list:
     """Proper names as spans: the model's entities of any kind (its small model often calls a city an
     organisation), and runs of proper nouns it missed."""

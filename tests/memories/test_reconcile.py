@@ -56,6 +56,8 @@ COEXIST = [  # both statements stay current
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
     ("My phone number is 555 123 4567.", "My office line is 555 222 3333."),  # a work number
     ("I live in Ghent.", "We're considering a move to Leuven next year."),
+    ("I'm lactose intolerant.", "I made a lactose-free ice cream for the party."),  # an intolerance accumulates
+    ("I use a Pixel 8.", "I got my dad an iPhone for Christmas."),  # a gift
 ]
 
 
