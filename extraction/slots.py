@@ -152,6 +152,14 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
                      tags=("name", "identity"))]
     flags = re.IGNORECASE if lower else 0
     place = r"[a-z]+(?: [a-z]+)?" if lower else PROPER
+    # said without the speaker: "Home is Austin now", "since May home is Leeds for us"
+    if (m := re.search(rf"(?i:(?<!\w)(?<!my )(?<!our )(?<!the )(?<!a )(?<!his )(?<!her )(?<!their )(?<!'s )"
+                       rf"home(?: base)? (?:these days |now |nowadays )?is "
+                       rf"(?:now |officially )?)(?P<p>{place})", s, flags)) and m["p"].split()[0].lower() not in (
+            "the", "a", "an", "where", "what", "not", "so", "very", "my", "our", "your", "here", "there", "sweet"):
+        value = _title(re.sub(r"\s+(?:and|with|since|for|now|because)$", "", m["p"]))
+        return [Slot("location", "fact", 0.7, f"{{name}} lives in {value}.", entities={"places": [value]},
+                     tags=("location", "home"))]
     for pattern in (rf"{_I}(?i:i(?:'ve| have)? {_ADV}(?:moved|relocated)(?: back| over| out)? to) (?P<p>{place})",
                     rf"{_I}(?i:(?:i|we) {_ADV}live in) (?P<p>{place})",
                     rf"{_I}(?i:(?:i'm|i am|we're|we are) {_ADV}(?:living|based|located) in) (?P<p>{place})"):

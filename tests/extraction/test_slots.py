@@ -19,6 +19,8 @@ from extraction.slots import find_slots
     ("52 since Sunday!", "age", "{name} is 52 years old."),
     ("Finally turned 30 today", "age", "{name} is 30 years old."),
     ("My work number is 020 7946 0958", "work phone", "{name}'s work phone number is 020 7946 0958."),
+    ("Home is Austin now", "location", "{name} lives in Austin."),
+    ("Since last month home is Leeds for us", "location", "{name} lives in Leeds."),
     ("Reach me at the office on 0144 556 677", "work phone", "{name}'s work phone number is 0144 556 677."),
 ])
 def test_statements_without_a_subject(sentence, attribute, content):
@@ -35,3 +37,8 @@ def test_statements_without_a_subject(sentence, attribute, content):
                                       "Email the landlord at rent@flat.example about it"])
 def test_look_alikes_are_no_contact_or_age(sentence):
     assert not [s for s in find_slots(sentence) if s.attribute in ("phone", "email", "age")]
+
+
+@pytest.mark.parametrize("sentence", ["home is where the heart is", "Home is where the heart is", "My home is a mess"])
+def test_sayings_about_home_name_no_home(sentence):
+    assert not [s for s in find_slots(sentence) if s.content]

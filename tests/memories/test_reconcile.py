@@ -38,6 +38,7 @@ UPDATES = [  # (old, new, old word, new word)
     ("My work number is 020 7946 0958.", "My office line changed, it's 020 7946 1111 now.", "0958", "1111"),
     ("My office is in Boulder.", "Our office moved to Golden last week.", "Boulder", "Golden"),
     ("My boss is Karin.", "I report to Jan now after the reorg.", "Karin", "Jan"),  # a name, no month
+    ("I live in Denver.", "Since last month home is Austin for us.", "Denver", "Austin"),  # no "I" said
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
