@@ -35,8 +35,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     given = (subject or "").strip().lower()
     every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
-    if subjects and subjects[0].lower_ in _STAND_INS:  # "my office line changed, it's 0207 ...": what "it" stands for
-        subjects = [t for t in every if t.lower_ not in _STAND_INS] or subjects
+    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
+        # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
+        subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or subjects
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
     if not subjects:

@@ -45,6 +45,7 @@ def test_the_holder_is_the_speaker_or_someone_else():
     assert frame("Mara works at Roche.", subject="").holder == "mara"
     assert frame("Mara works at Roche.", subject="", self_names=["Mara"]).holder == ""
     assert frame("The user's boss is Kenji.").holder == ""  # the speaker's manager, not the boss's
+    assert frame("The user's office line changed, it's 020 7946 1111 now.").holder == ""  # "it": the line
 
 
 def test_a_statement_that_ends_a_value_says_so():
