@@ -40,6 +40,8 @@ QUESTIONS = {
     "phone model": "what phone does the user have?", "age": "how old is the user?",
     "school": "where does the user study?", "relationship status": "is the user in a relationship?",
     "preferred name": "what should I call the user?", "name": "what is the user's name?",
+    "workplace": "where is the user's office?", "work phone": "what is the user's work phone number?",
+    "work email": "what is the user's work email address?",
 }
 
 
