@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from tests.web import free_port
 
-READY_SECONDS = 10
+READY_SECONDS = 300  # a bound for a loaded machine: readiness is waited for, never a fixed time
 
 
 @contextmanager
