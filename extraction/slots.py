@@ -90,6 +90,11 @@ def _title(value: str) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in value.split()) if value.islower() else value
 
 
+def _place(words: str) -> str:
+    """A place as said after "live in", "home is": without a trailing joint word ("Leeds for us" -> "Leeds")."""
+    return _title(re.sub(r"\s+(?:and|with|since|for|now|because)$", "", words))
+
+
 def _relation(rel: str, name: str) -> Slot:
     rel = rel.lower()
     attribute = f"relation:{rel}" if rel in UNIQUE_RELATIONS else f"relation:{rel}:{name.lower()}"
@@ -157,14 +162,14 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
                        rf"home(?: base)? (?:these days |now |nowadays )?is "
                        rf"(?:now |officially )?)(?P<p>{place})", s, flags)) and m["p"].split()[0].lower() not in (
             "the", "a", "an", "where", "what", "not", "so", "very", "my", "our", "your", "here", "there", "sweet"):
-        value = _title(re.sub(r"\s+(?:and|with|since|for|now|because)$", "", m["p"]))
+        value = _place(m["p"])
         return [Slot("location", "fact", 0.7, f"{{name}} lives in {value}.", entities={"places": [value]},
                      tags=("location", "home"))]
     for pattern in (rf"{_I}(?i:i(?:'ve| have)? {_ADV}(?:moved|relocated)(?: back| over| out)? to) (?P<p>{place})",
                     rf"{_I}(?i:(?:i|we) {_ADV}live in) (?P<p>{place})",
                     rf"{_I}(?i:(?:i'm|i am|we're|we are) {_ADV}(?:living|based|located) in) (?P<p>{place})"):
         if (m := re.search(pattern, s, flags)) and m["p"].lower() not in ("the", "a", "an", "my", "our", "town"):
-            value = _title(re.sub(r"\s+(?:and|with|since|for|now|because)$", "", m["p"]))
+            value = _place(m["p"])
             return [Slot("location", "fact", 0.7, entities={"places": [value]}, tags=("location", "home"))]
     for pattern in (rf"{_I}(?i:(?:i|i'm|i am) {_ADV}work(?:ing)? (?:at|for)) (?P<o>{PROPER})",
                     rf"{_I}(?i:i(?:'ve| have)? {_ADV}(?:joined|started (?:working |a new job )?at|"

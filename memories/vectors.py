@@ -41,6 +41,16 @@ def embed_indexed(items: list[dict[str, Any]]) -> tuple[list[list[float] | None]
     return vectors, model_name
 
 
+def _owner_scan(cursor, owner_id: int) -> bool:
+    """How this transaction reads one owner's nearest vectors: True, by their true distance (small owners); False,
+    through the HNSW index, scanning on (iterative scan) past other owners' entries and dead ones until the owner's
+    nearest are found."""
+    exact = vector_path(owner_figures(cursor, owner_id)) == "exact"
+    if not exact:
+        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+    return exact
+
+
 def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | None]) -> list[Memory | None]:
     """For each vector, the live memory of the same owner and scope at cosine >= MEMORY_DUPLICATE_THRESHOLD
     (callers also compare the figures of the two texts, see `numbers_in`).
@@ -56,9 +66,7 @@ def find_duplicates(*, owner_id: int, project_id, vectors: list[list[float] | No
     # entries (and dead ones: a table that has seen many rolled-back writes hid duplicates behind them) until the
     # owner's nearest is found.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        exact = vector_path(owner_figures(cursor, owner_id)) == "exact"
-        if not exact:
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+        exact = _owner_scan(cursor, owner_id)
         distance = "embedding::halfvec(384) <=> q.v::halfvec(384)"
         order = f"({distance}) + 0" if exact else distance
         cursor.execute(
@@ -94,10 +102,7 @@ def nearest_of_owner(queryset, *, owner_id: int, vector, model: str | None = Non
     ones (as `find_duplicates`): a plain filtered index scan stops after `hnsw.ef_search` entries and can return
     none of the owner's rows."""
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        exact = vector_path(owner_figures(cursor, owner_id)) == "exact"
-        if not exact:
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
-        return list(queryset.nearest(vector, model, exact=exact)[:limit])
+        return list(queryset.nearest(vector, model, exact=_owner_scan(cursor, owner_id))[:limit])
 
 
 def numbers_in(text: str) -> list[str]:
