@@ -66,7 +66,7 @@ def complete(text: str, today: date, starts: list) -> str:
             return m.group(0)
         if (month.rstrip(".").lower() in calendar_words.MONTH_ABBREVIATIONS and not (m["d1"] or m["d2"])
                 and prep.split()[-1:] in (["to"], ["at"], ["of"], ["on"], ["through"])):
-            return m.group(0)  # "I report to Jan now": a short month without a day after "to" is a name
+            return m.group(0)  # "I report to Jan now": a short month without a day after to/at/of/on/through is a name
         if text[m.end():m.end() + 2] == "'s" or (m["the"] and recurring):
             return m.group(0)  # "to May's party"; "the 12th of October" needs nothing more when it recurs
         if not prep and not (m["d1"] or m["d2"] or m["mod"]):
