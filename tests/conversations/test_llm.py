@@ -27,7 +27,7 @@ def llm(settings, openai_server):
     settings.MEMORY_LLM_API_BASE = openai_server.base_url
     settings.MEMORY_LLM_MODEL = "fake-chat"
     settings.MEMORY_LLM_API_KEY = "test-key"
-    settings.MEMORY_LLM_TIMEOUT = 0.5
+    settings.MEMORY_LLM_TIMEOUT = 30.0  # a loaded machine can stall a local answer; the timeout tests set their own
     return openai_server
 
 
@@ -122,7 +122,8 @@ def test_a_wrong_key_fails_the_message_without_retrying(user, llm):
     assert len(chats(llm)) == 1
 
 
-def test_a_timeout_is_transient_and_the_task_retries(user, llm, eager):
+def test_a_timeout_is_transient_and_the_task_retries(user, llm, eager, settings):
+    settings.MEMORY_LLM_TIMEOUT = 0.5
     llm.delay(5.0, times=None)
     message = said(user, "I live in Paris.")
     with pytest.raises(LLMUnavailable, match="timed out"):
@@ -136,7 +137,8 @@ def test_a_timeout_is_transient_and_the_task_retries(user, llm, eager):
     assert len(chats(llm)) == 1 + 1 + extract_message.max_retries
 
 
-def test_a_timeout_then_an_answer_finishes_the_message(user, llm, eager):
+def test_a_timeout_then_an_answer_finishes_the_message(user, llm, eager, settings):
+    settings.MEMORY_LLM_TIMEOUT = 0.5
     llm.delay(5.0, times=1)
     llm.reply(json.dumps({"memories": [{"content": "Lives in Paris", "attribute": "location"}]}))
     message = said(user, "I live in Paris.")
