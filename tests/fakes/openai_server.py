@@ -18,7 +18,8 @@ Scripting failures (each fault applies to the next `times` matching requests, `t
 request consumes at most one fault of each kind, oldest first):
 
 - `fail(500, times=2)`: an error status with OpenAI's error body (`retry-after-ms` keeps client retries fast).
-- `delay(3.0)`: wait before answering (to test client timeouts); `stop()` cuts waits short.
+- `delay(3.0)`: wait before answering (to test client timeouts); `release()` ends the waits and answers, `stop()`
+  cuts them short with a 503.
 - `wrong_dimensions(1536)`: embeddings of another length than asked for.
 - `bad_values(float("nan"))`: embeddings whose every float is that value (NaN, inf, 0.0).
 - `malformed()`: a 200 whose body is not JSON.
@@ -126,6 +127,7 @@ class FakeOpenAIServer:
         self._api_key: str | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._released = threading.Event()
         self._ids = itertools.count(1)
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -134,6 +136,7 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         self._stopping.clear()
+        self._released.clear()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -178,6 +181,10 @@ class FakeOpenAIServer:
     def delay(self, seconds: float, *, times: int | None = 1, endpoint: str | None = None) -> None:
         """Wait `seconds` before answering the next `times` requests."""
         self._add(_Fault("delay", times, endpoint, {"seconds": seconds}))
+
+    def release(self) -> None:
+        """Answer the requests that are waiting out a `delay` now (and any later one at once)."""
+        self._released.set()
 
     def wrong_dimensions(self, dimensions: int, *, times: int | None = None) -> None:
         """Embeddings of `dimensions` floats whatever the request asked for."""
@@ -249,8 +256,11 @@ class FakeOpenAIServer:
             self.requests.append(request)
             faults = self._take_faults(request.endpoint)
 
-        if "delay" in faults and self._stopping.wait(faults["delay"]["seconds"]):
-            return self._send_error(handler, 503, "server stopping")
+        if "delay" in faults:
+            deadline = time.monotonic() + faults["delay"]["seconds"]
+            while not self._released.is_set() and time.monotonic() < deadline:
+                if self._stopping.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+                    return self._send_error(handler, 503, "server stopping")
         if "status" in faults:
             params = faults["status"]
             return self._send_error(handler, params["status"], params["message"], params["headers"])

@@ -266,7 +266,8 @@ def _failing_calls(n: int) -> None:
             embeddings.embed_text("anything")
 
 
-def test_the_circuit_opens_after_failures_in_a_row_and_the_provider_is_left_alone(breaker):
+def test_the_circuit_opens_after_failures_in_a_row_and_the_provider_is_left_alone(breaker, settings):
+    settings.EMBEDDING_CIRCUIT_COOLOFF = 600.0  # still open at the next call, however slow the machine
     breaker.fail(500, times=None)
     _failing_calls(3)
     assert len(breaker.requests) == 6  # each call tried twice
@@ -293,21 +294,23 @@ def test_after_the_cooloff_one_trial_call_closes_the_circuit(breaker):
     assert embeddings.get_provider().breaker.closed
 
 
-def test_while_the_trial_call_hangs_other_calls_fail_at_once(breaker):
+def test_while_the_trial_call_hangs_other_calls_fail_at_once(breaker, settings):
+    settings.EMBEDDING_API_TIMEOUT = 600.0  # the trial hangs until released, however slow the machine
     breaker.fail(500, times=6)
     _failing_calls(3)
-    time.sleep(0.6)
-    breaker.delay(1.0, times=1)
+    time.sleep(0.6)  # the cool-off
+    breaker.delay(600.0, times=1)
     trial = threading.Thread(target=embeddings.embed_text, args=["trial"])
     trial.start()
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 600
         while len(breaker.requests) < 7 and time.monotonic() < deadline:
             time.sleep(0.01)
         with pytest.raises(embeddings.EmbeddingError, match="tried again"):
             embeddings.embed_text("meanwhile")
         assert len(breaker.requests) == 7  # the trial's request only
     finally:
+        breaker.release()
         trial.join()
     assert embeddings.get_provider().breaker.closed
 
