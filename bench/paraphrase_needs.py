@@ -2,7 +2,7 @@
 semantic, and the cosines a question has with the fact it needs (what semantic mode's default threshold must let
 through).
 
-    .venv/bin/python bench/paraphrase_needs.py [--set bench/sets/paraphrase_needs.json] [--misses]
+    .venv/bin/python bench/paraphrase_needs.py [--set bench/sets/paraphrase_needs.json] [--misses] [--heldout | --heldout-2]
 
 The set (written for this repository) is one owner's facts, in the styles memories arrive in (extracted: "The
 user ...", subject "user", a category; written by hand: no subject, often no category), some distractors no
@@ -52,6 +52,8 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5 and what came first")
     parser.add_argument("--heldout", action="store_true",
                         help="ask the set's held-out questions (written after the weights were chosen) instead")
+    parser.add_argument("--heldout-2", action="store_true",
+                        help="ask the second held-out questions (written in a later session, asked once) instead")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
     setup_django()
@@ -64,7 +66,7 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    questions = data["heldout" if args.heldout else "questions"]
+    questions = data["heldout_2" if args.heldout_2 else "heldout" if args.heldout else "questions"]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
             "semantic (threshold 0)": {"mode": "semantic", "threshold": 0.0}}
