@@ -48,7 +48,9 @@ KINDS = (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
         "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
-        "I'm a nurse at {org}", "I joined {org} as a designer")),
+        "I'm a nurse at {org}", "I joined {org} as a designer",
+        # where, without the name: no value to update with, and no job title either (attributes._frames)
+        "I got a job at a clinic in town", "I started working at a local school")),
     Kind("job title", True, "thing", (
         "I work as a software engineer", "I got promoted to senior manager", "my job title is data analyst",
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",

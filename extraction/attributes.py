@@ -135,6 +135,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     not_held = parts.intended(doc) or parts.for_someone(doc)  # a plan, a wish, a gift: not what holds
     found: list[Frame] = []
+    unsaid = None  # the score of a single-valued kind passed over for want of its value
     for name, score in ranked[:4]:
         kind = BY_NAME[name]
         if found and (not found[0].single or not kind.single or score < found[0].score - COMPANION):
@@ -144,7 +145,10 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
         if kind.single and kind.value in _NEEDED and _NEEDED[kind.value] not in values:
+            unsaid = score if unsaid is None else unsaid
             continue  # "we moved again": a change with no value says nothing to update with
+        if unsaid is not None and kind.single and score < unsaid - MARGIN:
+            break  # "my wife got a job at a clinic": where she works, unnamed; no job title "job clinic town"
         if found and kind.value in _LABELS and not any(e.label_ in _LABELS[kind.value] for e in doc.ents):
             continue  # a second frame needs a name of its own kind: "a product manager at Doctolib" (an ORG)
         frame = _with_value(kind, name, score, holder, token, doc, content, values)

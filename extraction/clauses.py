@@ -31,6 +31,10 @@ _PERSON = re.compile(rf"\b(?i:my|our|a|an) (?:(?:little|big|older|younger|eldest
 _LEADING = re.compile(r"^(?P<lead>(?:(?:and|but|so|also|then|now|plus)\s+)*)(?P<pronoun>he|she|they)"
                       r"(?P<verb>'s|'ll|'d|'re|'ve)?\b", re.IGNORECASE)
 _ARGS = {"dobj", "xcomp", "prep", "ccomp", "attr", "acomp", "advmod", "npadvmod", "dative", "oprd"}
+# a clause of its own after "and", worth parsing for: "... and I live in Bristol", "... and my wife is a doctor"
+_OWN_CLAUSE = re.compile(r"(?i)\band (?:I|I'm|I've|we|we're|we've|my|our|he|she)\b")
+# words of a second clause that point back at the first: "I love horses and I ride them"
+_BACK = {"it", "its", "them", "they", "their", "that", "those", "this", "these", "there", "one", "ones", "both"}
 _BE = {"I": "am", "i": "am", "we": "are", "We": "are", "they": "are", "They": "are", "you": "are"}
 
 
@@ -73,8 +77,9 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
     """`sentence` as the statements it joins (itself alone when it joins none worth cutting)."""
     if " and " not in sentence and "," not in sentence:
         return [sentence]
-    rest = re.split(r",\s+|\s+and\s+", sentence)[1:]  # parsing is slow: only when a slot is in sight
-    if not fills_slot(sentence) and not any(fills_slot(f"{lead} {piece}") for piece in rest for lead in ("I", "I'm")):
+    rest = re.split(r",\s+|\s+and\s+", sentence)[1:]  # parsing is slow: only when a slot or a clause is in sight
+    if not fills_slot(sentence) and not _OWN_CLAUSE.search(sentence) and not any(
+            fills_slot(f"{lead} {piece}") for piece in rest for lead in ("I", "I'm")):
         return [sentence]
     doc = nlp.parse(sentence)
     for head in doc:
@@ -95,13 +100,48 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
                 second = rest if own_subject else f"{subject} {rest}"
                 if fills_slot(first) or fills_slot(second):
                     return [first, *split(second, fills_slot)]
+                if own_subject and cc[-1].lower_ == "and" and (
+                        whole := _clause_of_its_own(doc, child, first, subject)):
+                    return [first, *split(whole, fills_slot)]
             if child.dep_ == "advcl" and child.tag_ == "VBG" and not own_subject and child.left_edge.i > 0 \
                     and doc[child.left_edge.i - 1].text == ",":
                 be = _BE.get(subject, "is")
                 second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
                 if fills_slot(second):
                     return [doc[:child.left_edge.i - 1].text, second]
+    # the small model sometimes parses "I'm a teacher at X and I live in Y" as two roots, the second holding
+    # the "and": no conj to find above, and the same cut
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    for root in roots[1:]:
+        cc = [c for c in root.children if c.dep_ == "cc" and c.i == root.left_edge.i and c.i > 0]
+        if cc and any(c.dep_ in ("nsubj", "nsubjpass") for c in root.children):
+            first, second = doc[:cc[0].i].text.rstrip(" ,"), doc[cc[0].i + 1:].text
+            if fills_slot(first) or fills_slot(second):
+                return [first, *split(second, fills_slot)]
+            if cc[0].lower_ == "and" and (whole := _clause_of_its_own(doc, root, first, _subject_text(roots[0]))):
+                return [first, *split(whole, fills_slot)]
     return [sentence]
+
+
+def _subject_text(head) -> str:
+    subjects = [child for child in head.children if child.dep_ in ("nsubj", "nsubjpass")]
+    return head.doc[subjects[0].left_edge.i:subjects[0].i + 1].text.lower() if subjects else ""
+
+
+def _clause_of_its_own(doc, head, first: str, first_subject: str) -> str:
+    """The clause `head` leads (it has a subject of its own) as a statement about someone else that needs nothing
+    of the first half, or "": "my wife is a doctor", "she works at Chanel" with the person the first half named in
+    the place of "she"; not "I ride them", "it was great", nor "she" with nobody to be. The same subject's clauses
+    stay together unless one fills a slot: "I dropped keto and I eat Mediterranean now" says one change of diet."""
+    start = head.left_edge.i + (doc[head.left_edge.i].dep_ == "cc")
+    clause = doc[start:].text
+    if _subject_text(head) == first_subject.lower() or any(
+            t.lower_ in _BACK and t.dep_ != "expl" for t in doc[start:]):
+        return ""
+    if (leading := _LEADING.match(clause)) and leading["pronoun"].lower() in ("he", "she", "they"):
+        attached = attach_pronoun(clause, antecedent(first))
+        return attached if attached != clause else ""
+    return clause
 
 
 def _verb_like(token) -> bool:

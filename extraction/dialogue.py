@@ -106,7 +106,10 @@ _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\
 # a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
 # "we have a cat called Pixel, she's so lazy"), unless the first is subordinate ("when I was small, I ...")
 _SPLICE = re.compile(r",\s+(?=(?:I|I'm|I've|I'd|we|We|we're|we've|he|He|he's|she|She|she's|they|They|they're|my|My|our|"
-                     r"Our)\s)")
+                     r"Our)\s"
+                     # or a name saying how it is: "we moved to Seattle, Denver got too expensive" (a reason, and
+                     # not the speaker's: the piece is dropped, and its name is no value of the move)
+                     r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b)")
 _SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as|after|before|once|"
                           r"unless|until|even if|even though|so that|now that)\b")
 

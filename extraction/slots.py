@@ -115,7 +115,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:u
                            r"mail|ring|contact|message|whatsapp|write)\b"
                            # a label: "New phone number: ...", "Updated mobile - ..."
                            r"|(?:(?:my |our )?(?:new|updated|current|changed) )?(?:phone|mobile|cell|e-?mail)"
-                           r"(?: number| address)?\s*[:\-\u2013])")
+                           r"(?: number| address)?\s*[:\-\u2013]"
+                           # "New number: ...": a bare "number" is the speaker's only when said to be a new one
+                           r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013])")
 _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"

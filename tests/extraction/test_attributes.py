@@ -74,6 +74,8 @@ def test_values_compare_by_their_words():
     ("The user has three children, Olu and Bea.", ()),  # a number that counts children is no age
     ("This evening the user is baking focaccia.", ()),  # no phone without a number or a word for one
     ("Sunday works for Priya.", ("priya",)),  # the speaker's own name is no employer of theirs
+    ("The user's wife got a job at a clinic in town.", ()),  # where she works, unnamed: no job title either
+    ("My husband found work at a bakery nearby.", ()),
 ])
 def test_look_alikes_fill_no_single_valued_attribute(text, names):
     found = statement_frames([(text, "user")], self_names=names)[0]

@@ -25,8 +25,6 @@ def only(text: str, **kwargs):
 
 @pytest.mark.parametrize(("text", "content"), [
     ("remember that my flight to Tokyo leaves on June 3rd", "The user's flight to Tokyo leaves on June 3rd."),
-    ("My daughter Lily just turned seven and she loves horses",
-     "The user's daughter Lily just turned seven and she loves horses."),
     ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
     ("We're vegan at home", "The user is vegan at home."),  # the conversation named nobody "we" could add
     ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
@@ -35,6 +33,35 @@ def only(text: str, **kwargs):
 ])
 def test_plain_statements_become_third_person_memories(text, content):
     assert contents(text) == [content]
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    ("My daughter Lily just turned seven and she loves horses",
+     ["The user's daughter Lily just turned seven.", "The user's daughter Lily loves horses."]),
+    ("I'm a teacher at Lincoln High and I live in Denver",  # the small model parses two roots here
+     ["The user is a teacher at Lincoln High.", "The user lives in Denver."]),
+    ("I'm a software engineer at Shopify and my wife is a doctor",
+     ["The user is a software engineer at Shopify.", "The user's wife is a doctor."]),
+    ("My sister lives in Paris and she works at Chanel",
+     ["The user's sister lives in Paris.", "The user's sister works at Chanel."]),
+])
+def test_clauses_with_subjects_of_their_own_become_memories_of_their_own(text, memories):
+    assert contents(text) == memories
+
+
+@pytest.mark.parametrize("text", [
+    "I love horses and I ride them every weekend",  # the second half needs the first
+    "I bought a bike and it was worth every penny",
+    "I met Ana at the fair and she was lovely",  # "she" is nobody the first half named as the speaker's
+    "I dropped keto and I eat Mediterranean now",  # one subject, no slot: one change, read as a whole
+])
+def test_a_clause_that_points_back_stays_with_the_one_it_needs(text):
+    assert len(contents(text)) == 1
+
+
+def test_a_name_saying_how_it_is_after_a_comma_is_a_remark_of_its_own():
+    assert contents("We moved to Seattle last week, Denver got too expensive.", when=SENT) == [
+        "The user moved to Seattle in the week before 8 May 2023."]
 
 
 @pytest.mark.parametrize(("text", "content"), [

@@ -22,6 +22,7 @@ from extraction.slots import find_slots
     ("Home is Austin now", "location", "{name} lives in Austin."),
     ("Since last month home is Leeds for us", "location", "{name} lives in Leeds."),
     ("Reach me at the office on 0144 556 677", "work phone", "{name}'s work phone number is 0144 556 677."),
+    ("New number: 0698 765 432.", "phone", "{name}'s phone number is 0698 765 432."),  # a label, no "phone"
 ])
 def test_statements_without_a_subject(sentence, attribute, content):
     slots = find_slots(sentence)
@@ -34,7 +35,8 @@ def test_statements_without_a_subject(sentence, attribute, content):
                                       "Call the restaurant at 555 987 6543 to book.",
                                       "Text Anna on 0612 345 678 if you're late",
                                       "You can reach my assistant at 020 7946 0958",
-                                      "Email the landlord at rent@flat.example about it"])
+                                      "Email the landlord at rent@flat.example about it",
+                                      "Number: 0698 765 432"])  # a bare label: whose is not said
 def test_look_alikes_are_no_contact_or_age(sentence):
     assert not [s for s in find_slots(sentence) if s.attribute in ("phone", "email", "age")]
 

@@ -39,6 +39,10 @@ UPDATES = [  # (old, new, old word, new word)
     ("My office is in Boulder.", "Our office moved to Golden last week.", "Boulder", "Golden"),
     ("My boss is Karin.", "I report to Jan now after the reorg.", "Karin", "Jan"),  # a name, no month
     ("I live in Denver.", "Since last month home is Austin for us.", "Denver", "Austin"),  # no "I" said
+    # two facts in one sentence, one of them changed; the new one gives the old value a reason's clause
+    ("I'm a teacher at Lincoln High and I live in Denver.", "We moved to Seattle last week, Denver got too expensive.",
+     "Denver", "Seattle"),
+    ("I'm Sam, my number is 0612 345 678 and my email is sam@mail.com.", "New number: 0698 765 432.", "345", "765"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -81,6 +85,14 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
     converse(api, [("2024-03-01T10:00:00Z", first), ("2024-06-01T10:00:00Z", second)])
     assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
     assert len(current(api)) == 2
+
+
+def test_a_fact_about_someone_else_said_beside_the_users_own_keeps_its_holder(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm a software engineer at Shopify and my wife is a doctor."),
+                   ("2024-06-01T10:00:00Z", "My wife got a job at a clinic in town.")])  # where, not what she is
+    live = current(api)
+    assert "The user is a software engineer at Shopify." in live and "The user's wife is a doctor." in live
+    assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
 
 
 @pytest.mark.parametrize("earlier", ["I worked at Renault before that.", "I left my old job at Renault in May."])
