@@ -43,12 +43,15 @@ KINDS = (
         "I live in {place}", "I moved to {place}", "we relocated to {place}", "I'm based in {place} now",
         "we settled in {place}", "our new home is in {place}", "I moved out of my old place to {place}",
         "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
-        "my apartment is in {place}", "our house is in {place}")),
+        "my apartment is in {place}", "our house is in {place}",
+        # a stay of years is a home, a stay of a week a visit
+        "I've been in {place} for about three years now", "I've lived in {place} for years")),
     Kind("employer", True, "org", (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
         "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
-        "I'm a nurse at {org}", "I joined {org} as a designer",
+        "I'm a nurse at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
+        "today was my last day at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
         "I got a job at a clinic in town", "I started working at a local school")),
     Kind("job title", True, "thing", (
@@ -66,7 +69,8 @@ KINDS = (
         "my line manager is {person}")),
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my boyfriend is {person}",
-        "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}")),
+        "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
+        "I broke up with {person}")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),
@@ -85,7 +89,8 @@ KINDS = (
     Kind("car", True, "thing", (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
-        "I traded in my car for an SUV", "my daily driver is an electric hatchback"), brands=True),
+        "I traded in my car for an SUV", "my daily driver is an electric hatchback",
+        "I get around in a Ford Fiesta"), brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
         "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from extraction import clauses, talk
+from extraction import clauses, nlp, talk
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
@@ -62,6 +62,9 @@ def _content_words(sentence: str) -> int:
     return sum(1 for w in words if w.isdigit() or (len(w) > 2 and w.lower() not in talk.STOP and not is_adverb(w)))
 
 
+_TOLD = {"tell", "ask", "inform", "remind", "say"}  # "I was told ...": what someone said, not what happened to them
+
+
 def _is_chatter(sentence: str, anchor: str) -> bool:
     """An opinion about what was said, a hortative "we" ("We can do it!", "Our impact will last"), a remark about
     "it"/"that" with nearly no content, or no content word at all."""
@@ -75,7 +78,9 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     if anchor != "implied" and (match := talk.OPINION.match(sentence)):
         rest = match["rest"]
         placed = match["be"] and talk.NAMED.search(rest)  # "I was in Chicago" says where, not what they think
-        if not placed and (not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split())
+        # "I was made head nurse", "I was promoted": what was done to them, not what they think
+        done = match["be"] and any(t.dep_ == "auxpass" and t.head.lemma_ not in _TOLD for t in nlp.parse(sentence))
+        if not placed and not done and (not any(is_first_person(w.strip(".,!?;:\"()")) for w in rest.split())
                            or _content_words(rest) == 0):
             return True
     words = sentence.split()
@@ -96,8 +101,8 @@ def _finish(text: str) -> str:
 def _subject_of(sentence: str) -> str:
     """A statement about a named person in the speaker's life is about them: "My daughter Lily turned seven"."""
     rels = "|".join(sorted(RELATIONS, key=len, reverse=True))
-    match = re.match(rf"(?i:my|our) (?:\w+ )?(?i:{rels}),? (?P<n>[A-Z][a-z]+)\b", sentence)
-    return match["n"] if match and match["n"] not in ("I",) else "user"
+    match = re.match(rf"(?i:my|our) (?:\w+ )?(?i:{rels}),? (?P<n>[A-Z][a-z]+)\b(?! and (?:I|me)\b)", sentence)
+    return match["n"] if match and match["n"] not in ("I",) else "user"  # "my girlfriend Lea and I": both
 
 
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")

@@ -159,11 +159,17 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
                      tags=("name", "identity"))]
     flags = re.IGNORECASE if lower else 0
     place = r"[a-z]+(?: [a-z]+)?" if lower else PROPER
-    # said without the speaker: "Home is Austin now", "since May home is Leeds for us"
+    # said without the speaker: "Home is Austin now", "since May home is Leeds for us", "home for me is Leeds"
     if (m := re.search(rf"(?i:(?<!\w)(?<!my )(?<!our )(?<!the )(?<!a )(?<!his )(?<!her )(?<!their )(?<!'s )"
-                       rf"home(?: base)? (?:these days |now |nowadays )?is "
+                       rf"home(?: base)?(?: for (?:me|us))? (?:these days |now |nowadays )?is "
                        rf"(?:now |officially )?)(?P<p>{place})", s, flags)) and m["p"].split()[0].lower() not in (
             "the", "a", "an", "where", "what", "not", "so", "very", "my", "our", "your", "here", "there", "sweet"):
+        value = _place(m["p"])
+        return [Slot("location", "fact", 0.7, f"{{name}} lives in {value}.", entities={"places": [value]},
+                     tags=("location", "home"))]
+    # "Edinburgh is home now", "Leeds is our home these days"
+    if (m := re.search(rf"(?P<p>{PROPER}) (?i:is (?:now )?(?:my |our )?(?:new )?home)\b(?! (?:to|of|for)\b)", s)) \
+            and m["p"].split()[0].lower() not in ("it", "this", "that", "there", "here", "what"):
         value = _place(m["p"])
         return [Slot("location", "fact", 0.7, f"{{name}} lives in {value}.", entities={"places": [value]},
                      tags=("location", "home"))]

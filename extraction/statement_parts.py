@@ -33,7 +33,8 @@ _STAND_INS = ("it", "that", "this")
 def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
     given = (subject or "").strip().lower()
-    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass")]
+    # a date is nobody: "Friday, 31 May was the user's last day at Zalando"
+    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in _TIME]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
         # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
@@ -93,9 +94,18 @@ def ends(verb) -> bool:
     past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES
                   and not any(c.dep_ == "auxpass" for c in verb.children))
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
-    return (verb.lemma_.lower() in ENDING or any(c.dep_ == "neg" for c in verb.children) or past_state or used_to
+    broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
+                                                                for c in verb.children)
+    return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
             or verb.lower_ in ("left", "sold", "quit"))
+
+
+def _last_day(token) -> bool:
+    """A name after "my last (final) day at": the value it ends."""
+    at = token.head
+    return token.dep_ == "pobj" and at.lower_ == "at" and at.head.lemma_ == "day" and any(
+        c.lower_ in ("last", "final") for c in at.head.children)
 
 
 def intended(doc) -> bool:
@@ -155,7 +165,8 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
     found: dict[str, list[tuple[str, bool]]] = {}
     for span in _names(doc):
         verb = governing_verb(span.root)
-        ended = 2 if ends(verb) else 1 if (span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
+        ended = 2 if ends(verb) or _last_day(span.root) else 1 if (
+            span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
         found.setdefault("name", []).append((span.text.strip().lower(), ended))
     for match in _EMAIL.finditer(text):
         found.setdefault("email", []).append((match.group(0).lower(), False))

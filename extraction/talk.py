@@ -74,7 +74,8 @@ CHATTER_ANYWHERE = re.compile(
 OPINION = re.compile(
     r"(?i)^(?:\w+ ){0,1}(?:i|we) (?:(?:really|totally|completely|just|also|so|do|don't|can't|can|could|couldn't|only|"
     r"still|definitely|kinda|kind of|truly|honestly)\s+)*(?:think|thought|guess|bet|imagine|agree|believe|suppose|"
-    r"reckon|mean|understand|hear|see|get|know|knew|hope|wish|feel|felt|(?P<be>was|'m))"
+    r"reckon|mean|understand|hear|see|get(?= (?:it|that|this|what|why|how|you|the point)\b)|know|knew|hope|wish|"
+    r"feel|felt|(?P<be>was|'m))"  # "I get it", not "I get around in a Fiesta"
     r"(?! (?:to|how to|about my|i\b|we\b|like i\b))\b(?P<rest>.*)$")
 TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this)(?:'s| is| was| has been| "
                    r"feels| felt| makes| made) (?:so |really |pretty |super |very |quite |just |such )*"

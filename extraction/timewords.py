@@ -139,6 +139,8 @@ def resolve_dated(text: str, when: datetime | date | None) -> tuple[str, datetim
                 return m.group(0)
             preposition, phrase, start = made
             starts.append((m.start(), (m["prep"] or "").strip().lower(), start))
+            if not m.string[:m.start()].strip() and re.match(r"\s+(?:was|is|will be)\b", m.string[m.end():]):
+                return phrase  # the date is the subject: "Last Friday was my final day" -> "Friday, 28 June ... was"
             return (m["prep"] or preposition) + phrase
 
         text = regex.sub(replace, text)

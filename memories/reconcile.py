@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -144,7 +145,7 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
             found = known.candidate_frames[index] if known.candidate_frames else []
             near = known.neighbours[index] if known.neighbours else (
                 _similar(owner, scope, vector) if vector is not None else [])
-            near = _live(near, decisions)
+            near = _live(near, decisions, vectors[:index], vector)
             plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_timing(
                 candidate, happened_at))
             decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
@@ -188,10 +189,26 @@ def _older(when: Timing, memory: Memory) -> bool:
     return when.said < said  # one message's statements in the order it makes them
 
 
-def _live(near, decisions) -> list[tuple[Memory, float]]:
-    """The nearest memories read before the transaction, less those an earlier candidate superseded."""
+def _live(near, decisions, written_vectors, vector) -> list[tuple[Memory, float]]:
+    """The nearest memories read before the transaction, less those an earlier candidate superseded, and with
+    those the earlier candidates of this batch wrote that are still current ("my final day at Zalando; on Monday
+    I start at N26": the second retires what the first wrote)."""
     gone = {t.pk for d in decisions for t in d.targets if d.action == "UPDATE"}
-    return [(m, s) for m, s in near if m.pk not in gone]
+    live = [(m, s) for m, s in near if m.pk not in gone]
+    written = {d.memory.pk: v for d, v in zip(decisions, written_vectors, strict=True)
+               if d.action in ("ADD", "KEEP", "UPDATE") and d.memory.pk not in gone}
+    held = {m.pk for m, _ in live}
+    current = Memory.objects.filter(pk__in=[pk for pk in written if pk not in held], superseded_by__isnull=True,
+                                    is_active=True) if written else []
+    live += [(memory, _cosine(vector, written[memory.pk])) for memory in current]
+    return sorted(live, key=lambda item: -item[1])
+
+
+def _cosine(a, b) -> float:
+    if a is None or b is None:
+        return 0.0
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
 
 
 @dataclass

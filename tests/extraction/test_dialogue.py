@@ -59,6 +59,18 @@ def test_a_clause_that_points_back_stays_with_the_one_it_needs(text):
     assert len(contents(text)) == 1
 
 
+@pytest.mark.parametrize(("text", "memories"), [
+    ("Last Friday was my final day at Zalando.", ["Friday, 5 May 2023 was the user's final day at Zalando."]),
+    ("I was promoted to head nurse.", ["The user was promoted to head nurse."]),  # done to them: no opinion
+    ("I get around in a Ford Fiesta.", ["The user gets around in a Ford Fiesta."]),
+    ("I get what you mean.", []),
+    ("Edinburgh is home now.", ["The user lives in Edinburgh."]),
+    ("Paris is home to the Louvre.", []),
+])
+def test_statements_that_looked_like_remarks(text, memories):
+    assert contents(text, when=SENT) == memories
+
+
 def test_a_name_saying_how_it_is_after_a_comma_is_a_remark_of_its_own():
     assert contents("We moved to Seattle last week, Denver got too expensive.", when=SENT) == [
         "The user moved to Seattle in the week before 8 May 2023."]

@@ -43,6 +43,10 @@ UPDATES = [  # (old, new, old word, new word)
     ("I'm a teacher at Lincoln High and I live in Denver.", "We moved to Seattle last week, Denver got too expensive.",
      "Denver", "Seattle"),
     ("I'm Sam, my number is 0612 345 678 and my email is sam@mail.com.", "New number: 0698 765 432.", "345", "765"),
+    ("Been in Glasgow for about three years now.", "Quick update: the move went fine and Edinburgh is home now.",
+     "Glasgow", "Edinburgh"),  # a stay of years is a home; "X is home now"
+    ("I'm a staff nurse.", "I was made head nurse of the ward.", "staff", "head"),  # said in the passive
+    ("I get around in a Ford Fiesta.", "Traded in the Fiesta for a Tesla Model 3.", "Ford", "Tesla"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -85,6 +89,20 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
     converse(api, [("2024-03-01T10:00:00Z", first), ("2024-06-01T10:00:00Z", second)])
     assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
     assert len(current(api)) == 2
+
+
+@pytest.mark.parametrize(("old", "new", "gone", "kept"), [
+    ("I'm on the platform team at Zalando.", "Last Friday was my final day at Zalando; on Monday I start at N26.",
+     "Zalando", "N26"),
+    ("My girlfriend Lea and I have been together two years.",
+     "Lea and I split up in the spring; I've been dating Nora since August.", "Lea", "Nora"),
+])
+def test_an_end_and_the_new_value_in_one_message_leave_only_the_new_one_current(api, user, old, new, gone, kept):
+    # the second statement retires what the first one of the same message wrote
+    converse(api, [("2024-02-12T10:00:00Z", old), ("2024-07-03T10:00:00Z", new)])
+    live = current(api)
+    assert [text for text in live if gone in text] == [] and any(kept in text for text in live), live
+    assert Memory.objects.filter(owner=user, content__contains=gone, valid_to__isnull=False).count() == 2
 
 
 def test_a_fact_about_someone_else_said_beside_the_users_own_keeps_its_holder(api, user):
