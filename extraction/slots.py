@@ -109,7 +109,7 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mail|mail|address|reach|contact|write", "phone": r"number|phone|mobile|cell|reach|"
+_CONTACT_WORDS = {"email": r"e-?mail|mail|address|reach|contact|write|use", "phone": r"number|phone|mobile|cell|reach|"
                   r"call|text|ring|whatsapp|contact"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"

@@ -14,6 +14,7 @@ SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 RELATIONS = _RELATIONS | {"parent", "parents", "kids", "children"}
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
+_MAYBE = {"might", "may", "could", "would", "should"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
@@ -42,6 +43,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
     if not subjects:
+        # the small model found no subject in "The user's mum works at IKEA" (a noun "works"): the relation named
+        opening = re.match(r"(?i)(?:the user's|my|our) (\w+)\b", doc.text)
+        if opening and opening[1].lower() in RELATIONS:
+            return opening[1].lower(), None
         return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
     head = subjects[0]
     word = head.lower_
@@ -70,8 +75,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
     owner = next((c for c in head.children if c.dep_ == "poss"), None)
-    if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS):
-        return owner.lemma_.lower(), head  # "the user's wife's number": the wife's
+    if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS or (
+            owner.pos_ in ("NOUN", "PROPN") and owner.lower_ != "user" and owner.lower_ not in self_names)):
+        return owner.lemma_.lower(), head  # "the user's wife's number", "my landlord's number": theirs
     if owned or (given == "user" and head.pos_ == "NOUN"):
         # "my phone number is ...", "mail for the user goes to ...", and in the speaker's own statement a thing
         # with no owner ("home is Bergen these days"): the speaker's thing
@@ -112,6 +118,8 @@ def intended(doc) -> bool:
     """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck",
     "thinking about moving to Portland", "considering a move to Leuven")."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is not None and any(c.dep_ == "aux" and c.lower_ in _MAYBE for c in root.children):
+        return True  # "we might move to Bergen one day"
     return root is not None and root.lemma_.lower() in INTENTS and any(
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))
@@ -124,6 +132,9 @@ def for_someone(doc) -> bool:
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return False
+    objects = [c for c in root.children if c.dep_ == "dobj"]
+    if len(objects) > 1 and (objects[0].lemma_.lower() in RELATIONS or objects[0].pos_ == "PROPN"):
+        return True  # "bought their mum a tablet", parsed as two objects
     for child in root.children:
         if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
             return True
