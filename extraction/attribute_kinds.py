@@ -51,6 +51,7 @@ KINDS = (
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
         "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
         "I'm a nurse at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
+        "I handed in my notice and signed with {org}",
         "today was my last day at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
         "I got a job at a clinic in town", "I started working at a local school")),
@@ -58,7 +59,8 @@ KINDS = (
         "I work as a software engineer", "I got promoted to senior manager", "my job title is data analyst",
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
         "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
-        "I'm a product designer at {org}", "I'm now a senior analyst at {org}")),
+        "I'm a product designer at {org}", "I'm now a senior analyst at {org}",
+        "as of this month I'm the head of sales")),
     # where the speaker works is no home ("my office is in Boulder")
     Kind("workplace", True, "place", (
         "my office is in {place}", "our office is located in {place}", "my workplace is in {place}",
@@ -70,7 +72,7 @@ KINDS = (
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
-        "I broke up with {person}")),
+        "I broke up with {person}", "{person} and I got divorced")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),
@@ -90,7 +92,7 @@ KINDS = (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback",
-        "I get around in a Ford Fiesta"), brands=True),
+        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia"), brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
         "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",
@@ -109,7 +111,7 @@ KINDS = (
         "call me {person}", "I go by {person}", "please call me {person}", "I prefer to be called {person}")),
     Kind("school", True, "org", (
         "I study at {org}", "I'm a student at {org}", "I transferred to {org}", "I enrolled at {org}",
-        "I go to {org} university")),
+        "I go to {org} university", "I moved to {org} University for my master's")),
     # --- values accumulate ---
     Kind("allergy", False, "thing", (
         "I'm allergic to peanuts", "I have a gluten allergy", "shellfish gives me an allergic reaction",

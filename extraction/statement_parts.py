@@ -31,6 +31,14 @@ _FILLER = {"now", "just", "again", "currently", "recently", "finally", "official
 _STAND_INS = ("it", "that", "this")
 
 
+def _names_a_relation(head) -> bool:
+    """A subject said to be the speaker's relation: "Oluwaseun is my boss", "Greta is the user's manager"."""
+    return head.head.lemma_ == "be" and any(
+        c.dep_ == "attr" and (c.lemma_.lower() in RELATIONS or c.lower_ in RELATIONS) and any(
+            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
+        for c in head.head.children)
+
+
 def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
     given = (subject or "").strip().lower()
@@ -40,6 +48,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
         # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
         subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or subjects
+    if subjects and _names_a_relation(subjects[0]):
+        return "", None  # "Greta is my manager" (the extractor's subject: Greta): the speaker's manager, named
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
     if not subjects:
@@ -55,10 +65,6 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if word == "user":
         owner = [c for c in head.children if c.dep_ == "poss"]
         return ("", head) if not owner else ("user's", head)
-    if head.head.lemma_ == "be" and any(c.dep_ == "attr" and any(p.dep_ == "poss" for p in c.children)
-                                        and (c.lemma_.lower() in RELATIONS or c.lower_ in RELATIONS)
-                                        for c in head.head.children):
-        return "", None  # "Oluwaseun is my boss": the speaker's manager, named
     if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
             c.dep_ == "poss" for c in head.children):
         return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name

@@ -47,6 +47,9 @@ UPDATES = [  # (old, new, old word, new word)
      "Glasgow", "Edinburgh"),  # a stay of years is a home; "X is home now"
     ("I'm a staff nurse.", "I was made head nurse of the ward.", "staff", "head"),  # said in the passive
     ("I get around in a Ford Fiesta.", "Traded in the Fiesta for a Tesla Model 3.", "Ford", "Tesla"),
+    ("Greta is my manager.", "Greta retired, so my new boss is Henrik.", "is the user's manager", "Henrik"),
+    ("These days I work for Siemens Healthineers.", "I handed in my notice at Siemens and signed with Philips.",
+     "Healthineers", "Philips"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -67,6 +70,10 @@ COEXIST = [  # both statements stay current
     ("I live in Ghent.", "We're considering a move to Leuven next year."),
     ("I'm lactose intolerant.", "I made a lactose-free ice cream for the party."),  # an intolerance accumulates
     ("I use a Pixel 8.", "I got my dad an iPhone for Christmas."),  # a gift
+    ("I have an iPhone 14.", "I bought my mum a Samsung tablet."),  # parsed as two objects
+    ("My number is 0700 123 456.", "My landlord's number is 0711 987 654."),  # whoever's it is
+    ("My mum works at IKEA.", "I work at Spotify."),  # a relation the parser found no subject in
+    ("I live in Oslo.", "We might move to Bergen one day."),  # a maybe
 ]
 
 
