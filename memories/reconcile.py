@@ -145,7 +145,8 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
             found = known.candidate_frames[index] if known.candidate_frames else []
             near = known.neighbours[index] if known.neighbours else (
                 _similar(owner, scope, vector) if vector is not None else [])
-            near = _live(near, decisions, vectors[:index], vector)
+            # the LLM reconciler is asked about stored memories only: one reply already made the batch coherent
+            near = _live(near, decisions, vectors[:index] if llm_decide is None else None, vector)
             plan = _plan(owner, candidate, found, near, known, scope, llm_decide, when=_timing(
                 candidate, happened_at))
             decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
@@ -195,8 +196,9 @@ def _live(near, decisions, written_vectors, vector) -> list[tuple[Memory, float]
     I start at N26": the second retires what the first wrote)."""
     gone = {t.pk for d in decisions for t in d.targets if d.action == "UPDATE"}
     live = [(m, s) for m, s in near if m.pk not in gone]
-    written = {d.memory.pk: v for d, v in zip(decisions, written_vectors, strict=True)
-               if d.action in ("ADD", "KEEP", "UPDATE") and d.memory.pk not in gone}
+    written = {} if written_vectors is None else {
+        d.memory.pk: v for d, v in zip(decisions, written_vectors, strict=True)
+        if d.action in ("ADD", "KEEP", "UPDATE") and d.memory.pk not in gone}
     held = {m.pk for m, _ in live}
     current = Memory.objects.filter(pk__in=[pk for pk in written if pk not in held], superseded_by__isnull=True,
                                     is_active=True) if written else []
