@@ -50,7 +50,7 @@ KINDS = (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
         "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
-        "I'm a nurse at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
+        "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
         "I handed in my notice and signed with {org}",
         "today was my last day at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
