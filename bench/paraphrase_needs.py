@@ -2,7 +2,7 @@
 semantic, and the cosines a question has with the fact it needs (what semantic mode's default threshold must let
 through).
 
-    .venv/bin/python bench/paraphrase_needs.py [--set bench/sets/paraphrase_needs.json] [--misses] [--heldout | --heldout-2]
+    .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses] [--heldout | --heldout-2]
 
 The set (written for this repository) is one owner's facts, in the styles memories arrive in (extracted: "The
 user ...", subject "user", a category; written by hand: no subject, often no category), some distractors no

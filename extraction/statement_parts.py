@@ -108,7 +108,8 @@ def ends(verb) -> bool:
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
                                                                 for c in verb.children)
-    return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state or used_to
+    return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state
+            or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
             or verb.lower_ in ("left", "sold", "quit"))
 

@@ -202,13 +202,12 @@ def _live(near, decisions, written_vectors, vector) -> list[tuple[Memory, float]
     held = {m.pk for m, _ in live}
     current = Memory.objects.filter(pk__in=[pk for pk in written if pk not in held], superseded_by__isnull=True,
                                     is_active=True) if written else []
-    live += [(memory, _cosine(vector, written[memory.pk])) for memory in current]
+    live += [(memory, _cosine(vector, written[memory.pk]) if vector is not None and written[memory.pk] is not None
+              else 0.0) for memory in current]
     return sorted(live, key=lambda item: -item[1])
 
 
 def _cosine(a, b) -> float:
-    if a is None or b is None:
-        return 0.0
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
 
