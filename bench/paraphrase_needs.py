@@ -2,7 +2,7 @@
 semantic, and the cosines a question has with the fact it needs (what semantic mode's default threshold must let
 through).
 
-    .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses] [--heldout | --heldout-2]
+    .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses] [--heldout | --heldout-2 | --heldout-3]
 
 The set (written for this repository) is one owner's facts, in the styles memories arrive in (extracted: "The
 user ...", subject "user", a category; written by hand: no subject, often no category), some distractors no
@@ -54,6 +54,8 @@ def main() -> None:
                         help="ask the set's held-out questions (written after the weights were chosen) instead")
     parser.add_argument("--heldout-2", action="store_true",
                         help="ask the second held-out questions (written in a later session, asked once) instead")
+    parser.add_argument("--heldout-3", action="store_true",
+                        help="ask the third held-out questions (written in the eleventh session, asked once) instead")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
     setup_django()
@@ -66,7 +68,9 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    questions = data["heldout_2" if args.heldout_2 else "heldout" if args.heldout else "questions"]
+    chosen = ("heldout_3" if args.heldout_3 else "heldout_2" if args.heldout_2 else "heldout" if args.heldout
+              else "questions")
+    questions = data[chosen]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
             "semantic (threshold 0)": {"mode": "semantic", "threshold": 0.0}}
@@ -101,7 +105,7 @@ def main() -> None:
                 best_other.append(max(c for f, c in cosines.items() if f not in expected))
 
     n = len(questions)
-    print(f"Needs phrased as questions: {n} {'held-out ' if args.heldout else ''}questions against "
+    print(f"Needs phrased as questions: {n} {'' if chosen == 'questions' else chosen + ' '}questions against "
           f"{len(data['facts'])} stored facts of one owner ({args.set.name}).\n")
     print(f"{'mode':<28}" + "".join(f"{'R@' + str(k):>12}" for k in KS) + f"{'p50 ms':>10}")
     for name in runs:

@@ -26,6 +26,14 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 # question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
 # "The user is allergic to penicillin": 52 of bench/paraphrase_needs.py's 60 in the top 5 against 55)
 MIN_SIMILARITY = SEMANTIC_FLOOR
+# ... unless the query's nearest memory passes it: then memories within NEAR_BAND of that one are related too, down
+# to NEAR_FLOOR ("Which concert tickets would the user appreciate?": the nearest fact 0.31, "loves jazz" 0.19), and
+# a cosine between NEAR_FLOOR and SEMANTIC_FLOOR ranks them by NEAR_SLOPE (the calibrated part is 0 there)
+NEAR_BAND, NEAR_FLOOR, NEAR_SLOPE = 0.15, 0.1, 0.3
+# a keyword match on a memory unrelated by meaning (cosine <= GATE_FLOOR) counts KEYWORD_ALONE of itself, in full
+# from GATE_FULL: a shared common word ("how does the user get to the office?" -> "Gets migraines from strong
+# perfume", 0.08) must not outrank the fact the question needs
+KEYWORD_ALONE, GATE_FLOOR, GATE_FULL = 0.3, 0.05, 0.25
 # --- the other rankings -----------------------------------------------------------------------------------------
 WEIGHTED_SIMILARITY, WEIGHTED_IMPORTANCE = 0.7, 0.3
 RRF_K = 60
@@ -39,18 +47,31 @@ def calibrated(m, similarity, floor=SEMANTIC_FLOOR, ceiling=SEMANTIC_CEILING):
     return m.greatest(0.0, (m.missing(similarity, floor) - floor) / (ceiling - floor))
 
 
+def near(m, similarity):
+    """A cosine's share of the band below SEMANTIC_FLOOR (NEAR_FLOOR -> 0, SEMANTIC_FLOOR and more -> its width):
+    what orders memories the calibrated cosine leaves at 0."""
+    return m.greatest(0.0, m.least(m.missing(similarity, 0.0), SEMANTIC_FLOOR) - NEAR_FLOOR)
+
+
 def semantic_part(m, similarity):
-    return SEMANTIC_WEIGHT * calibrated(m, similarity)
+    return SEMANTIC_WEIGHT * (calibrated(m, similarity) + NEAR_SLOPE * near(m, similarity))
 
 
-def keyword_part(m, keyword):
-    return (1 - SEMANTIC_WEIGHT) * keyword
+def keyword_gate(m, similarity):
+    """How much of a keyword match counts: KEYWORD_ALONE for a memory unrelated by meaning, 1 from GATE_FULL and
+    without a cosine (keyword mode, no stored vector)."""
+    related = m.greatest(0.0, m.least(1.0, (m.missing(similarity, GATE_FULL) - GATE_FLOOR) / (GATE_FULL - GATE_FLOOR)))
+    return KEYWORD_ALONE + (1 - KEYWORD_ALONE) * related
+
+
+def keyword_part(m, keyword, similarity):
+    return (1 - SEMANTIC_WEIGHT) * keyword * keyword_gate(m, similarity)
 
 
 def relevance(m, similarity, keyword):
     """What a memory says about the query: the fused ranking's semantic and keyword parts (and what a hit lends
     its neighbours a share of)."""
-    return semantic_part(m, similarity) + keyword_part(m, keyword)
+    return semantic_part(m, similarity) + keyword_part(m, keyword, similarity)
 
 
 def recency(m, updated, now):
@@ -68,7 +89,7 @@ def recency(m, updated, now):
 def fused_parts(m, *, similarity, keyword, context, intent, dated, importance, fresh, **_):
     return {
         "semantic": semantic_part(m, similarity),
-        "keyword": keyword_part(m, keyword),
+        "keyword": keyword_part(m, keyword, similarity),
         "context": context,
         "intent": intent,
         "date": m.where(dated, DATE_BONUS, 0.0),
@@ -80,7 +101,7 @@ def fused_parts(m, *, similarity, keyword, context, intent, dated, importance, f
 def blend_parts(m, *, similarity, keyword, importance, fresh, **_):
     return {
         "semantic": semantic_part(m, similarity),
-        "keyword": keyword_part(m, keyword),
+        "keyword": keyword_part(m, keyword, similarity),
         "importance": IMPORTANCE_WEIGHT * importance,
         "recency": RECENCY_WEIGHT * fresh,
     }
@@ -118,9 +139,11 @@ def score(m, parts: dict):
 
 RANKINGS = {
     "fused": (
-        f"Default for hybrid. Cosine similarity (calibrated: {SEMANTIC_FLOOR} -> 0, {SEMANTIC_CEILING} -> 1) x "
-        f"{SEMANTIC_WEIGHT} plus BM25 full-text relevance over the stored tsvector (as a share of the query's total "
-        f"IDF) x {1 - SEMANTIC_WEIGHT:g}; each of the {CONTEXT_HITS} best hits lends "
+        f"Default for hybrid. Cosine similarity (calibrated: {SEMANTIC_FLOOR} -> 0, {SEMANTIC_CEILING} -> 1; "
+        f"{NEAR_FLOOR}-{SEMANTIC_FLOOR} adds a little) x {SEMANTIC_WEIGHT} plus BM25 full-text relevance over the "
+        f"stored tsvector (as a share of the query's total IDF) x {1 - SEMANTIC_WEIGHT:g}, of which a memory "
+        f"unrelated by meaning (cosine <= {GATE_FLOOR}) keeps {KEYWORD_ALONE:.0%}; each of the {CONTEXT_HITS} best "
+        f"hits lends "
         f"{' / '.join(f'{share:.0%}' for share in CONTEXT_SHARES)} of that to the memories stored "
         f"{' / '.join(str(i) for i in range(1, len(CONTEXT_SHARES) + 1))} places before and after it in the same "
         f"conversation (context); +{DATE_BONUS} when the memory happened within a date the query names; up to "

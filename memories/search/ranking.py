@@ -17,6 +17,8 @@ from memories.search.formula import (  # noqa: F401 (RANKINGS: the panel reads i
     CONTEXT_HITS,
     CONTEXT_SHARES,
     MIN_SIMILARITY,
+    NEAR_BAND,
+    NEAR_FLOOR,
     RANKINGS,
     SEMANTIC_CEILING,
     SEMANTIC_FLOOR,
@@ -188,16 +190,26 @@ def recency(c: SearchCandidate, now: float) -> float:
     return formula.recency(Floats, c.updated_at, now)
 
 
+def related_floor(candidates: list[SearchCandidate]) -> float:
+    """The cosine a candidate without a keyword match needs to be related at all: MIN_SIMILARITY, or less when the
+    nearest candidate passes it (formula.NEAR_BAND)."""
+    best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
+    if best is None or best < MIN_SIMILARITY:
+        return MIN_SIMILARITY
+    return max(NEAR_FLOOR, min(MIN_SIMILARITY, best - NEAR_BAND))
+
+
 def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tuple[SearchCandidate, float, dict]]:
     """(candidate, score, parts) best first; ties go to the more important, then the more recent memory."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []
     parts_of = formula.PARTS[ranking]
     scored = []
+    floor = related_floor(candidates)
     for c in candidates:
         fresh = recency(c, now)
         if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0 and c.intent <= 0
-                and (c.similarity is None or c.similarity < MIN_SIMILARITY)):
+                and (c.similarity is None or c.similarity < floor)):
             continue  # unrelated: no floor-less padding in hybrid search
         if (ranking == "similarity" and c.similarity is None) or (ranking == "keyword" and c.keyword <= 0):
             continue  # nothing to rank it by

@@ -196,6 +196,25 @@ def test_hybrid_returns_nothing_unrelated(user):
     assert len(ids(memory_search(owner=user, query="allergy", mode="semantic", threshold=0))) == 2
 
 
+def test_common_words_shared_with_unrelated_memories_do_not_outrank_the_needed_fact(user):
+    birthday, dogs, passport = store(user, ["The user's birthday is on 14 March.", "Is scared of big dogs",
+                                            "Renewed the passport last year"])
+    # "big" and "year" are all the dogs and the passport share with the question (cosines < 0.1)
+    assert ids(memory_search(owner=user, query="When is the user's big day each year?"))[0] == birthday.pk
+    # a keyword match with meaning behind it counts in full
+    assert ids(memory_search(owner=user, query="is she afraid of big dogs?"))[0] == dogs.pk
+
+
+def test_memories_just_below_the_floor_are_related_when_the_nearest_passes_it(user):
+    anniversary, jazz, _ = store(user, ["Wedding anniversary: 2 September", "The user loves jazz, especially Miles "
+                                        "Davis.", "The user's internet provider is Free."])
+    # the nearest memory (0.31) passes the floor, jazz (0.19) is near it, the provider (< 0.1) is not
+    assert ids(memory_search(owner=user, query="Which concert tickets would the user appreciate?")) == [
+        anniversary.pk, jazz.pk]
+    # with nothing past the floor, nothing near it counts either
+    assert ids(memory_search(owner=user, query="how do I change a bike tyre")) == []
+
+
 def test_search_endpoint_degrades_instead_of_failing(openai_embeddings, api, user):
     services.memory_create(owner=user, content="Allergic to penicillin", actor=user)
     openai_embeddings.fail(500, times=None)
