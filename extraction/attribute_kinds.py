@@ -70,7 +70,8 @@ KINDS = (
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",
         "my line manager is {person}")),
     Kind("partner", True, "person", (
-        "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my boyfriend is {person}",
+        "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
+        "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
         "I broke up with {person}", "{person} and I got divorced")),
     Kind("relationship status", True, "thing", (
@@ -124,6 +125,10 @@ KINDS = (
         "my daughter {person}", "I have a son", "we had a baby", "my kid {person} started school")),
     Kind("sibling", False, "person", ("my brother {person}", "I have a sister", "my sister {person}")),
     Kind("friend", False, "person", ("my friend {person}", "I met up with my friend {person}")),
+    # someone the speaker knows in a role is no attribute of theirs ("my landlord is Ahmed" is no home)
+    Kind("acquaintance", False, "person", (
+        "my landlord is {person}", "my dentist is {person}", "my doctor is {person}", "my neighbour is {person}",
+        "my coach is {person}", "my GP is Dr {person}", "my therapist is {person}")),
     Kind("visit", False, "place", (
         "I went to {place}", "I visited {place}", "I traveled to {place}", "we took a trip to {place}",
         "I spent a week in {place}", "I flew to {place} for vacation", "I'm going to {place} next month",
@@ -151,3 +156,8 @@ KINDS = (
         brands=True),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}
+# the relations that are an attribute of the speaker's ("my boss is Tom": the manager), by the frames above; "my
+# landlord is Ahmed", "my cat is Miso" name someone of the speaker's, no attribute of theirs
+ROLES = frozenset(frame.split()[-3] for kind in KINDS if kind.single and kind.value == "person"
+                  for frame in kind.frames
+                  if frame.startswith("my ") and frame.endswith(" is {person}")) - {"name"}

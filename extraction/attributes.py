@@ -102,6 +102,7 @@ _cache: dict[tuple, list[Frame]] = {}
 
 
 def _classify(statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
+    statements = [(parts.said_plainly(content), subject) for content, subject in statements]
     with _lock:  # spaCy's pipeline is not shared across threads
         docs = [nlp.pipeline()(content) for content, _ in statements]
     parsed = [(doc, *parts.holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]

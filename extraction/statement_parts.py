@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from extraction.attribute_kinds import MASKS
+from extraction.attribute_kinds import MASKS, ROLES
 from extraction.slots import RELATIONS as _RELATIONS
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
@@ -29,12 +29,21 @@ _FILLER = {"now", "just", "again", "currently", "recently", "finally", "official
 
 
 _STAND_INS = ("it", "that", "this")
+# "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
+_CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
+                     r"(?:called|named) (?=[A-Z])")
+
+
+def said_plainly(content: str) -> str:
+    """The statement with a naming idiom said plainly: "is a woman named Clara" -> "is Clara"."""
+    return _CALLED.sub(r"\1 ", content)
 
 
 def _names_a_relation(head) -> bool:
-    """A subject said to be the speaker's relation: "Oluwaseun is my boss", "Greta is the user's manager"."""
+    """A subject said to be the speaker's relation of a kind that is theirs (attribute_kinds.ROLES): "Oluwaseun is
+    my boss", "Greta is the user's manager"."""
     return head.head.lemma_ == "be" and any(
-        c.dep_ == "attr" and (c.lemma_.lower() in RELATIONS or c.lower_ in RELATIONS) and any(
+        c.dep_ == "attr" and (c.lemma_.lower() in ROLES or c.lower_ in ROLES) and any(
             p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
         for c in head.head.children)
 
@@ -72,8 +81,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
         # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
-        if head.head.lemma_ == "be" and any(c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title)
-                                             for c in head.head.children):
+        if (head.lemma_.lower() in ROLES or head.lower_ in ROLES) and head.head.lemma_ == "be" and any(
+                c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title) for c in head.head.children):
             return "", None
         return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
     if word == "they" and any(t.lower_ == "user" for t in doc):

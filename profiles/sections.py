@@ -18,7 +18,7 @@ ATTRIBUTE_SECTIONS: dict[str, Section | None] = {
     "employer": Section.WORK, "job title": Section.WORK, "manager": Section.WORK, "school": Section.WORK,
     "skill": Section.WORK, "workplace": Section.WORK, "work phone": Section.WORK, "work email": Section.WORK,
     "partner": Section.FAMILY, "relationship status": Section.FAMILY, "child": Section.FAMILY,
-    "sibling": Section.FAMILY, "friend": Section.FAMILY, "pet": Section.FAMILY,
+    "sibling": Section.FAMILY, "friend": Section.FAMILY, "acquaintance": Section.FAMILY, "pet": Section.FAMILY,
     "allergy": Section.HEALTH, "diet": Section.HEALTH, "health": Section.HEALTH,
     "favourite": Section.PREFERENCES, "hobby": Section.PREFERENCES,
     "event": None, "visit": None, "purchase": None,

@@ -48,6 +48,22 @@ def test_the_holder_is_the_speaker_or_someone_else():
     assert frame("The user's office line changed, it's 020 7946 1111 now.").holder == ""  # "it": the line
 
 
+@pytest.mark.parametrize(("text", "attribute", "value"), [
+    ("My boss is a guy called Henrik.", "manager", "henrik"),
+    ("The user's manager is a woman named Clara.", "manager", "clara"),
+    ("My husband is called Pete.", "partner", "pete"),
+])
+def test_a_relation_said_to_be_called_a_name_is_that_relation_not_the_speakers_name(text, attribute, value):
+    found = frame(text)
+    assert (found.attribute, found.value, found.holder) == (attribute, value, "")
+
+
+@pytest.mark.parametrize("text", ["My landlord is Ahmed.", "The user's dentist is a man called Omar.",
+                                  "My cat is called Miso.", "My brother is Tom."])
+def test_someone_the_speaker_knows_in_a_role_fills_none_of_their_single_valued_attributes(text):
+    assert not [f for f in statement_frames([(text, "user")])[0] if f.single and f.holder == ""]
+
+
 def test_a_statement_that_ends_a_value_says_so():
     ended = frame("The user quit their job at Oracle.")
     assert ended.attribute == "employer" and ended.ended and ended.value == "oracle"

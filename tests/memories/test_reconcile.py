@@ -50,6 +50,7 @@ UPDATES = [  # (old, new, old word, new word)
     ("Greta is my manager.", "Greta retired, so my new boss is Henrik.", "is the user's manager", "Henrik"),
     ("These days I work for Siemens Healthineers.", "I handed in my notice at Siemens and signed with Philips.",
      "Healthineers", "Philips"),
+    ("My boss is a guy called Henrik.", "Henrik left, so now I report to Sofia.", "a guy called Henrik", "Sofia"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -74,6 +75,8 @@ COEXIST = [  # both statements stay current
     ("My number is 0700 123 456.", "My landlord's number is 0711 987 654."),  # whoever's it is
     ("My mum works at IKEA.", "I work at Spotify."),  # a relation the parser found no subject in
     ("I live in Oslo.", "We might move to Bergen one day."),  # a maybe
+    ("I live in Leeds.", "My landlord is Ahmed."),  # someone the speaker knows, in a role
+    ("My name is Lars.", "My husband is a guy called Pete."),  # his name, not the speaker's
 ]
 
 
