@@ -73,7 +73,8 @@ KINDS = (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
         "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
-        "I broke up with {person}", "{person} and I got divorced")),
+        "I broke up with {person}", "{person} and I got divorced", "{person} and I split up",
+        "I'm seeing {person} now")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),

@@ -29,6 +29,8 @@ MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills
 MASK_PENALTY = 0.08  # a masked statement is short and generic: its cosines run higher than said ones
 MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one by this much
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
+OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
+_WHERE = {"in", "near"}  # a name after these is a place ("living in Lille with my partner"), no person
 _FAVOURITE = re.compile(
     r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
@@ -125,6 +127,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     best: dict[str, float] = {}
     for score, name in zip(row.tolist(), owners, strict=True):
         best[name] = max(best.get(name, -1.0), score)
+    if parts.says_occupation(doc, token):  # "a sous chef at a small bistro": a job title, however unlike the frames
+        best["job title"] = max(best["job title"], OCCUPATION_SCORE)
     # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
@@ -150,12 +154,21 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue  # "we moved again": a change with no value says nothing to update with
         if unsaid is not None and kind.single and score < unsaid - MARGIN:
             break  # "my wife got a job at a clinic": where she works, unnamed; no job title "job clinic town"
-        if found and kind.value in _LABELS and not any(e.label_ in _LABELS[kind.value] for e in doc.ents):
+        if found and found[0].value and kind.value in _LABELS and not any(
+                e.label_ in _LABELS[kind.value] for e in doc.ents):
             continue  # a second frame needs a name of its own kind: "a product manager at Doctolib" (an ORG)
+        # (beside a frame of no value, "together for two years" (relationship status), the name says it: Chloe)
         frame = _with_value(kind, name, score, holder, token, doc, content, values)
+        if kind.value == "person" and any(t.lower_ == frame.value and t.dep_ == "pobj" and t.head.lower_ in _WHERE
+                                          for t in doc):
+            continue  # "living in Lille with my partner": a place is no partner
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
+    # an age said beside another attribute ("a 34 year old nurse") is a value of its own, however far its frame
+    if found and not not_held and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
+            f.attribute == "age" for f in found):
+        found.append(Frame("age", True, age, holder, False, round(best["age"], 3)))
     return found
 
 
@@ -168,7 +181,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
-        verbs = [t for t in doc if t.dep_ in ("ROOT", "conj") and t.pos_ in ("VERB", "AUX")]
+        verbs = parts.main_verbs(doc)
         ended = bool(verbs) and all(parts.ends(v) for v in verbs)
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])

@@ -103,12 +103,13 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
                 if own_subject and cc[-1].lower_ == "and" and (
                         whole := _clause_of_its_own(doc, child, first, subject)):
                     return [first, *split(whole, fills_slot)]
-            if child.dep_ == "advcl" and child.tag_ == "VBG" and not own_subject and child.left_edge.i > 0 \
-                    and doc[child.left_edge.i - 1].text == ",":
-                be = _BE.get(subject, "is")
-                second = f"{subject} {be} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
-                if fills_slot(second):
-                    return [doc[:child.left_edge.i - 1].text, second]
+            if child.dep_ == "advcl" and not own_subject and (cut := _participle(doc, child, subject, fills_slot)):
+                return cut
+        # "I'm Nadia, living in Lille": the participle hangs on the name
+        for name in (c for c in head.children if c.dep_ == "attr" and c.pos_ == "PROPN" and head.lemma_ == "be"):
+            for child in (c for c in name.children if c.dep_ == "acl"):
+                if cut := _participle(doc, child, subject, fills_slot):
+                    return cut
     # the small model sometimes parses "I'm a teacher at X and I live in Y" as two roots, the second holding
     # the "and": no conj to find above, and the same cut
     roots = [t for t in doc if t.dep_ == "ROOT"]
@@ -121,6 +122,14 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
             if cc[0].lower_ == "and" and (whole := _clause_of_its_own(doc, root, first, _subject_text(roots[0]))):
                 return [first, *split(whole, fills_slot)]
     return [sentence]
+
+
+def _participle(doc, child, subject: str, fills_slot: Callable[[str], bool]) -> list[str] | None:
+    """", now living in Porto" after a comma, as a statement of the subject's when it fills a slot."""
+    if child.tag_ != "VBG" or child.left_edge.i == 0 or doc[child.left_edge.i - 1].text != ",":
+        return None
+    second = f"{subject} {_BE.get(subject, 'is')} {doc[child.left_edge.i:].text}".replace("I am ", "I'm ")
+    return [doc[:child.left_edge.i - 1].text, second] if fills_slot(second) else None
 
 
 def _subject_text(head) -> str:

@@ -17,7 +17,7 @@ _DISCOURSE = re.compile(
     r"status |"
     r"personal |random |fun |good |sad |bad |latest )*(?:updates?|news|heads[- ]up|fyi|f\.y\.i\.|ps|p\.s\.?|pps|"
     r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|"
-    r"so yeah|anyway|psa|(?:quick|small|little|short|side) note)"
+    r"so yeah|anyway|psa|(?:quick|small|little|short|side) note|intro|introduction|about me)"
     r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+")
 _LAUGH = (r"(?:a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|;-?\)|<3|"
           r"\^_?\^|ha|heh)")

@@ -183,16 +183,19 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
                 for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
     if not any(slot.content for slot in slots):
-        if not explicit and (talk.CHATTER.match(sentence) or talk.YOU.search(sentence)
-                             or talk.PRONOUN_LED.match(sentence) or talk.CHATTER_ANYWHERE.search(sentence)):
+        own_day = talk.OWN_DAY.match(sentence)
+        if not explicit and not own_day and (
+                talk.CHATTER.match(sentence) or talk.YOU.search(sentence) or talk.PRONOUN_LED.match(sentence)
+                or talk.CHATTER_ANYWHERE.search(sentence)):
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
-        anchor = speaker_in(sentence)
+        anchor = speaker_in(sentence) or ("object" if own_day else None)
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":
             sentence = with_implied_subject(sentence)
-        if not explicit and not slots and _is_chatter(sentence, anchor or ""):  # "I am allergic to X" is no opinion
+        # "I am allergic to X" is no opinion
+        if not explicit and not slots and not own_day and _is_chatter(sentence, anchor or ""):
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         if explicit and (_content_words(sentence) == 0 or talk.YOU.search(sentence)):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import MASKS, ROLES
+from extraction.slots import OCCUPATIONS
 from extraction.slots import RELATIONS as _RELATIONS
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
@@ -15,7 +16,8 @@ RELATIONS = _RELATIONS | {"parent", "parents", "kids", "children"}
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
 _MAYBE = {"might", "may", "could", "would", "should"}
-ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end"}
+ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
+          "die"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
@@ -25,10 +27,11 @@ _NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalise
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
 _AGE_UNITS = {"year", "yr", "years", "yrs"}
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
-           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately"}
+           "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately", "used"}
 
 
 _STAND_INS = ("it", "that", "this")
+_THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
                      r"(?:called|named) (?=[A-Z])")
@@ -48,6 +51,12 @@ def _names_a_relation(head) -> bool:
         for c in head.head.children)
 
 
+def _is_self(token, self_names: set[str]) -> bool:
+    """The speaker as a subject: "I", "we", their name, "the user" (not "the user's ...")."""
+    return token.lower_ in ("i", "we") or token.lower_ in self_names or (
+        token.lower_ == "user" and not any(c.dep_ == "poss" for c in token.children))
+
+
 def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
     given = (subject or "").strip().lower()
@@ -56,7 +65,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
         # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
-        subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or subjects
+        # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
+        subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or [
+            t for t in every if t.i < subjects[0].i and t.head.dep_ != "advcl" and _is_self(t, self_names)] or subjects
     if subjects and _names_a_relation(subjects[0]):
         return "", None  # "Greta is my manager" (the extractor's subject: Greta): the speaker's manager, named
     if given and given not in SELF_WORDS and given not in self_names:
@@ -68,6 +79,14 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
             return opening[1].lower(), None
         return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
     head = subjects[0]
+    if head.ent_type_ in _THINGS:
+        # a thing is nobody: "The Civic died so the user bought a Mazda", "Ramen overtook pizza as my favourite"
+        speaker = next((t for t in every + [c for t in every for c in t.children if c.dep_ == "conj"]
+                        if _is_self(t, self_names)), None)
+        if speaker is not None:
+            return "", speaker
+        if any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user") for t in doc):
+            return "", None
     word = head.lower_
     if word in ("i", "we", "me") or word in self_names:
         return "", head
@@ -100,6 +119,28 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     return head.lemma_.lower(), head
 
 
+def said_age(doc) -> str:
+    """A number said as an age ("a 34 year old nurse", "29 years old"), else ""."""
+    for t in doc:
+        if t.like_num and t.i + 2 < len(doc) and doc[t.i + 1].lower_ in _AGE_UNITS and doc[t.i + 2].lower_ == "old":
+            return t.text
+    return ""
+
+
+def says_occupation(doc, token) -> bool:
+    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now"."""
+    verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
+    return verb is not None and verb.lemma_ == "be" and any(
+        c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+
+
+def main_verbs(doc) -> list:
+    """The verbs that say what happened: the root, its conjuncts, and a "so" clause ("the Civic died so I bought
+    a Mazda")."""
+    return [t for t in doc if t.pos_ in ("VERB", "AUX") and (t.dep_ in ("ROOT", "conj") or (
+        t.dep_ == "advcl" and any(c.lower_ == "so" for c in t.children)))]
+
+
 def governing_verb(token):
     while token.head.i != token.i and token.pos_ not in ("VERB", "AUX"):
         token = token.head
@@ -116,7 +157,8 @@ def ends(verb) -> bool:
                   and not any(c.dep_ == "auxpass" for c in verb.children))
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
-                                                                for c in verb.children)
+                                                                for c in verb.children) or (
+        verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children))  # "Chloe and I split"
     return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state
             or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
@@ -251,7 +293,7 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     "thing" kind; words under a verb that ends something ("sold the Corolla") are left out when another verb
     says what holds now ("... and bought a Tesla")."""
     subject = set(holder_token.subtree) if holder_token is not None else set()
-    verbs = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in ("ROOT", "conj")]
+    verbs = main_verbs(doc)
     live_verb = any(not ends(v) for v in verbs)
     words = []
     for token in doc:

@@ -53,6 +53,8 @@ YOU_PHRASES = (
                r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
     re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
 )
+# "It was my 35th birthday yesterday", "it's my first week at N26": no remark, a statement about the speaker
+OWN_DAY = re.compile(r"(?i)^it(?:'s| is| was) (?:my|our) (?:\d+\w*|first|last|final)\b")
 PRONOUN_LED = re.compile(
     r"(?i)^(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
     r"such a|sounds?|looks?|seems?|must)\b|it's|that's|there's|here's|they're|(?:that|this|these|those|so)"

@@ -58,6 +58,25 @@ def test_a_relation_said_to_be_called_a_name_is_that_relation_not_the_speakers_n
     assert (found.attribute, found.value, found.holder) == (attribute, value, "")
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The user is a sous chef at a small bistro.", [("job title", "sous chef small bistro")]),  # an occupation
+    ("The user is a 34 year old nurse.", [("job title", "nurse"), ("age", "34")]),  # an age beside it
+    ("The Civic finally died so the user bought a used Mazda 3.", [("car", "mazda")]),  # the Civic is no holder
+    ("Ramen has overtaken pizza as the user's favourite food.", [("favourite food", "ramen overtake pizza")]),
+    ("The user is living in Lille with their partner.", [("home", "lille")]),  # a place is no partner
+    ("The user and their girlfriend Chloe have been together two years.",
+     [("relationship status", ""), ("partner", "chloe")]),
+])
+def test_what_a_statement_holds_beside_or_before_the_speaker(text, expected):
+    found = statement_frames([(text, "user")])[0]
+    assert [(f.attribute, f.value) for f in found] == expected and all(f.holder == "" for f in found)
+
+
+def test_splitting_from_someone_ends_them_and_a_split_bill_ends_nothing():
+    assert frame("Chloe and the user split in June 2024.").ended
+    assert not [f for f in statement_frames([("The user split the bill with Chloe.", "user")])[0] if f.ended]
+
+
 @pytest.mark.parametrize("text", ["My landlord is Ahmed.", "The user's dentist is a man called Omar.",
                                   "My cat is called Miso.", "My brother is Tom."])
 def test_someone_the_speaker_knows_in_a_role_fills_none_of_their_single_valued_attributes(text):

@@ -19,6 +19,7 @@ def fills(sentence: str) -> bool:
     ("I moved to Lyon in March and started a new job at Doctolib.",
      ["I moved to Lyon in March", "I started a new job at Doctolib."]),
     ("we moved again, now living in Porto since May.", ["we moved again", "we are now living in Porto since May."]),
+    ("I'm Nadia, living in Lille with my partner.", ["I'm Nadia", "I'm living in Lille with my partner."]),
 ])
 def test_statements_joined_around_a_slot_are_cut_apart(sentence, pieces):
     assert split(sentence, fills) == pieces

@@ -17,6 +17,7 @@ from extraction.cleanup import strip_chatter, strip_discourse
     ("Life update \u2014 I started a PhD", "I started a PhD"),
     ("PSA: I changed jobs", "I changed jobs"),
     ("Quick note: my new email is ana@example.com", "my new email is ana@example.com"),
+    ("quick intro: I'm Nadia and I live in Lille", "I'm Nadia and I live in Lille"),
 ])
 def test_discourse_markers_come_off_the_front(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned

@@ -329,6 +329,15 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
     assert content in contents(text, when=JUNE)
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("It was my 35th birthday yesterday!", "It was the user's 35th birthday on 19 June 2024."),
+    ("It's my first week at Accenture.", "It's the user's first week at Accenture."),
+])
+def test_it_with_the_speakers_numbered_day_is_a_statement_not_a_remark(text, content):
+    assert contents(text, when=JUNE) == [content]
+    assert contents("It was my pleasure.", when=JUNE) == contents("It's my fault.", when=JUNE) == []
+
+
 @pytest.mark.parametrize(("text", "valid_from"), [
     ("I moved to Lyon in March.", datetime(2024, 3, 1)),
     ("Update: we moved again, now living in Porto since May.", datetime(2024, 5, 1)),

@@ -51,6 +51,11 @@ UPDATES = [  # (old, new, old word, new word)
     ("These days I work for Siemens Healthineers.", "I handed in my notice at Siemens and signed with Philips.",
      "Healthineers", "Philips"),
     ("My boss is a guy called Henrik.", "Henrik left, so now I report to Sofia.", "a guy called Henrik", "Sofia"),
+    ("hey! quick intro: I'm Nadia, living in Lille with my partner.",  # the participle is a statement of its own
+     "so we packed up everything and relocated to Nantes, still getting used to the rain lol", "Lille", "Nantes"),
+    ("I'm a sous chef at a small bistro.", "They promoted me, I'm head chef at the bistro now!", "sous", "head"),
+    ("I'm a 34 year old nurse.", "It was my 35th birthday yesterday, we went out for tapas.", "34", "35th"),
+    ("My car is a 2012 Honda Civic.", "The Civic finally died so I bought a used Mazda 3.", "Honda", "Mazda"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -113,6 +118,14 @@ def test_an_end_and_the_new_value_in_one_message_leave_only_the_new_one_current(
     live = current(api)
     assert [text for text in live if gone in text] == [] and any(kept in text for text in live), live
     assert Memory.objects.filter(owner=user, content__contains=gone, valid_to__isnull=False).count() == 2
+
+
+def test_splitting_from_one_partner_and_seeing_another_leaves_only_the_new_one_current(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "My girlfriend Chloe and I have been together two years."),
+                   ("2024-06-01T10:00:00Z", "Chloe and I split last month. I've started seeing Amira.")])
+    live = current(api)
+    assert any("Amira" in text for text in live) and not any("Chloe" in text for text in live), live
+    assert Memory.objects.filter(owner=user, content__contains="girlfriend Chloe", valid_to__isnull=False).exists()
 
 
 def test_a_fact_about_someone_else_said_beside_the_users_own_keeps_its_holder(api, user):
