@@ -68,7 +68,7 @@ KINDS = (
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",
-        "my line manager is {person}")),
+        "my line manager is {person}", "{person} supervises me now")),
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
         "my boyfriend is {person}",
@@ -89,12 +89,13 @@ KINDS = (
         "my business email changed")),
     Kind("email", True, "email", (
         "my email is something", "email me at something", "my email address changed",
-        "write to my new email address", "my new email address is something")),
+        "write to my new email address", "my new email address is something",
+        "I moved my email over to a new provider")),
     Kind("car", True, "thing", (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback",
-        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia"), brands=True),
+        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo"), brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
         "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",
@@ -159,6 +160,7 @@ KINDS = (
 BY_NAME = {kind.name: kind for kind in KINDS}
 # the relations that are an attribute of the speaker's ("my boss is Tom": the manager), by the frames above; "my
 # landlord is Ahmed", "my cat is Miso" name someone of the speaker's, no attribute of theirs
-ROLES = frozenset(frame.split()[-3] for kind in KINDS if kind.single and kind.value == "person"
-                  for frame in kind.frames
-                  if frame.startswith("my ") and frame.endswith(" is {person}")) - {"name"}
+ROLE_KINDS = {frame.split()[-3]: kind.name for kind in KINDS if kind.single and kind.value == "person"
+              for frame in kind.frames if frame.startswith("my ") and frame.endswith(" is {person}")
+              and kind.name != "name"}
+ROLES = frozenset(ROLE_KINDS)

@@ -22,7 +22,7 @@ import numpy as np
 
 from extraction import nlp
 from extraction import statement_parts as parts
-from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED
+from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED, ROLE_KINDS
 from integrations import embeddings
 
 MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
@@ -36,6 +36,8 @@ _FAVOURITE = re.compile(
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 # a statement that fills a contact attribute without its value still names the contact ("text me on my new number")
+SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
+_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|job|desk|direct line|extension)\b")
 _CONTACT = re.compile(r"(?i)\b(?:number|phone|mobile|cell|e-?mail|address|reach|contact)\b")
 
 
@@ -149,6 +151,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
+        if name.startswith("work ") and not _AT_WORK.search(content):
+            continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work
         if kind.single and kind.value in _NEEDED and _NEEDED[kind.value] not in values:
             unsaid = score if unsaid is None else unsaid
             continue  # "we moved again": a change with no value says nothing to update with
@@ -165,11 +169,28 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
-    # an age said beside another attribute ("a 34 year old nurse") is a value of its own, however far its frame
-    if found and not not_held and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
+    return found + _shaped(doc, content, holder, best, found, values) if not not_held else found
+
+
+def _shaped(doc, content: str, holder: str, best: dict[str, float], found: list[Frame], values) -> list[Frame]:
+    """Values known by their shape that no frame took: an age beside another attribute ("a 34 year old nurse"),
+    an e-mail address said with words the frames do not know ("I've moved over to priya@rao.dev")."""
+    shaped = []
+    if found and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
             f.attribute == "age" for f in found):
-        found.append(Frame("age", True, age, holder, False, round(best["age"], 3)))
-    return found
+        shaped.append(Frame("age", True, age, holder, False, round(best["age"], 3)))
+    if "email" in values and not any(BY_NAME.get(f.attribute) and BY_NAME[f.attribute].value == "email"
+                                     for f in found):
+        name = "work email" if _AT_WORK.search(content) else "email"
+        live = [v for v, ended in values["email"] if not ended]
+        if live and best[name] >= SHAPED_SCORE:
+            shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
+    # "the user and their wife Hana love hiking": the speaker's partner is Hana, whatever else it says
+    for role, name in parts.named_roles(doc) if not holder else ():
+        kind = ROLE_KINDS[role]
+        if not any(f.attribute == kind for f in found + shaped):
+            shaped.append(Frame(kind, True, name, holder, False, round(best[kind], 3)))
+    return shaped
 
 
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
@@ -188,6 +209,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         # 0: holds; 1: after "from" (the old value beside a new one, else the value: "an offer from Otto");
         # 2: under a verb that ends it
         live = [v for v, e in found if not e] or [v for v, e in found if e == 1]
+        # of several names, one of the kind's own ("an engineer at Rolls-Royce in Derby": the ORG)
+        own = {e.text.lower() for e in doc.ents if e.label_ in _LABELS.get(kind.value, ())}
+        live = [v for v in live if v in own] or live
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))

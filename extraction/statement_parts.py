@@ -119,6 +119,19 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     return head.lemma_.lower(), head
 
 
+def named_roles(doc) -> list[tuple[str, str]]:
+    """(role, name) for each of the speaker's roles named in passing: "my wife Hana", "their boss, Tom"."""
+    found = []
+    for t in doc:
+        if t.lower_ in ROLES and any(c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user")
+                                     for c in t.children):
+            names = [c for c in t.children if c.dep_ == "appos" and c.pos_ == "PROPN"]
+            if not names and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "PROPN":
+                names = [doc[t.i + 1]]  # the small parser hangs "Hana" elsewhere in "their wife Hana love hiking"
+            found += [(t.lower_, n.text.lower()) for n in names[:1]]
+    return found
+
+
 def said_age(doc) -> str:
     """A number said as an age ("a 34 year old nurse", "29 years old"), else ""."""
     for t in doc:

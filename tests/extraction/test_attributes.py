@@ -72,6 +72,22 @@ def test_what_a_statement_holds_beside_or_before_the_speaker(text, expected):
     assert [(f.attribute, f.value) for f in found] == expected and all(f.holder == "" for f in found)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The user has moved over to priya@rao.dev, the outlook one is closed.", ("email", "priya@rao.dev")),
+    ("The user and their wife Hana love hiking.", ("partner", "hana")),  # a role named in passing
+    ("Dr. Okafor retired and Dr. Lindqvist supervises the user now.", ("manager", "lindqvist")),
+    ("The user is an engineer at Rolls-Royce in Derby.", ("employer", "rolls-royce")),  # the name of its kind
+])
+def test_values_the_frames_alone_would_miss(text, expected):
+    assert expected in [(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]]
+
+
+def test_a_work_address_needs_a_word_for_work():
+    assert frame("The user's office email is ana@acme.com.").attribute == "work email"
+    assert frame("Write to ana@posteo.de from now on.").attribute == "email"
+    assert statement_frames([("The user sent the report to bob@acme.com.", "user")]) == [[]]
+
+
 def test_splitting_from_someone_ends_them_and_a_split_bill_ends_nothing():
     assert frame("Chloe and the user split in June 2024.").ended
     assert not [f for f in statement_frames([("The user split the bill with Chloe.", "user")])[0] if f.ended]

@@ -56,6 +56,10 @@ UPDATES = [  # (old, new, old word, new word)
     ("I'm a sous chef at a small bistro.", "They promoted me, I'm head chef at the bistro now!", "sous", "head"),
     ("I'm a 34 year old nurse.", "It was my 35th birthday yesterday, we went out for tapas.", "34", "35th"),
     ("My car is a 2012 Honda Civic.", "The Civic finally died so I bought a used Mazda 3.", "Honda", "Mazda"),
+    ("Reach me at priya.r@outlook.com please.", "I've moved over to priya@rao.dev, the outlook one is closed.",
+     "outlook.com", "rao.dev"),
+    ("My supervisor is Dr. Okafor.", "Dr. Okafor retired and Dr. Lindqvist supervises me now.", "supervisor is Dr",
+     "Lindqvist"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
