@@ -95,7 +95,8 @@ KINDS = (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback",
-        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo"), brands=True),
+        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo"),
+         brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
         "I use a Samsung Galaxy", "I upgraded my phone to the latest iPhone", "I switched to a Samsung phone",
