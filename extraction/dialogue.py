@@ -177,6 +177,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
+    if done := talk.DONE_TO_ME.match(sentence):  # "They bumped me up to senior accountant": what was done to them
+        sentence = f"I got {done['verb']}{done['rest']}"
     pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
     if len(pieces) > 1:
         return [candidate for piece in pieces

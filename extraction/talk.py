@@ -53,6 +53,8 @@ YOU_PHRASES = (
                r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
     re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
 )
+# "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
+DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she) (?:just |finally |officially )?(?P<verb>\w+ed) me(?P<rest>\b.*)$")
 # "It was my 35th birthday yesterday", "it's my first week at N26": no remark, a statement about the speaker
 OWN_DAY = re.compile(r"(?i)^it(?:'s| is| was) (?:my|our) (?:\d+\w*|first|last|final)\b")
 PRONOUN_LED = re.compile(

@@ -330,6 +330,14 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
 
 
 @pytest.mark.parametrize(("text", "content"), [
+    ("They bumped me up to senior accountant.", "The user got bumped up to senior accountant."),
+    ("She hired me on Monday!", "The user got hired on Monday, 17 June 2024."),
+])
+def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
+    assert contents(text, when=JUNE) == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
     ("It was my 35th birthday yesterday!", "It was the user's 35th birthday on 19 June 2024."),
     ("It's my first week at Accenture.", "It's the user's first week at Accenture."),
 ])
