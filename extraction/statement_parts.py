@@ -171,7 +171,9 @@ def ends(verb) -> bool:
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
                                                                 for c in verb.children) or (
-        verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children))  # "Chloe and I split"
+        verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children)) or (  # "Chloe and I split"
+        verb.lemma_.lower() == "hand" and any(c.dep_ == "prt" and c.lower_ in ("in", "back") for c in verb.children)
+        and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
     return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state
             or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})

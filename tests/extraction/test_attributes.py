@@ -90,6 +90,7 @@ def test_a_work_address_needs_a_word_for_work():
 
 def test_splitting_from_someone_ends_them_and_a_split_bill_ends_nothing():
     assert frame("Chloe and the user split in June 2024.").ended
+    assert frame("The user handed in their notice at Siemens.").ended
     assert not [f for f in statement_frames([("The user split the bill with Chloe.", "user")])[0] if f.ended]
 
 
