@@ -35,9 +35,9 @@ _FAVOURITE = re.compile(
     r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
-# a statement that fills a contact attribute without its value still names the contact ("text me on my new number")
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
 _AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|job|desk|direct line|extension)\b")
+# a statement that fills a contact attribute without its value still names the contact ("text me on my new number")
 _CONTACT = re.compile(r"(?i)\b(?:number|phone|mobile|cell|e-?mail|address|reach|contact)\b")
 
 
@@ -158,10 +158,11 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue  # "we moved again": a change with no value says nothing to update with
         if unsaid is not None and kind.single and score < unsaid - MARGIN:
             break  # "my wife got a job at a clinic": where she works, unnamed; no job title "job clinic town"
+        # a second frame needs a name of its own kind ("a product manager at Doctolib": an ORG), unless the first
+        # has no value ("my girlfriend Chloe and I have been together two years": a relationship status, and Chloe)
         if found and found[0].value and kind.value in _LABELS and not any(
                 e.label_ in _LABELS[kind.value] for e in doc.ents):
-            continue  # a second frame needs a name of its own kind: "a product manager at Doctolib" (an ORG)
-        # (beside a frame of no value, "together for two years" (relationship status), the name says it: Chloe)
+            continue
         frame = _with_value(kind, name, score, holder, token, doc, content, values)
         if kind.value == "person" and any(t.lower_ == frame.value and t.dep_ == "pobj" and t.head.lower_ in _WHERE
                                           for t in doc):
