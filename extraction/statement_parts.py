@@ -134,10 +134,7 @@ def named_roles(doc) -> list[tuple[str, str]]:
 
 def said_age(doc) -> str:
     """A number said as an age ("a 34 year old nurse", "29 years old"), else ""."""
-    for t in doc:
-        if t.like_num and t.i + 2 < len(doc) and doc[t.i + 1].lower_ in _AGE_UNITS and doc[t.i + 2].lower_ == "old":
-            return t.text
-    return ""
+    return next((t.text for t in doc if t.like_num and _AGE.match(doc[t.i:t.i + 3].text)), "")
 
 
 def says_occupation(doc, token) -> bool:
