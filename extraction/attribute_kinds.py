@@ -21,6 +21,7 @@ MASKS = {"name": NAME_MASK, "place": NAME_MASK, "org": NAME_MASK, "person": NAME
 # the same frames with example values, compared with the statement as said (names kept): a brand or a language
 # says more than its mask ("switched to a Samsung", "speaks Italian")
 EXAMPLES = {"place": "Lisbon", "org": "Siemens", "person": "Sarah", "number": "42", "thing": "something"}
+_NAMING = r"(?i)\b(?:name[ds]?|call|called|go(?:es)? by|i'm|i am|known as)\b"
 NAMED = ("place", "org", "person", "number", "email", "phone")  # kinds also compared masked
 
 
@@ -35,6 +36,7 @@ class Kind:
     value: str
     frames: tuple[str, ...]
     brands: bool = False  # its values are often names (a car, a phone): also compared masked
+    cue: str = ""  # a pattern the statement must match: a name is never changed without a word for naming
 
 
 KINDS = (
@@ -110,9 +112,11 @@ KINDS = (
     Kind("favourite", True, "thing", (
         "my favourite colour is blue", "my favorite food these days is sushi", "jazz is my favourite music",
         "my new favourite movie is Dune", "my favorite book is a novel")),
-    Kind("name", True, "person", ("my name is {person}", "I'm called {person}", "I changed my name to {person}")),
+    Kind("name", True, "person", ("my name is {person}", "I'm called {person}", "I changed my name to {person}"),
+         cue=_NAMING),
     Kind("preferred name", True, "person", (
-        "call me {person}", "I go by {person}", "please call me {person}", "I prefer to be called {person}")),
+        "call me {person}", "I go by {person}", "please call me {person}", "I prefer to be called {person}"),
+         cue=_NAMING),
     Kind("school", True, "org", (
         "I study at {org}", "I'm a student at {org}", "I transferred to {org}", "I enrolled at {org}",
         "I go to {org} university", "I moved to {org} University for my master's")),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extraction import nlp
+from extraction import clauses, nlp
 from extraction import statement_parts as parts
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED, ROLE_KINDS
 from integrations import embeddings
@@ -29,6 +29,7 @@ MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills
 MASK_PENALTY = 0.08  # a masked statement is short and generic: its cosines run higher than said ones
 MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one by this much
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
+CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 _WHERE = {"in", "near"}  # a name after these is a place ("living in Lille with my partner"), no person
 _FAVOURITE = re.compile(
@@ -109,6 +110,35 @@ def _classify(statements: list[tuple[str, str]], names: set[str], model: str) ->
     statements = [(parts.said_plainly(content), subject) for content, subject in statements]
     with _lock:  # spaCy's pipeline is not shared across threads
         docs = [nlp.pipeline()(content) for content, _ in statements]
+        # a statement of clauses with subjects of their own is read clause by clause too ("I said goodbye to
+        # Spotify, I'm at Klarna now"): the whole's frame blurs two senses
+        pieces = [clauses.frame_clauses(doc, they_is="the user" if any(t.lower_ == "user" for t in doc) else "")
+                  for doc in docs]
+        docs += [nlp.pipeline()(piece) for found in pieces for piece in found]
+    # a clause's proper-noun subject is somebody, not the speaker's name ("Pedro left, so I report to Aisha")
+    statements += [(piece, "" if subject == "user" else subject)
+                   for found, (_, subject) in zip(pieces, statements, strict=True) for piece in found]
+    read = _read(docs, statements, names, model)
+    rest = iter(read[len(pieces):])
+    return [_merged(whole, [next(rest) for _ in found]) for whole, found in zip(read, pieces, strict=False)]
+
+
+def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
+    """One frame per holder and attribute (per value, for one that accumulates): a clause's over the whole's, a
+    later clause's that holds over an earlier one's ("I dropped paleo, now I eat Mediterranean"); what holds
+    first."""
+    chosen: dict[tuple, Frame] = {}
+    for frame in (f for frames in per_clause for f in frames if f.score >= CLAUSE_SCORE):
+        key = (frame.holder, frame.attribute, "" if frame.single else frame.value)
+        if key not in chosen or not frame.ended:
+            chosen[key] = frame
+    for frame in whole:
+        chosen.setdefault((frame.holder, frame.attribute, "" if frame.single else frame.value), frame)
+    return sorted(chosen.values(), key=lambda f: (f.ended, -f.score)) if per_clause else whole
+
+
+def _read(docs, statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
+    """The frames of each parsed statement, by its own words."""
     parsed = [(doc, *parts.holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
     # masked ("I live in Xyz") and with its names kept ("I switched to a Samsung": the brand says phone)
     texts = [parts.masked(doc, token) for doc, _, token in parsed] + [
@@ -151,6 +181,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
+        if kind.cue and not re.search(kind.cue, content):
+            continue
         if name.startswith("work ") and not _AT_WORK.search(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work
         if kind.single and kind.value in _NEEDED and _NEEDED[kind.value] not in values:
@@ -170,13 +202,21 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
-    return found + _shaped(doc, content, holder, best, found, values) if not not_held else found
+    return found + _shaped(doc, content, holder, token, best, found, values) if not not_held else found
 
 
-def _shaped(doc, content: str, holder: str, best: dict[str, float], found: list[Frame], values) -> list[Frame]:
+def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found: list[Frame],
+            values) -> list[Frame]:
     """Values known by their shape that no frame took: an age beside another attribute ("a 34 year old nurse"),
-    an e-mail address said with words the frames do not know ("I've moved over to priya@rao.dev")."""
+    an e-mail address said with words the frames do not know ("I've moved over to priya@rao.dev"), the job and
+    the employer of "a backend developer at Spotify" (the tagger may call Spotify a place)."""
     shaped = []
+    if parts.says_occupation(doc, token):
+        if not any(f.attribute == "job title" for f in found):
+            shaped.append(_with_value(BY_NAME["job title"], "job title", max(best["job title"], OCCUPATION_SCORE),
+                                      holder, token, doc, content, values))
+        if (org := parts.occupation_place(doc, token)) and not any(f.attribute == "employer" for f in found):
+            shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
     if found and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
             f.attribute == "age" for f in found):
         shaped.append(Frame("age", True, age, holder, False, round(best["age"], 3)))

@@ -160,3 +160,48 @@ def _verb_like(token) -> bool:
         return bool(own & _ARGS)
     return token.pos_ == "NOUN" and token.head.pos_ in ("VERB", "AUX") and "prep" in own and not (
         own & {"det", "poss", "amod", "compound"})
+
+
+_HEADS = {"ROOT", "conj", "advcl", "parataxis", "ccomp"}
+_CONDITIONS = {"if", "unless", "whether", "once", "until", "though", "although", "because", "in case"}
+# a clause these verbs report is what someone said or thought, not what holds ("I heard she moved to Oslo")
+_REPORTING = {"say", "tell", "think", "hear", "know", "mention", "believe", "guess", "hope", "wish", "want", "feel",
+              "realise", "realize", "read", "see", "find", "learn", "wonder", "doubt", "suppose", "expect"}
+_CONTRACTED = {"'re": "is", "'ve": "has", "'s": "is", "'m": "is"}
+
+
+def frame_clauses(doc, *, they_is: str = "") -> list[str]:
+    """The clauses of a parsed statement that have a verb and a subject of their own, each as a statement, for
+    reading their attribute frames apart: "the user said goodbye to Spotify, they're at Klarna now" -> "the user
+    said goodbye to Spotify" + "the user is at Klarna now" (`they_is`: who "they" is). None when there are fewer
+    than two, or one is a condition ("if I get the job, I'll move to Berlin") or a report ("I heard she moved")."""
+    heads = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in _HEADS
+             and not (t.i > 0 and t.text[:1].isupper())  # a name the tagger took for a verb ("goodbye to Spotify")
+             and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)]
+    if len(heads) < 2 or any(
+            any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children)
+            or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING) for h in heads):
+        return []
+    own = {h.i for h in heads}
+
+    def clause_of(token):
+        while token.i not in own and token.head.i != token.i:
+            token = token.head
+        return token.i
+
+    found = []
+    for head in heads:
+        words = []
+        for token in head.subtree:
+            if clause_of(token) != head.i or (token.head.i == head.i and token.dep_ in ("cc", "mark", "punct")):
+                continue
+            if they_is and token.lower_ == "they" and token.dep_ == "nsubj" and token.head.i == head.i:
+                words.append(they_is)
+            elif they_is and words and words[-1] == they_is and token.lower_ in _CONTRACTED:
+                words.append(_CONTRACTED[token.lower_])
+            else:
+                words.append(token.text)
+        text = re.sub(r" (?=[,.;!?]|'s\b|n't\b|'re\b|'ve\b|'m\b|'ll\b|'d\b)", "", " ".join(words)).strip(" ,;")
+        if text:
+            found.append(text)
+    return found if len(found) > 1 else []

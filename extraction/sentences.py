@@ -15,6 +15,8 @@ _ANY_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\
 _ABBREVIATION = re.compile(
     r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Jr|Sr|Mt|vs|etc|approx|No|e\.g|i\.e|a\.m|p\.m|U\.S|Inc|Ltd|Co)\.\W*$",
     re.IGNORECASE)
+# "D.C.", "U.K.": an initialism ends no sentence when a word in lower case follows ("Fontaines D.C. are ...")
+_INITIALISM = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
@@ -31,7 +33,8 @@ def split_sentences(text: str, *, dialogue: bool = False) -> list[str]:
             continue
         start = 0
         for match in ends.finditer(paragraph):
-            if _ABBREVIATION.search(paragraph[start:match.start() + 1]):
+            if _ABBREVIATION.search(paragraph[start:match.start() + 1]) or (
+                    _INITIALISM.search(paragraph[start:match.start() + 1]) and paragraph[match.end()].islower()):
                 continue
             sentence = paragraph[start:match.end()].strip()
             if sentence:

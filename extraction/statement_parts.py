@@ -144,11 +144,23 @@ def says_occupation(doc, token) -> bool:
         c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
 
 
+def occupation_place(doc, token) -> str:
+    """The named place of an occupation said of the holder ("a backend developer at Spotify": "spotify"), else
+    ""."""
+    verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
+    for job in (c for c in verb.children if c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS) if verb else ():
+        for place in (g for p in job.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
+                      for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
+            words = [t for t in place.subtree if t.dep_ != "det"]
+            return doc[words[0].i:words[-1].i + 1].text.lower()
+    return ""
+
+
 def main_verbs(doc) -> list:
-    """The verbs that say what happened: the root, its conjuncts, and a "so" clause ("the Civic died so I bought
-    a Mazda")."""
+    """The verbs that say what happened: the root, its conjuncts, and a "so" clause or one with a subject of its
+    own ("the Civic died so I bought a Mazda", "I dropped paleo, these days I follow ...")."""
     return [t for t in doc if t.pos_ in ("VERB", "AUX") and (t.dep_ in ("ROOT", "conj") or (
-        t.dep_ == "advcl" and any(c.lower_ == "so" for c in t.children)))]
+        t.dep_ == "advcl" and any(c.lower_ == "so" or c.dep_ in ("nsubj", "nsubjpass") for c in t.children)))]
 
 
 def governing_verb(token):

@@ -167,3 +167,29 @@ def test_frames_are_kept_per_embedding_model(settings):
         settings.EMBEDDING_MODEL = configured
         embeddings.register_provider("random-model", None)
     assert frame(text).attribute == "home"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # two clauses, each with its own subject: the one that says what holds now is read by its own words
+    ("After four years the user said goodbye to Spotify, they're at Klarna now.", ("employer", "klarna", "")),
+    ("Pedro moved to another team, so the user reports to Aisha these days.", ("manager", "aisha", "")),
+    ("The user dropped paleo, these days they just follow a Mediterranean diet.",
+     ("diet", "mediterranean diet", "")),
+    ("When the user moved to Leeds, they joined Sky.", ("home", "leeds", "")),
+])
+def test_each_clause_says_its_own_attribute(text, expected):
+    found = statement_frames([(text, "user")])[0]
+    assert expected in [(f.attribute, f.value, f.holder) for f in found], found
+    assert not [f for f in found if f.ended and f.attribute == expected[0]]
+
+
+def test_an_occupation_at_a_named_place_is_a_job_and_an_employer():
+    found = {(f.attribute, f.value) for f in statement_frames([("The user is a backend developer at Spotify.",
+                                                                   "user")])[0]}
+    assert ("employer", "spotify") in found and "job title" in {a for a, _ in found}
+
+
+def test_a_name_is_never_changed_without_a_word_for_naming():
+    found = statement_frames([("Fontaines D.C. are the user's favourite band now, they've replaced Radiohead.",
+                               "user")])[0]
+    assert [f.attribute for f in found] == ["favourite band"]

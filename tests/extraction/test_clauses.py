@@ -3,7 +3,8 @@ and a "he"/"she" clause attached to the person just named."""
 
 import pytest
 
-from extraction.clauses import antecedent, attach_pronoun, split
+from extraction import nlp
+from extraction.clauses import antecedent, attach_pronoun, frame_clauses, split
 from extraction.slots import find_slots
 
 
@@ -56,3 +57,26 @@ def test_a_pronoun_led_clause_takes_the_person_just_named(before, clause, attach
 ])
 def test_a_pronoun_with_nobody_that_fits_stays(before, clause):
     assert attach_pronoun(clause, antecedent(before)) == clause
+
+
+def parsed(text: str):
+    return nlp.pipeline()(text)  # with lemmas, as extraction.attributes parses
+
+
+@pytest.mark.parametrize(("sentence", "pieces"), [
+    ("After four years the user said goodbye to Spotify, they're at Klarna now.",
+     ["After four years the user said goodbye to Spotify", "the user is at Klarna now"]),
+    ("Pedro moved to another team, so the user reports to Aisha these days.",
+     ["Pedro moved to another team", "the user reports to Aisha these days"]),
+])
+def test_clauses_with_subjects_of_their_own_are_read_apart_for_their_frames(sentence, pieces):
+    assert frame_clauses(parsed(sentence), they_is="the user") == pieces
+
+
+@pytest.mark.parametrize("sentence", [
+    "If I get the job, I'll move to Berlin.",  # a condition
+    "I heard my sister moved to Oslo.",  # a report
+    "I live in Leeds.",  # one clause
+])
+def test_a_condition_a_report_or_one_clause_is_read_whole(sentence):
+    assert frame_clauses(parsed(sentence)) == []

@@ -27,3 +27,9 @@ def test_dialogue_ends_sentences_at_line_breaks_and_before_lower_case_and_drops_
 
 def test_empty_text_has_no_sentences():
     assert split_sentences("") == [] == split_sentences(" \n\n ", dialogue=True)
+
+
+def test_an_initialism_before_a_lower_case_word_ends_nothing():
+    assert split_sentences("Honestly Fontaines D.C. are my favourite band now.", dialogue=True) == [
+        "Honestly Fontaines D.C. are my favourite band now."]
+    assert split_sentences("We flew to the U.K. It was long.") == ["We flew to the U.K.", "It was long."]

@@ -60,6 +60,15 @@ UPDATES = [  # (old, new, old word, new word)
      "outlook.com", "rao.dev"),
     ("My supervisor is Dr. Okafor.", "Dr. Okafor retired and Dr. Lindqvist supervises me now.", "supervisor is Dr",
      "Lindqvist"),
+    # two clauses, each with a subject of its own: the one that says what holds now is read apart
+    ("I'm a backend developer at Spotify.", "After four years I said goodbye to Spotify, I'm at Klarna now.",
+     "developer at Spotify", "Klarna"),
+    ("My manager is Pedro.", "Pedro moved to another team, so I report to Aisha these days.", "manager is Pedro",
+     "Aisha"),
+    ("I'm on a paleo diet.", "I dropped paleo, these days I just follow a Mediterranean diet.", "on a paleo",
+     "Mediterranean"),
+    ("Radiohead has always been my favourite band.",  # an initialism ends no sentence before "are"
+     "Honestly Fontaines D.C. are my favourite band now, they've replaced Radiohead.", "always been", "Fontaines"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -73,6 +82,8 @@ COEXIST = [  # both statements stay current
     ("I'm vegetarian.", "I also made a dairy-free chocolate cake the other day!"),  # a dish, not a diet
     ("I'm vegan.", "I tried a vegan cheese at the market."),
     ("I live in Denver.", "I spent the weekend at my parents' place in Aspen."),  # a stay
+    ("I'm vegetarian.", "I cooked a beef stew for my in-laws on Sunday."),  # for others
+    ("My manager is Sofia.", "My mentor is Raj."),  # another role
     ("I live in Denver.", "My office is in Boulder, about 40 minutes away."),  # where they work
     ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
