@@ -75,7 +75,7 @@ KINDS = (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
         "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
-        "I broke up with {person}", "{person} and I got divorced", "{person} and I split up",
+        "I broke up with {person}", "{person} and I got divorced", "{person} and I split up", "{person} and I are done",
         "I'm seeing {person} now")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",

@@ -33,7 +33,8 @@ CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, an
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 _WHERE = {"in", "near"}  # a name after these is a place ("living in Lille with my partner"), no person
 _FAVOURITE = re.compile(
-    r"(?i)\bfavou?rite\s+(?P<what>[a-z][a-z\- ]{1,30}?)(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
+    r"(?i)\b(?:favou?rite|fave|go-to)\s+(?P<what>[a-z][a-z\- ]{1,30}?)"
+    r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
@@ -128,11 +129,17 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
     later clause's that holds over an earlier one's ("I dropped paleo, now I eat Mediterranean"); what holds
     first."""
     chosen: dict[tuple, Frame] = {}
+    said = {f.attribute for f in whole}
     for frame in (f for frames in per_clause for f in frames if f.score >= CLAUSE_SCORE):
+        if frame.ended and frame.attribute not in said:
+            continue  # an ending the whole does not speak of ("sold the Clio" is no employer that ended)
         key = (frame.holder, frame.attribute, "" if frame.single else frame.value)
         if key not in chosen or not frame.ended:
             chosen[key] = frame
+    holders = {(f.value, f.holder) for f in chosen.values() if f.value}
     for frame in whole:
+        if frame.value and any(v == frame.value and h != frame.holder for v, h in holders):
+            continue  # the whole blurs whose the value is ("... met someone new, his name is Ryan")
         chosen.setdefault((frame.holder, frame.attribute, "" if frame.single else frame.value), frame)
     return sorted(chosen.values(), key=lambda f: (f.ended, -f.score)) if per_clause else whole
 
@@ -226,11 +233,12 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
         live = [v for v, ended in values["email"] if not ended]
         if live and best[name] >= SHAPED_SCORE:
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
-    # "the user and their wife Hana love hiking": the speaker's partner is Hana, whatever else it says
-    for role, name in parts.named_roles(doc) if not holder else ():
+    # "the user and their wife Hana love hiking", "my boyfriend Tom is a chef": the speaker's partner is named,
+    # whatever else the statement says (and of whom)
+    for role, name in parts.named_roles(doc):
         kind = ROLE_KINDS[role]
-        if not any(f.attribute == kind for f in found + shaped):
-            shaped.append(Frame(kind, True, name, holder, False, round(best[kind], 3)))
+        if not any(f.attribute == kind and not f.holder for f in found + shaped):
+            shaped.append(Frame(kind, True, name, "", False, round(best[kind], 3)))
     return shaped
 
 

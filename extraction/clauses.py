@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from extraction import nlp
+from extraction.attribute_kinds import ROLES
 from extraction.context import PERSON_NAME
 from extraction.slots import RELATIONS
 
@@ -167,6 +168,7 @@ _CONDITIONS = {"if", "unless", "whether", "once", "until", "though", "although",
 # a clause these verbs report is what someone said or thought, not what holds ("I heard she moved to Oslo")
 _REPORTING = {"say", "tell", "think", "hear", "know", "mention", "believe", "guess", "hope", "wish", "want", "feel",
               "realise", "realize", "read", "see", "find", "learn", "wonder", "doubt", "suppose", "expect"}
+_WHEN = {"when", "while", "after", "before", "as", "since", "until", "till", "whenever"}
 _CONTRACTED = {"'re": "is", "'ve": "has", "'s": "is", "'m": "is"}
 
 
@@ -183,6 +185,11 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
             or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING) for h in heads):
         return []
     own = {h.i for h in heads}
+    # a time clause says when, not what holds now ("when John turned ten, ...", "since I moved to Leeds, ...")
+    timed = {h.i for h in heads if h.dep_ == "advcl" and any(
+        c.dep_ in ("mark", "advmod") and c.lower_ in _WHEN for c in h.children)}
+    # who "he"/"she" is: the one person named before ("a new head of department, Beatriz, so she's my boss")
+    people = [t for t in doc if t.pos_ == "PROPN" and (t.ent_type_ == "PERSON" or t.dep_ == "appos")]
 
     def clause_of(token):
         while token.i not in own and token.head.i != token.i:
@@ -190,17 +197,24 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
         return token.i
 
     found = []
-    for head in heads:
-        words = []
+    for head in (h for h in heads if h.i not in timed):
+        words, said = [], False
         for token in head.subtree:
             if clause_of(token) != head.i or (token.head.i == head.i and token.dep_ in ("cc", "mark", "punct")):
                 continue
-            if they_is and token.lower_ == "they" and token.dep_ == "nsubj" and token.head.i == head.i:
+            subject = token.dep_ in ("nsubj", "nsubjpass") and token.head.i == head.i
+            before = [p for p in people if p.i < token.i]
+            if subject and they_is and token.lower_ == "they":
                 words.append(they_is)
-            elif they_is and words and words[-1] == they_is and token.lower_ in _CONTRACTED:
+            elif subject and token.lower_ in ("he", "she") and len({p.lower_ for p in before}) == 1:
+                words.append(before[0].text)
+            elif said and token.lower_ in _CONTRACTED and token.i == head.i:
                 words.append(_CONTRACTED[token.lower_])
+            elif they_is and token.lower_ == "their" and token.head.lower_ in ROLES:
+                words.append(f"{they_is}'s")  # "their boss": the speaker's, as in named_roles
             else:
                 words.append(token.text)
+            said = len(words) > 0 and words[-1] != token.text
         text = re.sub(r" (?=[,.;!?]|'s\b|n't\b|'re\b|'ve\b|'m\b|'ll\b|'d\b)", "", " ".join(words)).strip(" ,;")
         if text:
             found.append(text)

@@ -63,6 +63,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     # a date is nobody: "Friday, 31 May was the user's last day at Zalando"
     every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in _TIME]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
+    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
+            c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
+            for c in subjects[0].head.children):
+        return "", None  # "it was my 35th birthday": the speaker's
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
         # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
         # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
@@ -109,6 +113,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
         return word, head
     owner = next((c for c in head.children if c.dep_ == "poss"), None)
+    if owner is not None and owner.lower_ in ("his", "her"):
+        return {"his": "he", "her": "she"}[owner.lower_], head  # "his name is Ryan": his, not the speaker's
     if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS or (
             owner.pos_ in ("NOUN", "PROPN") and owner.lower_ != "user" and owner.lower_ not in self_names)):
         return owner.lemma_.lower(), head  # "the user's wife's number", "my landlord's number": theirs
@@ -183,8 +189,12 @@ def ends(verb) -> bool:
         verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children)) or (  # "Chloe and I split"
         verb.lemma_.lower() == "hand" and any(c.dep_ == "prt" and c.lower_ in ("in", "back") for c in verb.children)
         and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
-    return (verb.lemma_.lower() in ENDING or broke_up or any(c.dep_ == "neg" for c in verb.children) or past_state
-            or used_to
+    # "Tom and I are done" (parsed as a passive "done"), "we're over"
+    over = (verb.lower_ == "done" and any(c.dep_ == "auxpass" for c in verb.children)) or (
+        verb.lemma_ == "be" and any(c.dep_ in ("acomp", "advmod") and c.lower_ in ("done", "over", "through")
+                                    and c.i == verb.i + 1 for c in verb.children))
+    return (verb.lemma_.lower() in ENDING or broke_up or over or any(c.dep_ == "neg" for c in verb.children)
+            or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
             or verb.lower_ in ("left", "sold", "quit"))
 

@@ -77,6 +77,7 @@ def test_clauses_with_subjects_of_their_own_are_read_apart_for_their_frames(sent
     "If I get the job, I'll move to Berlin.",  # a condition
     "I heard my sister moved to Oslo.",  # a report
     "I live in Leeds.",  # one clause
+    "When I turned ten, my dad signed me up for a local league.",  # a time clause says when, not what holds
 ])
 def test_a_condition_a_report_or_one_clause_is_read_whole(sentence):
     assert frame_clauses(parsed(sentence)) == []

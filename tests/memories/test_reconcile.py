@@ -69,6 +69,8 @@ UPDATES = [  # (old, new, old word, new word)
      "Mediterranean"),
     ("Radiohead has always been my favourite band.",  # an initialism ends no sentence before "are"
      "Honestly Fontaines D.C. are my favourite band now, they've replaced Radiohead.", "always been", "Fontaines"),
+    ("I report to Kwame.", "We got a new head of department, Beatriz, so she's my boss now.", "Kwame", "Beatriz"),
+    ("My go-to comfort food is lasagne.", "Lately my favourite comfort food is pho.", "lasagne", "pho"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
