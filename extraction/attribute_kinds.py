@@ -119,7 +119,8 @@ KINDS = (
          cue=_NAMING),
     Kind("school", True, "org", (
         "I study at {org}", "I'm a student at {org}", "I transferred to {org}", "I enrolled at {org}",
-        "I go to {org} university", "I moved to {org} University for my master's")),
+        "I go to {org} university", "I moved to {org} University for my master's",
+        "I'm doing my PhD at {org}", "I moved my PhD to {org}", "I'm doing a master's degree at {org}")),
     # --- values accumulate ---
     Kind("allergy", False, "thing", (
         "I'm allergic to peanuts", "I have a gluten allergy", "shellfish gives me an allergic reaction",

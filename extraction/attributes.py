@@ -16,12 +16,13 @@ import functools
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from extraction import clauses, nlp
 from extraction import statement_parts as parts
+from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED, ROLE_KINDS
 from integrations import embeddings
 
@@ -31,7 +32,6 @@ MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
 CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
-_WHERE = {"in", "near"}  # a name after these is a place ("living in Lille with my partner"), no person
 _FAVOURITE = re.compile(
     r"(?i)\b(?:favou?rite|fave|go-to)\s+(?P<what>[a-z][a-z\- ]{1,30}?)"
     r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
@@ -127,7 +127,7 @@ def _classify(statements: list[tuple[str, str]], names: set[str], model: str) ->
 def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
     """One frame per holder and attribute (per value, for one that accumulates): a clause's over the whole's, a
     later clause's that holds over an earlier one's ("I dropped paleo, now I eat Mediterranean"); what holds
-    first."""
+    first, the speaker's before others'."""
     chosen: dict[tuple, Frame] = {}
     said = {f.attribute for f in whole}
     for frame in (f for frames in per_clause for f in frames if f.score >= CLAUSE_SCORE):
@@ -141,7 +141,7 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
         if frame.value and any(v == frame.value and h != frame.holder for v, h in holders):
             continue  # the whole blurs whose the value is ("... met someone new, his name is Ryan")
         chosen.setdefault((frame.holder, frame.attribute, "" if frame.single else frame.value), frame)
-    return sorted(chosen.values(), key=lambda f: (f.ended, -f.score)) if per_clause else whole
+    return sorted(chosen.values(), key=lambda f: (f.ended, bool(f.holder), -f.score)) if per_clause else whole
 
 
 def _read(docs, statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
@@ -166,7 +166,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     best: dict[str, float] = {}
     for score, name in zip(row.tolist(), owners, strict=True):
         best[name] = max(best.get(name, -1.0), score)
-    if parts.says_occupation(doc, token):  # "a sous chef at a small bistro": a job title, however unlike the frames
+    if roles.says_occupation(doc, token):  # "a sous chef at a small bistro": a job title, however unlike the frames
         best["job title"] = max(best["job title"], OCCUPATION_SCORE)
     # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
@@ -203,9 +203,11 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                 e.label_ in _LABELS[kind.value] for e in doc.ents):
             continue
         frame = _with_value(kind, name, score, holder, token, doc, content, values)
-        if kind.value == "person" and any(t.lower_ == frame.value and t.dep_ == "pobj" and t.head.lower_ in _WHERE
-                                          for t in doc):
-            continue  # "living in Lille with my partner": a place is no partner
+        if kind.value == "person" and frame.holder and frame.holder == frame.value and any(
+                t.dep_ == "poss" and t.lower_ in ("my", "our", "user") for t in doc):
+            frame = replace(frame, holder="")  # "Ingrid leads my team now": the speaker's manager is Ingrid
+        if kind.value == "person" and roles.said_of_a_thing(doc, frame.value):
+            continue  # "living in Lille with my partner", "has a Mini Cooper": a place or a thing is no person
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
@@ -218,11 +220,11 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
     an e-mail address said with words the frames do not know ("I've moved over to priya@rao.dev"), the job and
     the employer of "a backend developer at Spotify" (the tagger may call Spotify a place)."""
     shaped = []
-    if parts.says_occupation(doc, token):
+    if roles.says_occupation(doc, token):
         if not any(f.attribute == "job title" for f in found):
             shaped.append(_with_value(BY_NAME["job title"], "job title", max(best["job title"], OCCUPATION_SCORE),
                                       holder, token, doc, content, values))
-        if (org := parts.occupation_place(doc, token)) and not any(f.attribute == "employer" for f in found):
+        if (org := roles.occupation_place(doc, token)) and not any(f.attribute == "employer" for f in found):
             shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
     if found and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
             f.attribute == "age" for f in found):
@@ -235,7 +237,7 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
     # "the user and their wife Hana love hiking", "my boyfriend Tom is a chef": the speaker's partner is named,
     # whatever else the statement says (and of whom)
-    for role, name in parts.named_roles(doc):
+    for role, name in roles.named_roles(doc):
         kind = ROLE_KINDS[role]
         if not any(f.attribute == kind and not f.holder for f in found + shaped):
             shaped.append(Frame(kind, True, name, "", False, round(best[kind], 3)))

@@ -52,6 +52,9 @@ def _strip_front(sentence: str) -> str:
         match = talk.VOCATIVE.match(sentence)
         if match and match["w"].lower() not in talk.OPENERS and not match["w"].endswith("ly"):
             sentence = sentence[match.end():].strip()
+    vocative = talk.TRAILING_VOCATIVE.search(sentence)
+    if vocative and talk.NAMED_PLACE.search(sentence[:vocative.start()]):
+        return sentence  # "I work for a private clinic, Bupa": the place's name, not a name called
     return talk.TRAILING_VOCATIVE.sub(r"\1", sentence).strip()
 
 

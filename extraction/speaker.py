@@ -26,6 +26,9 @@ _OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire
                     "tell".split())
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
+_CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+(?:so|and|but)\s+")
+
+
 def speaker_in(sentence: str) -> str | None:
     """How the speaker is in the sentence: "implied" (no subject written), "subject", "object", or None."""
     words = sentence.split()
@@ -68,8 +71,14 @@ def speaker_in(sentence: str) -> str | None:
         if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
                 "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
             return "object"
-        return None
-    return None
+        break
+    # "Keto wasn't for me, I'm fasting now", "Oskar got promoted so Ingrid leads our team": a later clause's
+    return next(("subject" for m in _CLAUSE_BREAK.finditer(sentence) if _subject_in(sentence[m.end():])), None)
+
+
+def _subject_in(clause: str) -> bool:
+    words = clause.split()
+    return bool(words) and not _IMPLIED.match(clause) and speaker_in(" ".join(words)) == "subject"
 
 
 def with_implied_subject(sentence: str) -> str:

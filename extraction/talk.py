@@ -20,6 +20,9 @@ MARKER = re.compile(
     r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
 VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?=\S)")
 TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")
+# a place said before a trailing name, which names it: "at a startup, Pitch", "for a private clinic, Bupa"
+NAMED_PLACE = re.compile(
+    r"(?i)\b(?:at|for|with|from|to|in|joined)\s+(?:a|an|the|this|my|our)\s+(?:[\w-]+\s+){0,2}[\w-]+$")
 EXPLICIT = re.compile(
     r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
     r"be sure to|try to|please|always|pls)\s+)*"

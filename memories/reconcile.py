@@ -249,7 +249,8 @@ def _plan(owner, candidate, found, near, known, scope, llm_decide, *, when) -> P
         matches = [(m, f) for m, f in every if not f.get("ended")]
         label = _label(frame)
         if frame["ended"]:
-            ended = [m for m, f in matches if f["value"] and f["value"] == frame["value"]]
+            # "sold my Mini" ends "a Mini Cooper": the ending may name part of the value
+            ended = [m for m, f in matches if set(frame["value"].split() or "?") <= set(f["value"].split())]
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)

@@ -210,3 +210,12 @@ def test_who_a_value_belongs_to(text, expected):
 def test_being_done_with_someone_ends_them():
     assert frame("Tom and the user are done.").ended
     assert not [f for f in statement_frames([("The user's contract is done.", "user")])[0] if f.ended and f.single]
+
+
+def test_a_name_after_an_article_is_a_thing_and_no_person():
+    assert not [f for f in statement_frames([("The user has a Mini Cooper.", "user")])[0]
+                if f.attribute in ("partner", "manager", "name")]
+    assert frame("The user's partner is Sam.").value == "sam"
+    assert frame("Oskar got promoted so Ingrid leads the user's team now.", subject="user") is not None
+    assert ("manager", "ingrid", "") in [(f.attribute, f.value, f.holder) for f in statement_frames(
+        [("Oskar got promoted so Ingrid leads the user's team now.", "user")])[0]]

@@ -457,3 +457,21 @@ def test_i_am_uncontracted_is_kept_like_i_m(said, kept):
 
 def test_i_am_with_a_feeling_about_the_other_is_still_chatter():
     assert extract_local("I am so happy for you!") == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    # a name after a place said with an article names the place, it calls nobody
+    ("I left the NHS and now I work for a private clinic, Bupa.",
+     "The user left the NHS and now they work for a private clinic, Bupa."),
+    # the speaker in a later clause: after a remark, or as the owner of what another person leads
+    ("Keto wasn't for me, I'm intermittent fasting now.",
+     "Keto wasn't for the user, they're intermittent fasting now."),
+    ("Oskar got promoted so Ingrid leads our team now.", "Oskar got promoted so Ingrid leads the user's team now."),
+])
+def test_a_statement_the_speaker_makes_in_a_later_clause_is_kept_whole(text, content):
+    assert contents(text) == [content]
+
+
+def test_a_trailing_name_called_is_still_dropped():
+    assert contents("I loved the book, Anna.") == ["The user loved the book."]
+    assert contents("Thanks so much, Anna.") == []

@@ -71,6 +71,11 @@ UPDATES = [  # (old, new, old word, new word)
      "Honestly Fontaines D.C. are my favourite band now, they've replaced Radiohead.", "always been", "Fontaines"),
     ("I report to Kwame.", "We got a new head of department, Beatriz, so she's my boss now.", "Kwame", "Beatriz"),
     ("My go-to comfort food is lasagne.", "Lately my favourite comfort food is pho.", "lasagne", "pho"),
+    ("I'm a nurse with the NHS.", "I left the NHS in the summer and now I work for a private clinic, Bupa.",
+     "nurse with", "Bupa"),
+    ("My team lead is Oskar.", "Oskar got promoted so Ingrid leads our team now.", "lead is Oskar", "Ingrid"),
+    ("I'm doing keto at the moment.", "Keto wasn't for me, I'm intermittent fasting now.", "at the moment",
+     "intermittent"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),

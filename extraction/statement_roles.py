@@ -1,0 +1,49 @@
+"""The roles and occupations a parsed statement names, for extraction.attributes: the speaker's roles named in
+passing ("their wife Hana"), an occupation said of the holder and where ("a backend developer at Spotify"), and a
+name said as a place or a thing rather than a person ("a Mini Cooper")."""
+
+from __future__ import annotations
+
+from extraction.attribute_kinds import ROLES
+from extraction.slots import OCCUPATIONS
+
+
+def named_roles(doc) -> list[tuple[str, str]]:
+    """(role, name) for each of the speaker's roles named in passing: "my wife Hana", "their boss, Tom"."""
+    found = []
+    for t in doc:
+        if t.lower_ in ROLES and any(c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user")
+                                     for c in t.children):
+            names = [c for c in t.children if c.dep_ == "appos" and c.pos_ == "PROPN"]
+            if not names and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "PROPN":
+                names = [doc[t.i + 1]]  # the small parser hangs "Hana" elsewhere in "their wife Hana love hiking"
+            found += [(t.lower_, n.text.lower()) for n in names[:1]]
+    return found
+
+
+def said_of_a_thing(doc, value: str) -> bool:
+    """The name `value` is said as a place or a thing, not a person: after "in"/"near" ("living in Lille with my
+    partner") or an article ("has a Mini Cooper")."""
+    first = value.split()[0] if value else ""
+    return any(t.lower_ == first and t.i > 0 and (
+        doc[t.i - 1].lower_ in ("a", "an", "the") or (t.dep_ == "pobj" and t.head.lower_ in ("in", "near")))
+        for t in doc)
+
+
+def says_occupation(doc, token) -> bool:
+    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now"."""
+    verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
+    return verb is not None and verb.lemma_ == "be" and any(
+        c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+
+
+def occupation_place(doc, token) -> str:
+    """The named place of an occupation said of the holder ("a backend developer at Spotify": "spotify"), else
+    ""."""
+    verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
+    for job in (c for c in verb.children if c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS) if verb else ():
+        for place in (g for p in job.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
+                      for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
+            words = [t for t in place.subtree if t.dep_ != "det"]
+            return doc[words[0].i:words[-1].i + 1].text.lower()
+    return ""
