@@ -43,7 +43,8 @@ KINDS = (
     # --- one value at a time ---
     Kind("home", True, "place", (
         "I live in {place}", "I moved to {place}", "we relocated to {place}", "I'm based in {place} now",
-        "we settled in {place}", "our new home is in {place}", "I moved out of my old place to {place}",
+        "we settled in {place}", "our new home is in {place}", "we bought a flat in {place}",
+        "we closed on a house in {place}", "I moved out of my old place to {place}",
         "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
         "my apartment is in {place}", "our house is in {place}",
         # a stay of years is a home, a stay of a week a visit
@@ -76,6 +77,8 @@ KINDS = (
         "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
         "I broke up with {person}", "{person} and I got divorced", "{person} and I split up", "{person} and I are done",
+        "my fiancee is {person}", "my fiance is {person}",
+        "I'm with {person} now", "{person} and I called off the engagement",
         "I'm seeing {person} now")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",

@@ -211,7 +211,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
-    return found + _shaped(doc, content, holder, token, best, found, values) if not not_held else found
+    shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
+    return found + shaped + _named(doc, best, found + shaped)
 
 
 def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found: list[Frame],
@@ -226,6 +227,9 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
                                       holder, token, doc, content, values))
         if (org := roles.occupation_place(doc, token)) and not any(f.attribute == "employer" for f in found):
             shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
+    if (diet := roles.said_diet(doc)) is not None and not any(f.attribute == "diet" for f in found):
+        shaped.append(Frame("diet", True, diet.lower_, holder, parts.ends(parts.governing_verb(diet)),
+                            round(best["diet"], 3)))
     if found and best.get("age", -1.0) >= MIN_SCORE and (age := parts.said_age(doc)) and not any(
             f.attribute == "age" for f in found):
         shaped.append(Frame("age", True, age, holder, False, round(best["age"], 3)))
@@ -235,13 +239,18 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
         live = [v for v, ended in values["email"] if not ended]
         if live and best[name] >= SHAPED_SCORE:
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
-    # "the user and their wife Hana love hiking", "my boyfriend Tom is a chef": the speaker's partner is named,
-    # whatever else the statement says (and of whom)
+    return shaped
+
+
+def _named(doc, best: dict[str, float], found: list[Frame]) -> list[Frame]:
+    """The speaker's roles named in passing, whatever else the statement says (and of whom, and whether it is a
+    plan): "the user and their wife Hana love hiking", "my fiancee Emma and I are planning the wedding"."""
+    named: list[Frame] = []
     for role, name in roles.named_roles(doc):
         kind = ROLE_KINDS[role]
-        if not any(f.attribute == kind and not f.holder for f in found + shaped):
-            shaped.append(Frame(kind, True, name, "", False, round(best[kind], 3)))
-    return shaped
+        if not any(f.attribute == kind and not f.holder for f in found + named):
+            named.append(Frame(kind, True, name, "", False, round(best[kind], 3)))
+    return named
 
 
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
@@ -249,7 +258,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
         if name == "favourite" and (m := _FAVOURITE.search(content)):
-            attribute = f"favourite {m['what'].strip().lower()}"
+            attribute = f"favourite {_head_noun(m['what'])}"
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
@@ -266,6 +275,13 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))
+
+
+def _head_noun(what: str) -> str:
+    """What a favourite is of, by its last word: "TV show" and "show", "comfort food" and "food" are one
+    attribute; "sport to watch" is "sport"."""
+    words = re.split(r"\s+(?:to|of|for|in)\s+", what.strip().lower())[0].split()
+    return words[-1] if words else what.strip().lower()
 
 
 def same_value(a: str, b: str) -> bool:

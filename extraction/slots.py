@@ -117,7 +117,10 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:u
                            r"|(?:(?:my |our )?(?:new|updated|current|changed) )?(?:phone|mobile|cell|e-?mail)"
                            r"(?: number| address)?\s*[:\-\u2013]"
                            # "New number: ...": a bare "number" is the speaker's only when said to be a new one
-                           r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013])")
+                           r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013]"
+                           # "New phone, new number: ...": labels said one after another
+                           r"|(?:new|updated) (?:phone|mobile|cell|e-?mail),? (?:new |updated )?(?:number|address)"
+                           r"\s*[:\-\u2013])")
 _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"

@@ -59,8 +59,9 @@ def _is_self(token, self_names: set[str]) -> bool:
 def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
     given = (subject or "").strip().lower()
-    # a date is nobody: "Friday, 31 May was the user's last day at Zalando"
-    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in _TIME]
+    # a date is nobody ("Friday, 31 May was the user's last day at Zalando"), nor an adjective the parser made a
+    # subject ("..., so pescatarian now they guess")
+    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in _TIME and t.pos_ != "ADJ"]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
             c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
@@ -102,7 +103,11 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
-        # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's
+        # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's; but "my boss's
+        # boss is Priyanka" is the boss's
+        theirs = next((c for c in head.children if c.dep_ == "poss" and c.lemma_.lower() in RELATIONS), None)
+        if theirs is not None:
+            return theirs.lemma_.lower(), head
         if (head.lemma_.lower() in ROLES or head.lower_ in ROLES) and head.head.lemma_ == "be" and any(
                 c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title) for c in head.head.children):
             return "", None
@@ -154,6 +159,7 @@ def ends(verb) -> bool:
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
                                                                 for c in verb.children) or (
         verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children)) or (  # "Chloe and I split"
+        verb.lemma_.lower() == "call" and any(c.dep_ == "prt" and c.lower_ == "off" for c in verb.children)) or (
         verb.lemma_.lower() == "hand" and any(c.dep_ == "prt" and c.lower_ in ("in", "back") for c in verb.children)
         and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
     # "Tom and I are done" (parsed as a passive "done"), "we're over"

@@ -1,11 +1,16 @@
 """The roles and occupations a parsed statement names, for extraction.attributes: the speaker's roles named in
 passing ("their wife Hana"), an occupation said of the holder and where ("a backend developer at Spotify"), and a
-name said as a place or a thing rather than a person ("a Mini Cooper")."""
+name said as a place or a thing rather than a person ("a Mini Cooper"), and a diet said of the holder ("so
+pescatarian now", not "a vegan cake")."""
 
 from __future__ import annotations
 
+import re
+
 from extraction.attribute_kinds import ROLES
-from extraction.slots import OCCUPATIONS
+from extraction.slots import DIETS, OCCUPATIONS
+
+_DIET = re.compile(rf"(?i)(?:{DIETS})")
 
 
 def named_roles(doc) -> list[tuple[str, str]]:
@@ -47,3 +52,10 @@ def occupation_place(doc, token) -> str:
             words = [t for t in place.subtree if t.dep_ != "det"]
             return doc[words[0].i:words[-1].i + 1].text.lower()
     return ""
+
+
+def said_diet(doc):
+    """The diet word said of the holder ("so pescatarian now I guess"), not of a dish ("a vegan cake"), else
+    None."""
+    return next((t for t in doc if _DIET.fullmatch(t.text) and t.dep_ not in ("amod", "compound")
+                 and t.head.pos_ not in ("NOUN", "PROPN")), None)

@@ -198,7 +198,7 @@ def test_a_name_is_never_changed_without_a_word_for_naming():
 @pytest.mark.parametrize(("text", "expected"), [
     ("The user got a new head of department, Beatriz, so she's their boss now.", ("manager", "beatriz", "")),
     ("The user's boyfriend Tom is a chef.", ("partner", "tom", "")),  # a role named in passing, of whom it speaks
-    ("The user's go-to comfort food is lasagne.", ("favourite comfort food", "lasagne", "")),
+    ("The user's go-to comfort food is lasagne.", ("favourite food", "lasagne", "")),  # of what: its head noun
     ("The user met someone new, his name is Ryan.", ("name", "ryan", "he")),  # his, not the speaker's
 ])
 def test_who_a_value_belongs_to(text, expected):
@@ -219,3 +219,19 @@ def test_a_name_after_an_article_is_a_thing_and_no_person():
     assert frame("Oskar got promoted so Ingrid leads the user's team now.", subject="user") is not None
     assert ("manager", "ingrid", "") in [(f.attribute, f.value, f.holder) for f in statement_frames(
         [("Oskar got promoted so Ingrid leads the user's team now.", "user")])[0]]
+
+
+def test_a_diet_said_of_the_speaker_is_their_diet_and_a_dishs_is_not():
+    assert frame("The user has started eating fish again, so pescatarian now they guess.").attribute == "diet"
+    assert not [f for f in statement_frames([("The user cooked a vegetarian lasagna for their in-laws.", "user")])[0]
+                if f.attribute == "diet"]
+    assert frame("The user's husband is vegan.").holder == "husband"
+
+
+def test_a_relations_relation_is_theirs():
+    assert not [f for f in statement_frames([("The user's boss's boss is Priyanka.", "user")])[0] if not f.holder]
+
+
+def test_a_role_named_in_a_plan_still_names_the_partner():
+    assert ("partner", "emma") in [(f.attribute, f.value) for f in statement_frames(
+        [("The user and their fiancee Emma are planning the wedding.", "user")])[0]]

@@ -76,6 +76,9 @@ UPDATES = [  # (old, new, old word, new word)
     ("My team lead is Oskar.", "Oskar got promoted so Ingrid leads our team now.", "lead is Oskar", "Ingrid"),
     ("I'm doing keto at the moment.", "Keto wasn't for me, I'm intermittent fasting now.", "at the moment",
      "intermittent"),
+    ("My favourite TV show is The Office.", "Severance is my new favourite show.", "Office", "Severance"),
+    ("I'm mostly vegan.", "I've started eating fish again, so pescatarian now I guess.", "mostly", "pescatarian"),
+    ("You can call me on 0412 555 010.", "New phone, new number: 0412 555 999.", "555 010", "555 999"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -91,6 +94,7 @@ COEXIST = [  # both statements stay current
     ("I live in Denver.", "I spent the weekend at my parents' place in Aspen."),  # a stay
     ("I'm vegetarian.", "I cooked a beef stew for my in-laws on Sunday."),  # for others
     ("My manager is Sofia.", "My mentor is Raj."),  # another role
+    ("My boss is Raj.", "My boss's boss is Priyanka."),  # the boss's
     ("I live in Denver.", "My office is in Boulder, about 40 minutes away."),  # where they work
     ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
