@@ -24,6 +24,7 @@ from extraction import clauses, nlp
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED, ROLE_KINDS
+from extraction.slots import at_work
 from integrations import embeddings
 
 MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
@@ -38,7 +39,6 @@ _FAVOURITE = re.compile(
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
-_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|job|desk|direct line|extension)\b")
 # a statement that fills a contact attribute without its value still names the contact ("text me on my new number")
 _CONTACT = re.compile(r"(?i)\b(?:number|phone|mobile|cell|e-?mail|address|reach|contact)\b")
 
@@ -190,7 +190,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.cue and not re.search(kind.cue, content):
             continue
-        if name.startswith("work ") and not _AT_WORK.search(content):
+        if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work
         if kind.single and kind.value in _NEEDED and _NEEDED[kind.value] not in values:
             unsaid = score if unsaid is None else unsaid
@@ -235,7 +235,7 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
         shaped.append(Frame("age", True, age, holder, False, round(best["age"], 3)))
     if "email" in values and not any(BY_NAME.get(f.attribute) and BY_NAME[f.attribute].value == "email"
                                      for f in found):
-        name = "work email" if _AT_WORK.search(content) else "email"
+        name = "work email" if at_work(content) else "email"
         live = [v for v, ended in values["email"] if not ended]
         if live and best[name] >= SHAPED_SCORE:
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))

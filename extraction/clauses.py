@@ -204,7 +204,8 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
                 continue
             subject = token.dep_ in ("nsubj", "nsubjpass") and token.head.i == head.i
             before = [p for p in people if p.i < token.i]
-            if subject and they_is and token.lower_ == "they":
+            joined = token.dep_ == "conj" and token.head.dep_ in ("nsubj", "nsubjpass") and token.head.head.i == head.i
+            if (subject or joined) and they_is and token.lower_ == "they":  # "the kids and they are in Bergen"
                 words.append(they_is)
             elif subject and token.lower_ in ("he", "she") and len({p.lower_ for p in before}) == 1:
                 words.append(before[0].text)

@@ -126,14 +126,21 @@ _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b"
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
 
-_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|desk)\b")
+_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b")
+_OWN = re.compile(r"(?i)\b(?:personal|private|home)\b")
+
+
+def at_work(text: str) -> bool:
+    """A contact detail said to be for work ("my office line"), not the speaker's own ("work mobile aside, my
+    personal number is ...")."""
+    return bool(_AT_WORK.search(text)) and not _OWN.search(text)
 
 
 def _contact(s: str) -> Slot | None:
     """The speaker's email address or phone number, when `s` gives one."""
     if not _SPEAKERS_OWN.match(s) or _SOMEONE_ELSES.search(s):
         return None
-    work = "work " if _AT_WORK.search(s) else ""  # a work number is kept beside the speaker's own
+    work = "work " if at_work(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):
         if (m := re.search(shape, s)) and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
             return Slot(work + attribute, "fact", 0.7, f"{{name}}'s {work}{what} is {m[0].strip()}.",

@@ -30,6 +30,7 @@ _FILLER = {"now", "just", "again", "currently", "recently", "finally", "official
 
 
 _STAND_INS = ("it", "that", "this")
+_GROUPS = {"team", "company", "department", "group", "club", "shared", "joint"}
 _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
@@ -94,6 +95,12 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     word = head.lower_
     if word in ("i", "we", "me") or word in self_names:
         return "", head
+    if any(c.dep_ == "conj" and (_is_self(c, self_names) or (c.lower_ == "they" and "user" in doc.text.lower()))
+           for c in head.children):
+        return "", head  # "the kids and I are in Bergen now", "Tom and I are done": the speaker with others
+    group = next((c for c in head.children if c.dep_ == "compound" and c.lower_ in _GROUPS), None)
+    if group is not None:
+        return group.lower_, head  # "our team inbox": the team's, not the speaker's own
     if word == "user":
         owner = [c for c in head.children if c.dep_ == "poss"]
         return ("", head) if not owner else ("user's", head)
@@ -101,6 +108,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
             c.dep_ == "poss" for c in head.children):
         return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
     owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
+    if head.lower_ == "ex" and head.i + 2 < len(doc) and doc[head.i + 2].lower_ in RELATIONS:
+        return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
         # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's; but "my boss's
@@ -304,7 +313,10 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     live_verb = any(not ends(v) for v in verbs)
     words = []
     for token in doc:
-        if (token in subject or token.is_stop or token.is_punct or token.ent_type_ in _TIME
+        named = token.i > 0 and token.text[:1].isupper() and (token.pos_ == "PROPN" or token.dep_ in _NAME_ROLES)
+        if (token in subject or (token.is_stop and not named) or  # a name may be a common word: "Go"
+                token.is_punct or token.ent_type_ in _TIME
+                or any(c.dep_ == "neg" for c in token.children)  # "Go, not chess": chess is what it is not
                 or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
                 or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))
                 or token.lower_ in _FILLER or token.lemma_.lower() in exclude or token.lower_ == "user"):

@@ -235,3 +235,16 @@ def test_a_relations_relation_is_theirs():
 def test_a_role_named_in_a_plan_still_names_the_partner():
     assert ("partner", "emma") in [(f.attribute, f.value) for f in statement_frames(
         [("The user and their fiancee Emma are planning the wedding.", "user")])[0]]
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("The user's ex-wife lives in Nice.", "ex-wife"),  # no partner of the speaker's, and not the speaker
+    ("The user's team inbox is team@li.dev.", "team"),  # the team's, not the speaker's own
+    ("The user doesn't live in Oslo anymore, the kids and they are in Bergen now.", ""),  # the speaker with others
+])
+def test_whose_the_statement_is(text, holder):
+    assert {f.holder for f in statement_frames([(text, "user")])[0]} == {holder}
+
+
+def test_a_name_that_is_a_common_word_is_the_value_and_what_it_is_not_is_not():
+    assert frame("These days the user's favourite game is Go, not chess.").value == "go"

@@ -44,3 +44,8 @@ def test_look_alikes_are_no_contact_or_age(sentence):
 @pytest.mark.parametrize("sentence", ["home is where the heart is", "Home is where the heart is", "My home is a mess"])
 def test_sayings_about_home_name_no_home(sentence):
     assert not [s for s in find_slots(sentence) if s.content]
+
+
+def test_a_personal_number_said_beside_a_work_one_is_the_speakers_own():
+    assert [s.attribute for s in find_slots("Work mobile aside, my personal number is 0780 111 2222.")] == ["phone"]
+    assert [s.attribute for s in find_slots("My office number is 0207 444 555.")] == ["work phone"]

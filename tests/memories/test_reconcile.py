@@ -79,6 +79,9 @@ UPDATES = [  # (old, new, old word, new word)
     ("My favourite TV show is The Office.", "Severance is my new favourite show.", "Office", "Severance"),
     ("I'm mostly vegan.", "I've started eating fish again, so pescatarian now I guess.", "mostly", "pescatarian"),
     ("You can call me on 0412 555 010.", "New phone, new number: 0412 555 999.", "555 010", "555 999"),
+    ("Chess is my favourite game.", "These days my favourite game is Go, not chess.", "Chess is", " Go"),  # near
+    ("Work mobile aside, my personal number is 0780 111 2222.", "My personal number changed to 0780 333 4444.",
+     "111 2222", "333 4444"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -95,6 +98,8 @@ COEXIST = [  # both statements stay current
     ("I'm vegetarian.", "I cooked a beef stew for my in-laws on Sunday."),  # for others
     ("My manager is Sofia.", "My mentor is Raj."),  # another role
     ("My boss is Raj.", "My boss's boss is Priyanka."),  # the boss's
+    ("My ex-wife lives in Nice.", "I live in Antibes."),  # hers
+    ("My email is me@li.dev.", "Our team inbox is team@li.dev."),  # the team's
     ("I live in Denver.", "My office is in Boulder, about 40 minutes away."),  # where they work
     ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role

@@ -1,0 +1,154 @@
+"""How reconciliation decides one candidate (memories.reconcile writes what is decided): by its attribute frames
+against the owner's live memories of the same holder and attribute, and by valid time, so that a statement about
+an older time than the current memory's enters its chain as the past."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.vectors import numbers_in
+
+
+def scope_queryset(owner, project):
+    queryset = Memory.objects.owned_by(owner).active()
+    return queryset.in_scope(project) if project else queryset.filter(project__isnull=True)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When a statement was made (`said`: the message's send time, else now) and when what it says became true
+    (`valid`); `dated`: the statement itself named that time ("since May", "last week")."""
+
+    valid: datetime
+    said: datetime
+    dated: bool
+
+
+def timing(candidate, happened_at) -> Timing:
+    said = happened_at or timezone.now()
+    stated = getattr(candidate, "valid_from", None)
+    return Timing(stated or said, said, stated is not None)
+
+
+def _said_at(memory: Memory) -> datetime:
+    """When a stored memory was stated: its message's send time (extracted memories carry it as happened_at),
+    else when it was written (by hand, in the panel or the API)."""
+    return (memory.happened_at if memory.message_id and memory.happened_at else None) or memory.created_at
+
+
+def _older(when: Timing, memory: Memory) -> bool:
+    """The statement says what was true before `memory`. When both name their times, by valid time ("I moved to
+    Lyon in March" said in June is older than "since May"); otherwise by when each was said, so a fact written by
+    hand yesterday gives way to today's "we moved last week", and a message imported from January never
+    replaces what was said today."""
+    said = _said_at(memory)
+    if when.dated and abs((memory.valid_from - said).total_seconds()) > 1:
+        return when.valid < memory.valid_from
+    return when.said < said  # one message's statements in the order it makes them
+
+
+@dataclass
+class Plan:
+    action: str  # ADD | KEEP | UPDATE | NOOP
+    why: str
+    targets: list = field(default_factory=list)
+    past: bool = False  # an UPDATE whose statement is older than the current memory: written as its past
+
+
+def _same(frames_a: list[dict], holder: str, attribute: str) -> dict | None:
+    return next((f for f in frames_a if f["holder"] == holder and f["attribute"] == attribute), None)
+
+
+def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -> Plan:
+    if near and near[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD and numbers_in(near[0][0].content) == numbers_in(
+            candidate.content) and not _changes(found, known.frames.get(near[0][0].pk, [])):
+        return Plan("NOOP", f"already known (cosine {near[0][1]:.2f})", [near[0][0]])
+    if llm_decide is not None:
+        action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in near])
+        target = next((m for m, _ in near if str(m.pk) == target_id), None)
+        if action in ("UPDATE", "NOOP") and target is not None:
+            return _timed(Plan(action, why, [target]), when)
+        return Plan("KEEP" if action == "KEEP" else "ADD", why or "new information")
+    if not found:
+        attribute = getattr(candidate, "attribute", "")
+        target = attribute and (scope_queryset(owner, scope).filter(
+            subject__iexact=candidate.subject, metadata__attribute=attribute).order_by("-valid_from").first())
+        if target:  # an extractor's own slot (the LLM's "attribute"), when no frame was read
+            return _timed(Plan("UPDATE", f"same subject and attribute ({attribute}) with new content", [target]),
+                          when)
+        return Plan("ADD", "new information (no attribute recognised)")
+    candidates_pool = _pool(owner, near, known, scope)
+    plan: Plan | None = None
+    for frame in found:
+        every = [(m, f) for m, fs in candidates_pool if (f := _same(fs, frame["holder"], frame["attribute"]))]
+        matches = [(m, f) for m, f in every if not f.get("ended")]
+        label = _label(frame)
+        if frame["ended"]:
+            # "sold my Mini" ends "a Mini Cooper": the ending may name part of the value
+            ended = [m for m, f in matches if set(frame["value"].split() or "?") <= set(f["value"].split())]
+            newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
+            if ended and plan is None:
+                plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
+            elif newer and plan is None:
+                # "I left Acme", "I worked at Renault before that" once Doctolib is current (stored before or
+                # never): a statement about an older time, so the past of that chain; no current line names only
+                # the old value
+                plan = Plan("UPDATE", f"{label}: {frame['value'] or '?'} ended, {newer[0][1]['value']} is current;"
+                                      f" kept as the past; frame cosine {frame['score']:.2f}", [newer[0][0]],
+                            past=True)
+            continue
+        same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
+        # a new value also retires a current "I left Acme" (it speaks of the old value)
+        other = [(m, f) for m, f in every if m not in same]
+        if same and plan is None:
+            return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
+                        [same[0]])
+        if frame["single"] and other:
+            olds = ", ".join(dict.fromkeys(f["value"] or "?" for _, f in other))
+            why = f"{label}: {olds} -> {frame['value'] or '?'}; frame cosine {frame['score']:.2f}"
+            if plan is None:
+                plan = Plan("UPDATE", why, [m for m, _ in other])
+            elif plan.action == "UPDATE":
+                plan.why += f"; {why}"
+                plan.targets += [m for m, _ in other if m not in plan.targets]
+        elif plan is None and matches:
+            plan = Plan("KEEP", f"{label}: another value beside {len(matches)} stored "
+                                f"({'accumulates' if not frame['single'] else 'kept'})")
+    if plan is None:
+        frame = found[0]
+        plan = Plan("ADD", f"new information ({_label(frame)}: {frame['value'] or '?'})")
+    return _timed(plan, when)
+
+
+def _changes(found: list[dict], stored: list[dict]) -> bool:
+    """The statement gives a single-valued attribute of a stored memory another value: no restatement, however
+    near ("These days my favourite game is Go, not chess" beside "Chess is my favourite game")."""
+    return any(f["single"] and not f["ended"] and (g := _same(stored, f["holder"], f["attribute"])) is not None
+               and set(g["value"].split()) != set(f["value"].split()) for f in found)
+
+
+def _label(frame: dict) -> str:
+    return f"{frame['holder'] + ' ' if frame['holder'] else ''}{frame['attribute']}"
+
+
+def _pool(owner, near, known, scope) -> list[tuple[Memory, list[dict]]]:
+    """The live memories to compare with, read again inside the transaction (one may have been superseded or
+    deleted since the frames were read): the nearest first, then those recording one of the attributes."""
+    order = [m.pk for m, _ in near] + [pk for pk in known.frames if pk not in {m.pk for m, _ in near}]
+    live = {m.pk: m for m in scope_queryset(owner, scope).filter(pk__in=order)} if order else {}
+    return [(live[pk], known.frames[pk]) for pk in order if pk in live and pk in known.frames]
+
+
+def _timed(plan: Plan, when: Timing) -> Plan:
+    """Time, not arrival, orders an update: a statement about an older time than the current memory's enters its
+    chain as the past (`_older`)."""
+    if plan.action == "UPDATE" and plan.targets and not plan.past:
+        newest = max(plan.targets, key=lambda m: m.valid_from)
+        if _older(when, newest):
+            plan.past, plan.targets = True, [newest]
+            plan.why += (f"; said of {when.valid:%Y-%m-%d}, before the current memory's "
+                         f"{newest.valid_from:%Y-%m-%d}")
+    return plan
