@@ -34,7 +34,7 @@ COMPANION = 0.1  # a second single-valued frame within this much of the best is 
 CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 _FAVOURITE = re.compile(
-    r"(?i)\b(?:favou?rite|fave|go-to)\s+(?P<what>[a-z][a-z\- ]{1,30}?)"
+    r"(?i)\b(?:favou?rite|fave?|go-to)\s+(?P<what>[a-z][a-z\- ]{1,30}?)"
     r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
@@ -78,7 +78,7 @@ def _frame_words(kind_name: str) -> frozenset[str]:
     with _lock:
         docs = [nlp.pipeline()(frame.format(**MASKS)) for frame in BY_NAME[kind_name].frames]
     return frozenset(t.lemma_.lower() for doc in docs for t in doc if t.pos_ in ("VERB", "AUX", "ADP")) | {
-        "favourite", "favorite", "new"}
+        "favourite", "favorite", "fav", "fave", "go-to", "new"}
 
 
 def statement_frames(statements: Sequence[tuple[str, str]], *,
@@ -204,8 +204,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         frame = _with_value(kind, name, score, holder, token, doc, content, values)
         if kind.value == "person" and frame.holder and frame.holder == frame.value and any(
-                t.dep_ == "poss" and t.lower_ in ("my", "our", "user") for t in doc):
-            frame = replace(frame, holder="")  # "Ingrid leads my team now": the speaker's manager is Ingrid
+                t.lower_ in ("my", "our", "user", "me", "us") for t in doc):
+            frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
         if kind.value == "person" and roles.said_of_a_thing(doc, frame.value):
             continue  # "living in Lille with my partner", "has a Mini Cooper": a place or a thing is no person
         if found and (not frame.value or any(frame.value == f.value for f in found)):

@@ -94,6 +94,24 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     return _content_words(sentence) < 1
 
 
+# words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
+_OWN_WORDS = {"new", "fav", "fave", "favourite", "favorite", "current", "old", "usual", "former", "latest"}
+
+
+def _bare_subject(sentence: str) -> str:
+    """`sentence` with "my" before a subject said bare in chat, a described thing with no article or owner ("fav
+    food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
+    doc = nlp.parse(sentence)
+    for token in doc:
+        start = token.left_edge
+        if (token.dep_ == "nsubj" and token.tag_ == "NN" and token.head.lemma_ in ("be", "'s")
+                and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
+                and not any(c.dep_ in ("det", "poss") for c in token.children)
+                and any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)):
+            return f"{sentence[:start.idx]}my {sentence[start.idx:]}"
+    return ""
+
+
 def _finish(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip(" ,;:-")
     text = re.sub(r"[.!?\u2026]*$", "", text).rstrip(" ,;:-") + "."
@@ -195,6 +213,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         anchor = speaker_in(sentence) or ("object" if own_day else None)
+        if anchor is None and (owned := _bare_subject(sentence)):
+            sentence, anchor = owned, "subject"
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":

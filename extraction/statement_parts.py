@@ -16,7 +16,7 @@ STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report"
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
 _MAYBE = {"might", "may", "could", "would", "should"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
-          "die"}
+          "dump", "die"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
@@ -51,6 +51,13 @@ def _names_a_relation(head) -> bool:
         for c in head.head.children)
 
 
+def _relation_named(head) -> bool:
+    """The speaker's relation of a kind that is theirs said to be a name: "my boss is Gary"."""
+    return (head.lemma_.lower() in ROLES or head.lower_ in ROLES) and head.head.lemma_ == "be" and any(
+        p.dep_ == "poss" and p.lower_ in ("my", "our", "user", "their") for p in head.children) and any(
+        c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title) for c in head.head.children)
+
+
 def _is_self(token, self_names: set[str]) -> bool:
     """The speaker as a subject: "I", "we", their name, "the user" (not "the user's ...")."""
     return token.lower_ in ("i", "we") or token.lower_ in self_names or (
@@ -73,8 +80,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
         subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or [
             t for t in every if t.i < subjects[0].i and t.head.dep_ != "advcl" and _is_self(t, self_names)] or subjects
-    if subjects and _names_a_relation(subjects[0]):
-        return "", None  # "Greta is my manager" (the extractor's subject: Greta): the speaker's manager, named
+    if subjects and (_names_a_relation(subjects[0]) or _relation_named(subjects[0])):
+        # "Greta is my manager", "my boss is Gary" (the extractor's subject: the name): the speaker's, named
+        return "", None
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
     if not subjects:
@@ -112,14 +120,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
         named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
-        # "my boss is Tom", "my partner is Alex": the speaker's manager/partner, not the boss's; but "my boss's
-        # boss is Priyanka" is the boss's
+        # "my boss's boss is Priyanka": the boss's ("my boss is Tom" is the speaker's: _relation_named)
         theirs = next((c for c in head.children if c.dep_ == "poss" and c.lemma_.lower() in RELATIONS), None)
         if theirs is not None:
             return theirs.lemma_.lower(), head
-        if (head.lemma_.lower() in ROLES or head.lower_ in ROLES) and head.head.lemma_ == "be" and any(
-                c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title) for c in head.head.children):
-            return "", None
         return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
     if word == "they" and any(t.lower_ == "user" for t in doc):
         return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."

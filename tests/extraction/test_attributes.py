@@ -248,3 +248,10 @@ def test_whose_the_statement_is(text, holder):
 
 def test_a_name_that_is_a_common_word_is_the_value_and_what_it_is_not_is_not():
     assert frame("These days the user's favourite game is Go, not chess.").value == "go"
+
+
+def test_being_dumped_ends_a_partner_and_a_relation_named_is_the_speakers_whatever_the_subject():
+    assert (frame("Chloe dumped the user.").attribute, frame("Chloe dumped the user.").ended) == ("partner", True)
+    assert frame("Chloe dumped the user.").holder == ""
+    named = frame("The user's boss is called Gary.", subject="Gary")  # the extractor's subject: the name
+    assert (named.attribute, named.value, named.holder) == ("manager", "gary", "")

@@ -475,3 +475,16 @@ def test_a_statement_the_speaker_makes_in_a_later_clause_is_kept_whole(text, con
 def test_a_trailing_name_called_is_still_dropped():
     assert contents("I loved the book, Anna.") == ["The user loved the book."]
     assert contents("Thanks so much, Anna.") == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("fav food is pizza", "The user's fav food is pizza."),  # chat leaves out whose
+    ("gary got sacked, new boss is a woman named Priti",
+     "Gary got sacked, the user's new boss is a woman named Priti."),
+])
+def test_a_thing_of_ones_own_said_bare_is_the_speakers(text, content):
+    assert contents(text) == [content]
+
+
+def test_a_bare_subject_that_is_not_ones_own_is_no_statement():
+    assert contents("Hard work is key.") == [] == contents("Great weather is rare here.")

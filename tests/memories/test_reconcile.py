@@ -82,6 +82,8 @@ UPDATES = [  # (old, new, old word, new word)
     ("Chess is my favourite game.", "These days my favourite game is Go, not chess.", "Chess is", " Go"),  # near
     ("Work mobile aside, my personal number is 0780 111 2222.", "My personal number changed to 0780 333 4444.",
      "111 2222", "333 4444"),
+    ("my boss is called Gary", "gary got sacked, new boss is a woman named Priti", "called Gary", "Priti"),
+    ("fav food is pizza", "new fav food is sushi tbh", "pizza", "sushi"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
