@@ -56,6 +56,8 @@ class Frame:
     holder: str
     ended: bool
     score: float
+    replaces: str = ""  # what a replacement said outright retires ("swapped the Prius for ..."), its kind unread
+
 
 
 _lock = threading.Lock()
@@ -212,6 +214,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         found.append(frame)
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
+    if not found and not shaped and (swap := roles.replaced(doc)):
+        # the kind is the replaced thing's, known to the reconciler: "swapped the Prius for a Polestar 2"
+        shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))
     return found + shaped + _named(doc, best, found + shaped)
 
 

@@ -149,7 +149,8 @@ def _splices(piece: str) -> list[str]:
 
 # the joints of a sentence whose parts may stand alone: ", maybe you'd like that", ", so I just joined ..."
 _JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
-                    r"|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'd|my|My)\s)")
+                    r"|\s+(?:and|but|so)\s+"
+                    r"(?=(?:(?:now|then|also|since then|these days)\s+)?(?:I|I'm|I've|I'd|my|My)\s)")
 
 
 def _own_parts(sentence: str) -> list[str]:

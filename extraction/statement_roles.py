@@ -1,7 +1,7 @@
 """The roles and occupations a parsed statement names, for extraction.attributes: the speaker's roles named in
 passing ("their wife Hana"), an occupation said of the holder and where ("a backend developer at Spotify"), and a
-name said as a place or a thing rather than a person ("a Mini Cooper"), and a diet said of the holder ("so
-pescatarian now", not "a vegan cake")."""
+name said as a place or a thing rather than a person ("a Mini Cooper"), a diet said of the holder ("so
+pescatarian now", not "a vegan cake"), and a replacement said outright ("swapped the Prius for a Polestar")."""
 
 from __future__ import annotations
 
@@ -59,3 +59,26 @@ def said_diet(doc):
     None."""
     return next((t for t in doc if _DIET.fullmatch(t.text) and t.dep_ not in ("amod", "compound")
                  and t.head.pos_ not in ("NOUN", "PROPN")), None)
+
+
+_SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
+
+
+def replaced(doc) -> tuple[str, str] | None:
+    """(old, new) of a replacement said outright: "swapped the Prius for an electric Polestar 2" -> ("prius",
+    "electric polestar 2"), "upgraded from the corsa to a golf gti", "replaced my iPhone with a Pixel"."""
+    for verb in (t for t in doc if t.lemma_.lower() in _SWAPS and t.pos_ == "VERB"):
+        old = next((c for c in verb.children if c.dep_ == "dobj"), None) or _object_of(verb, ("from",))
+        new = _object_of(verb, ("for", "with", "to", "into"))
+        if old is not None and new is not None:
+            return _words(old), _words(new)
+    return None
+
+
+def _object_of(verb, prepositions: tuple[str, ...]):
+    return next((g for c in verb.children if c.dep_ == "prep" and c.lower_ in prepositions
+                 for g in c.children if g.dep_ == "pobj"), None)
+
+
+def _words(token) -> str:
+    return " ".join(t.lower_ for t in token.subtree if t.dep_ not in ("det", "poss", "punct", "case"))

@@ -72,6 +72,8 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
         if action in ("UPDATE", "NOOP") and target is not None:
             return _timed(Plan(action, why, [target]), when)
         return Plan("KEEP" if action == "KEEP" else "ADD", why or "new information")
+    candidates_pool = _pool(owner, near, known, scope)
+    found[:] = _adopted(found, candidates_pool)
     if not found:
         attribute = getattr(candidate, "attribute", "")
         target = attribute and (scope_queryset(owner, scope).filter(
@@ -80,7 +82,6 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             return _timed(Plan("UPDATE", f"same subject and attribute ({attribute}) with new content", [target]),
                           when)
         return Plan("ADD", "new information (no attribute recognised)")
-    candidates_pool = _pool(owner, near, known, scope)
     plan: Plan | None = None
     for frame in found:
         every = [(m, f) for m, fs in candidates_pool if (f := _same(fs, frame["holder"], frame["attribute"]))]
@@ -121,6 +122,16 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
         frame = found[0]
         plan = Plan("ADD", f"new information ({_label(frame)}: {frame['value'] or '?'})")
     return _timed(plan, when)
+
+
+def _adopted(found: list[dict], pool) -> list[dict]:
+    """A replacement said outright takes the attribute of the current value it names ("swapped the Prius for a
+    Polestar 2": the car, as "commutes in a Toyota Prius" says); with none, it says nothing to reconcile by."""
+    for frame in (f for f in found if f.get("replaces") and not f["attribute"]):
+        old = set(frame["replaces"].split())
+        frame["attribute"] = next((f["attribute"] for _, fs in pool for f in fs if f["single"] and f["attribute"]
+                                   and f["holder"] == frame["holder"] and old <= set(f["value"].split())), "")
+    return [f for f in found if f["attribute"]]
 
 
 def _changes(found: list[dict], stored: list[dict]) -> bool:

@@ -68,7 +68,7 @@ def _stored_frames(memory: Memory) -> list[dict] | None:
 
 def _as_dicts(frames) -> list[dict]:
     return [{"attribute": f.attribute, "value": f.value, "holder": f.holder, "single": f.single,
-             "ended": f.ended, "score": f.score} for f in frames]
+             "ended": f.ended, "score": f.score, **({"replaces": f.replaces} if f.replaces else {})} for f in frames]
 
 
 def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callable | None = None,

@@ -255,3 +255,8 @@ def test_being_dumped_ends_a_partner_and_a_relation_named_is_the_speakers_whatev
     assert frame("Chloe dumped the user.").holder == ""
     named = frame("The user's boss is called Gary.", subject="Gary")  # the extractor's subject: the name
     assert (named.attribute, named.value, named.holder) == ("manager", "gary", "")
+
+
+def test_a_replacement_said_outright_names_what_it_retires_whatever_its_kind():
+    found = statement_frames([("The user has swapped the Prius for an electric Polestar 2.", "user")])[0]
+    assert [(f.attribute, f.value, f.replaces) for f in found] == [("", "electric polestar 2", "prius")]

@@ -488,3 +488,8 @@ def test_a_thing_of_ones_own_said_bare_is_the_speakers(text, content):
 
 def test_a_bare_subject_that_is_not_ones_own_is_no_statement():
     assert contents("Hard work is key.") == [] == contents("Great weather is rare here.")
+
+
+def test_the_speakers_clause_after_and_now_stands_alone():
+    assert contents("There was a reorg and now I report directly to Mette.") == [
+        "Now the user reports directly to Mette."]

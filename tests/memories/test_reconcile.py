@@ -84,6 +84,9 @@ UPDATES = [  # (old, new, old word, new word)
      "111 2222", "333 4444"),
     ("my boss is called Gary", "gary got sacked, new boss is a woman named Priti", "called Gary", "Priti"),
     ("fav food is pizza", "new fav food is sushi tbh", "pizza", "sushi"),
+    # a replacement said outright retires the value it names, of whatever kind that value is
+    ("I commute in a Toyota Prius.", "I've swapped the Prius for an electric Polestar 2.", "Toyota", "Polestar"),
+    ("My manager is Henrik Larsen.", "There was a reorg and now I report directly to Mette.", "Henrik", "Mette"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -102,6 +105,7 @@ COEXIST = [  # both statements stay current
     ("My boss is Raj.", "My boss's boss is Priyanka."),  # the boss's
     ("My ex-wife lives in Nice.", "I live in Antibes."),  # hers
     ("My email is me@li.dev.", "Our team inbox is team@li.dev."),  # the team's
+    ("I drive a Tesla.", "I swapped my old bike for an e-scooter."),  # a replacement of nothing current
     ("I live in Denver.", "My office is in Boulder, about 40 minutes away."),  # where they work
     ("I live in Denver.", "We're thinking about moving to Portland someday."),  # a thought
     ("I'm a software engineer.", "I'm mentoring a junior designer this quarter."),  # someone else's role
