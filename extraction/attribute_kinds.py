@@ -52,7 +52,8 @@ KINDS = (
     Kind("employer", True, "org", (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
-        "I accepted an offer from {org}", "I work for {org} now", "I'm an engineer at {org}",
+        "I accepted an offer from {org}", "I accepted a position at {org}",
+        "I work for {org} now", "I'm an engineer at {org}",
         "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
         "I handed in my notice and signed with {org}",
         "today was my last day at {org}", "I handed in my badge at {org}",
@@ -159,6 +160,7 @@ KINDS = (
         "I went to a concert", "I finished my project", "I started a course", "I watched a movie",
         "I had a job interview at {org}", "I rented a car for the trip", "I borrowed a friend's car",
         "I visited the {org} office", "I applied for a job at {org}",
+        "I applied for a position at {org}",
         # a dish that fits a diet is no diet ("made a dairy-free cake", "tried a vegan cheese")
         "I baked a vegan cake", "I tried a vegetarian burger at a restaurant", "I cooked a gluten-free dinner",
         "I ordered a keto meal", "I made a dessert for the party", "I grilled sausages for the kids",

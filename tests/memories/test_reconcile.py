@@ -87,6 +87,8 @@ UPDATES = [  # (old, new, old word, new word)
     # a replacement said outright retires the value it names, of whatever kind that value is
     ("I commute in a Toyota Prius.", "I've swapped the Prius for an electric Polestar 2.", "Toyota", "Polestar"),
     ("My manager is Henrik Larsen.", "There was a reorg and now I report directly to Mette.", "Henrik", "Mette"),
+    ("I work in marketing at Unilever.", "I accepted a position at L'Oreal and started on Monday.", "Unilever",
+     "Oreal"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
