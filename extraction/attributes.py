@@ -59,7 +59,6 @@ class Frame:
     replaces: str = ""  # what a replacement said outright retires ("swapped the Prius for ..."), its kind unread
 
 
-
 _lock = threading.Lock()
 
 

@@ -164,7 +164,7 @@ def _verb_like(token) -> bool:
 
 
 _HEADS = {"ROOT", "conj", "advcl", "parataxis", "ccomp"}
-_CONDITIONS = {"if", "unless", "whether", "once", "until", "though", "although", "because", "in case"}
+_CONDITIONS = {"if", "unless", "whether", "once", "until", "though", "although", "because"}
 # a clause these verbs report is what someone said or thought, not what holds ("I heard she moved to Oslo")
 _REPORTING = {"say", "tell", "think", "hear", "know", "mention", "believe", "guess", "hope", "wish", "want", "feel",
               "realise", "realize", "read", "see", "find", "learn", "wonder", "doubt", "suppose", "expect"}

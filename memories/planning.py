@@ -63,6 +63,8 @@ def _same(frames_a: list[dict], holder: str, attribute: str) -> dict | None:
 
 
 def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -> Plan:
+    """The decision for one candidate whose frames are `found` (a replacement's frame takes the attribute it
+    names, in place), among `near` (its nearest live memories) and the memories `known` classified."""
     if near and near[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD and numbers_in(near[0][0].content) == numbers_in(
             candidate.content) and not _changes(found, known.frames.get(near[0][0].pk, [])):
         return Plan("NOOP", f"already known (cosine {near[0][1]:.2f})", [near[0][0]])
