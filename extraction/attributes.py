@@ -213,9 +213,11 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         found.append(frame)
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
-    if not found and not shaped and (swap := roles.replaced(doc)):
-        # the kind is the replaced thing's, known to the reconciler: "swapped the Prius for a Polestar 2"
-        shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))
+    if swap := roles.replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
+        if found and found[0].single and BY_NAME[found[0].attribute].value == "thing":
+            found[0] = replace(found[0], value=swap[1], replaces=swap[0])
+        elif not found and not shaped:  # the kind is the replaced thing's, known to the reconciler
+            shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))
     return found + shaped + _named(doc, best, found + shaped)
 
 

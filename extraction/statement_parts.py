@@ -35,11 +35,14 @@ _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
                      r"(?:called|named) (?=[A-Z])")
+_NAME_IS = re.compile(r"(?i)\b(?P<who>\w+)'s (?:first |full )?name (?P<verb>is|was) (?=[A-Z])")
 
 
 def said_plainly(content: str) -> str:
-    """The statement with a naming idiom said plainly: "is a woman named Clara" -> "is Clara"."""
-    return _CALLED.sub(r"\1 ", content)
+    """The statement with a naming idiom said plainly: "is a woman named Clara" -> "is Clara", "my husband's name
+    is Victor" -> "my husband is Victor"."""
+    return _NAME_IS.sub(lambda m: f"{m['who']} {m['verb']} " if m["who"].lower() != "user" else m[0],
+                        _CALLED.sub(r"\1 ", content))
 
 
 def _names_a_relation(head) -> bool:

@@ -28,11 +28,18 @@ def named_roles(doc) -> list[tuple[str, str]]:
 
 def said_of_a_thing(doc, value: str) -> bool:
     """The name `value` is said as a place or a thing, not a person: after "in"/"near" ("living in Lille with my
-    partner") or an article ("has a Mini Cooper")."""
+    partner") or an article ("has a Mini Cooper", "a 2015 Subaru Forester")."""
     first = value.split()[0] if value else ""
     return any(t.lower_ == first and t.i > 0 and (
-        doc[t.i - 1].lower_ in ("a", "an", "the") or (t.dep_ == "pobj" and t.head.lower_ in ("in", "near")))
-        for t in doc)
+        _article_before(doc, t.i) or (t.dep_ == "pobj" and t.head.lower_ in ("in", "near"))) for t in doc)
+
+
+def _article_before(doc, i: int) -> bool:
+    """An article before the word at `i`, past any numbers and adjectives ("a 2015 Subaru", "an old Nokia")."""
+    j = i - 1
+    while j > 0 and (doc[j].like_num or doc[j].pos_ == "ADJ"):
+        j -= 1
+    return doc[j].lower_ in ("a", "an", "the")
 
 
 def says_occupation(doc, token) -> bool:

@@ -2,6 +2,7 @@
 against the owner's live memories of the same holder and attribute, and by valid time, so that a statement about
 an older time than the current memory's enters its chain as the past."""
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -75,7 +76,14 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             return _timed(Plan(action, why, [target]), when)
         return Plan("KEEP" if action == "KEEP" else "ADD", why or "new information")
     candidates_pool = _pool(owner, near, known, scope)
-    found[:] = _adopted(found, candidates_pool)
+    found[:], unread = _adopted(found, candidates_pool)
+    if unread and not any(f["single"] and _same(fs, f["holder"], f["attribute"]) for f in found
+                          for _, fs in candidates_pool):
+        # "replaced the Subaru with a Rivian" beside "has a 2015 Subaru Forester", which no frame reads
+        swap = next((f for f in found if f.get("replaces")), None)
+        why = f"{swap['replaces']} replaced by {swap['value']}; frame cosine {swap['score']:.2f}" if swap else (
+            "the statement names what it replaces")
+        return _timed(Plan("UPDATE", why, unread), when)
     if not found:
         attribute = getattr(candidate, "attribute", "")
         target = attribute and (scope_queryset(owner, scope).filter(
@@ -126,14 +134,20 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
     return _timed(plan, when)
 
 
-def _adopted(found: list[dict], pool) -> list[dict]:
+def _adopted(found: list[dict], pool) -> tuple[list[dict], list[Memory]]:
     """A replacement said outright takes the attribute of the current value it names ("swapped the Prius for a
-    Polestar 2": the car, as "commutes in a Toyota Prius" says); with none, it says nothing to reconcile by."""
-    for frame in (f for f in found if f.get("replaces") and not f["attribute"]):
+    Polestar 2": the car, as "commutes in a Toyota Prius" says). With none, the speaker's memories no frame reads
+    that name what was replaced ("has a 2015 Subaru Forester") are what it replaces: (frames kept, those)."""
+    unread: list[Memory] = []
+    for frame in (f for f in found if f.get("replaces")):
         old = set(frame["replaces"].split())
-        frame["attribute"] = next((f["attribute"] for _, fs in pool for f in fs if f["single"] and f["attribute"]
-                                   and f["holder"] == frame["holder"] and old <= set(f["value"].split())), "")
-    return [f for f in found if f["attribute"]]
+        frame["attribute"] = frame["attribute"] or next((
+            f["attribute"] for _, fs in pool for f in fs if f["single"] and f["attribute"]
+            and f["holder"] == frame["holder"] and old <= set(f["value"].split())), "")
+        if not frame["holder"]:
+            unread += [m for m, fs in pool if not fs and m.subject.lower() in ("", "user")
+                       and old <= set(re.findall(r"[\w-]+", m.content.lower()))]
+    return [f for f in found if f["attribute"]], unread
 
 
 def _changes(found: list[dict], stored: list[dict]) -> bool:

@@ -260,3 +260,10 @@ def test_being_dumped_ends_a_partner_and_a_relation_named_is_the_speakers_whatev
 def test_a_replacement_said_outright_names_what_it_retires_whatever_its_kind():
     found = statement_frames([("The user has swapped the Prius for an electric Polestar 2.", "user")])[0]
     assert [(f.attribute, f.value, f.replaces) for f in found] == [("", "electric polestar 2", "prius")]
+
+
+def test_a_relations_name_said_as_theirs_names_the_relation():
+    found = frame("The user's husband's name is Victor.")
+    assert (found.attribute, found.value, found.holder) == ("partner", "victor", "")
+    assert not [f for f in statement_frames([("The user has a 2015 Subaru Forester.", "user")])[0]
+                if f.attribute == "partner"]  # a name after an article and a year is a thing

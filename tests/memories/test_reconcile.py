@@ -89,6 +89,8 @@ UPDATES = [  # (old, new, old word, new word)
     ("My manager is Henrik Larsen.", "There was a reorg and now I report directly to Mette.", "Henrik", "Mette"),
     ("I work in marketing at Unilever.", "I accepted a position at L'Oreal and started on Monday.", "Unilever",
      "Oreal"),
+    # what a replacement names is replaced, even where no frame reads it
+    ("I have a 2015 Subaru Forester.", "I finally replaced the Subaru with a Rivian R1S.", "Forester", "Rivian"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
