@@ -22,6 +22,8 @@ MASKS = {"name": NAME_MASK, "place": NAME_MASK, "org": NAME_MASK, "person": NAME
 # says more than its mask ("switched to a Samsung", "speaks Italian")
 EXAMPLES = {"place": "Lisbon", "org": "Siemens", "person": "Sarah", "number": "42", "thing": "something"}
 _NAMING = r"(?i)\b(?:name[ds]?|call|called|go(?:es)? by|i'm|i am|known as)\b"
+# the words that say a favourite ("my fav food", "my go-to comfort food")
+FAVOURITE_WORDS = ("favourite", "favorite", "fav", "fave", "go-to")
 NAMED = ("place", "org", "person", "number", "email", "phone")  # kinds also compared masked
 
 

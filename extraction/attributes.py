@@ -23,7 +23,7 @@ import numpy as np
 from extraction import clauses, nlp
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
-from extraction.attribute_kinds import BY_NAME, EXAMPLES, KINDS, MASKS, NAMED, ROLE_KINDS
+from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MASKS, NAMED, ROLE_KINDS
 from extraction.slots import at_work
 from integrations import embeddings
 
@@ -34,7 +34,7 @@ COMPANION = 0.1  # a second single-valued frame within this much of the best is 
 CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 _FAVOURITE = re.compile(
-    r"(?i)\b(?:favou?rite|fave?|go-to)\s+(?P<what>[a-z][a-z\- ]{1,30}?)"
+    rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
     r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
@@ -79,7 +79,7 @@ def _frame_words(kind_name: str) -> frozenset[str]:
     with _lock:
         docs = [nlp.pipeline()(frame.format(**MASKS)) for frame in BY_NAME[kind_name].frames]
     return frozenset(t.lemma_.lower() for doc in docs for t in doc if t.pos_ in ("VERB", "AUX", "ADP")) | {
-        "favourite", "favorite", "fav", "fave", "go-to", "new"}
+        *FAVOURITE_WORDS, "new"}
 
 
 def statement_frames(statements: Sequence[tuple[str, str]], *,

@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from extraction import clauses, nlp, talk
+from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
@@ -95,7 +96,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
 
 
 # words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
-_OWN_WORDS = {"new", "fav", "fave", "favourite", "favorite", "current", "old", "usual", "former", "latest"}
+_OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
 
 
 def _bare_subject(sentence: str) -> str:
