@@ -102,6 +102,8 @@ _OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_W
 def _bare_subject(sentence: str) -> str:
     """`sentence` with "my" before a subject said bare in chat, a described thing with no article or owner ("fav
     food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
+    if not _OWN_WORDS & set(re.findall(r"[\w-]+", sentence.lower())):
+        return ""  # parsed only when one of the words is said
     doc = nlp.parse(sentence)
     for token in doc:
         start = token.left_edge

@@ -77,8 +77,7 @@ def speaker_in(sentence: str) -> str | None:
 
 
 def _subject_in(clause: str) -> bool:
-    words = clause.split()
-    return bool(words) and not _IMPLIED.match(clause) and speaker_in(" ".join(words)) == "subject"
+    return not _IMPLIED.match(clause) and speaker_in(clause.strip()) == "subject"
 
 
 def with_implied_subject(sentence: str) -> str:
