@@ -48,7 +48,7 @@ KINDS = (
         "we settled in {place}", "our new home is in {place}", "we bought a flat in {place}",
         "we closed on a house in {place}", "I moved out of my old place to {place}",
         "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
-        "my apartment is in {place}", "our house is in {place}",
+        "my apartment is in {place}", "our house is in {place}", "we got the keys to our new place in {place}",
         # a stay of years is a home, a stay of a week a visit
         "I've been in {place} for about three years now", "I've lived in {place} for years")),
     Kind("employer", True, "org", (
@@ -103,7 +103,8 @@ KINDS = (
         "I drive a {thing}", "I drive a Honda Civic", "my car is a Volkswagen Golf", "I bought a new car",
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback",
-        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo"),
+        "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo",
+        "I'm driving a Hyundai now"),
          brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",

@@ -131,7 +131,9 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
     first, the speaker's before others'."""
     chosen: dict[tuple, Frame] = {}
     said = {f.attribute for f in whole}
-    for frame in (f for frames in per_clause for f in frames if f.score >= CLAUSE_SCORE):
+    # a clause's frame of an attribute the whole speaks of needs only the whole's floor: the clause says whose it is
+    for frame in (f for frames in per_clause for f in frames
+                  if f.score >= (MIN_SCORE if f.attribute in said else CLAUSE_SCORE)):
         if frame.ended and frame.attribute not in said:
             continue  # an ending the whole does not speak of ("sold the Clio" is no employer that ended)
         key = (frame.holder, frame.attribute, "" if frame.single else frame.value)
@@ -190,6 +192,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
         if kind.cue and not re.search(kind.cue, content):
+            continue
+        if name == "car" and roles.drives_somewhere(doc):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work

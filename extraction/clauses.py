@@ -180,6 +180,11 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     heads = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in _HEADS
              and not (t.i > 0 and t.text[:1].isupper())  # a name the tagger took for a verb ("goodbye to Spotify")
              and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)]
+    # a participle after a comma is a clause of its head's subject: "sold the Volvo, driving a Kia now"
+    participles = {t.i: _subject_text(t.head) for t in doc if t.tag_ == "VBG" and t.dep_ == "advcl"
+                   and t.head in heads and _subject_text(t.head) and t.left_edge.i > 0
+                   and doc[t.left_edge.i - 1].text == "," and not any(c.dep_ in ("nsubj", "mark") for c in t.children)}
+    heads = sorted([*heads, *(doc[i] for i in participles)], key=lambda t: t.i)
     if len(heads) < 2 or any(
             any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children)
             or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING) for h in heads):
@@ -198,7 +203,9 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
 
     found = []
     for head in (h for h in heads if h.i not in timed):
-        words, said = [], False
+        subject = participles.get(head.i)
+        words, said = ([subject.replace("i", "I") if subject == "i" else subject, _BE.get(subject, "is")]
+                       if subject else []), False
         for token in head.subtree:
             if clause_of(token) != head.i or (token.head.i == head.i and token.dep_ in ("cc", "mark", "punct")):
                 continue

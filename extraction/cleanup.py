@@ -31,10 +31,22 @@ _ADVERBS = set("so really pretty super very quite just such a an bit kinda kind 
                "always sometimes definitely also even a little".split())
 
 
+# the same markers inside a sentence, where they cannot be a word: "new number btw: ...", "I'm vegan now fyi"
+_MARKER_INSIDE = re.compile(r"(?i)\s*,?\s+(?<![\w'])(?:btw|fyi|tbh|ngl|imo|imho)(?![\w'])")
+
+
 def strip_discourse(sentence: str) -> str:
-    """"Update: we moved again" -> "we moved again"; "FYI - I'm vegan" -> "I'm vegan"."""
-    stripped = _DISCOURSE.sub("", sentence, count=1).strip()
+    """"Update: we moved again" -> "we moved again"; "FYI - I'm vegan" -> "I'm vegan"; "new number btw: ..." ->
+    "new number: ..."."""
+    stripped = _MARKER_INSIDE.sub("", _DISCOURSE.sub("", sentence, count=1)).strip()
     return stripped if re.search(r"[A-Za-z]", stripped) else sentence
+
+
+# a last remark with no subject that reacts to what was said: ", still can't believe it", ", loving it so far"
+_REACTION = re.compile(
+    r"(?i),\s+(?:(?:still|so|really|just|honestly|totally|absolutely|kinda|pretty)\s+)*(?:can't|cannot|couldn't|"
+    r"love|loving|hate|hating|enjoying|excited|happy|thrilled|stoked|glad|wild|crazy|unreal|nuts|amazing|weird|"
+    r"surreal|fingers crossed|wish me luck|who knows|go figure)\b(?P<rest>[^,;]*)$")
 
 
 def strip_chatter(sentence: str) -> str:
@@ -47,6 +59,9 @@ def strip_chatter(sentence: str) -> str:
     if inside:
         sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
     laughed = laughed or inside
+    reaction = _REACTION.search(sentence.rstrip(".!"))
+    if reaction and len(reaction["rest"].split()) <= 4 and not re.search(r"[A-Z0-9]", reaction["rest"]):
+        sentence = sentence[:reaction.start()]
     match = _WHICH.search(sentence)
     if match and (laughed or _is_evaluation(sentence[match.end():])):
         sentence = sentence[:match.start()].rstrip(" ,;-\u2013\u2014")

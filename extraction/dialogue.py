@@ -33,7 +33,7 @@ from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
-from extraction.slots import RELATIONS, category_of, entities_in, find_slots, topic_tags
+from extraction.slots import OCCUPATIONS, RELATIONS, category_of, entities_in, find_slots, topic_tags
 from extraction.speaker import speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
@@ -202,7 +202,9 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
-    if done := talk.DONE_TO_ME.match(sentence):  # "They bumped me up to senior accountant": what was done to them
+    done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them
+    if done and (done["verb"].lower() not in ("made", "named") or {
+            w.strip(".,!?;:").lower() for w in done["rest"].split()} & (OCCUPATIONS | talk.TITLE_WORDS)):
         sentence = f"I got {done['verb']}{done['rest']}"
     pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
     if len(pieces) > 1:

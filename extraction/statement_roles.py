@@ -23,6 +23,9 @@ def named_roles(doc) -> list[tuple[str, str]]:
             if not names and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "PROPN":
                 names = [doc[t.i + 1]]  # the small parser hangs "Hana" elsewhere in "their wife Hana love hiking"
             found += [(t.lower_, n.text.lower()) for n in names[:1]]
+        elif t.lower_ in ROLES and t.dep_ == "compound" and t.head.pos_ == "PROPN" and any(
+                c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user") for c in t.head.children):
+            found.append((t.lower_, t.head.text.lower()))  # "my girlfriend Chloe": the role a compound of the name
     return found
 
 
@@ -66,6 +69,19 @@ def said_diet(doc):
     None."""
     return next((t for t in doc if _DIET.fullmatch(t.text) and t.dep_ not in ("amod", "compound")
                  and t.head.pos_ not in ("NOUN", "PROPN")), None)
+
+
+_HEADING = {"to", "toward", "towards", "into", "up", "down", "over", "back", "home", "around", "across", "out"}
+
+
+def drives_somewhere(doc) -> bool:
+    """A drive said with where to and no vehicle ("driving to my mom's place now", "driving up to the lake"): a
+    trip, not the car the holder has ("I drive to work in my Volvo" names one)."""
+    return any(t.lemma_.lower() == "drive" and t.pos_ == "VERB" and not any(c.dep_ == "dobj" for c in t.children)
+               and any(c.lower_ in _HEADING and c.dep_ in ("prep", "advmod", "prt") for c in t.children)
+               and not any(p.lower_ == "in" and any(o.dep_ == "pobj" and (o.pos_ == "PROPN" or any(
+                   g.dep_ == "poss" for g in o.children)) for o in p.children) for p in t.subtree)
+               for t in doc)
 
 
 _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}

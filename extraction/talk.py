@@ -57,7 +57,11 @@ YOU_PHRASES = (
     re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
 )
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
-DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she) (?:just |finally |officially )?(?P<verb>\w+ed) me(?P<rest>\b.*)$")
+DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
+                        r"(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me(?P<rest>\b.*)$")
+# "they made me art director", not "they made me laugh": "made"/"named" only with a title after it
+TITLE_WORDS = frozenset("head lead chief senior principal captain chair president partner supervisor ceo cto cfo "
+                        "vp deputy".split())
 # "It was my 35th birthday yesterday", "it's my first week at N26": no remark, a statement about the speaker
 OWN_DAY = re.compile(r"(?i)^it(?:'s| is| was) (?:my|our) (?:\d+\w*|first|last|final)\b")
 PRONOUN_LED = re.compile(

@@ -176,6 +176,9 @@ def test_frames_are_kept_per_embedding_model(settings):
     ("The user dropped paleo, these days they just follow a Mediterranean diet.",
      ("diet", "mediterranean diet", "")),
     ("The user sold the Clio, now they drive a Kia Niro.", ("car", "kia niro", "")),
+    ("The user sold the volvo, driving a Kia Niro now.", ("car", "kia niro", "")),  # a participle's clause
+    # the whole speaks of a phone: the clause, below a lone clause's floor, says whose the new one is
+    ("The Pixel's screen cracked so the user picked up an iPhone 15.", ("phone model", "iphone", "")),
 ])
 def test_each_clause_says_its_own_attribute(text, expected):
     found = statement_frames([(text, "user")])[0]
@@ -198,6 +201,7 @@ def test_a_name_is_never_changed_without_a_word_for_naming():
 @pytest.mark.parametrize(("text", "expected"), [
     ("The user got a new head of department, Beatriz, so she's their boss now.", ("manager", "beatriz", "")),
     ("The user's boyfriend Tom is a chef.", ("partner", "tom", "")),  # a role named in passing, of whom it speaks
+    ("The user's girlfriend Chloe loves hiking.", ("partner", "chloe", "")),  # the role parsed as the name's part
     ("The user's go-to comfort food is lasagne.", ("favourite food", "lasagne", "")),  # of what: its head noun
     ("The user met someone new, his name is Ryan.", ("name", "ryan", "he")),  # his, not the speaker's
 ])
@@ -267,3 +271,9 @@ def test_a_relations_name_said_as_theirs_names_the_relation():
     assert (found.attribute, found.value, found.holder) == ("partner", "victor", "")
     assert not [f for f in statement_frames([("The user has a 2015 Subaru Forester.", "user")])[0]
                 if f.attribute == "partner"]  # a name after an article and a year is a thing
+
+
+def test_a_drive_somewhere_is_a_trip_and_no_car():
+    assert not [f for f in statement_frames([("The user is driving to their mom's place now.", "user")])[0]
+                if f.attribute == "car"]
+    assert frame("The user drives to work in their Volvo.").value == "volvo"  # the car it is driven in

@@ -68,6 +68,9 @@ def parsed(text: str):
      ["After four years the user said goodbye to Spotify", "the user is at Klarna now"]),
     ("Pedro moved to another team, so the user reports to Aisha these days.",
      ["Pedro moved to another team", "the user reports to Aisha these days"]),
+    ("The user sold the volvo, driving a Kia Niro now.",
+     ["The user sold the volvo", "the user is driving a Kia Niro now"]),
+    ("I moved again, now living in Porto.", ["I moved again", "I am now living in Porto"]),
 ])
 def test_clauses_with_subjects_of_their_own_are_read_apart_for_their_frames(sentence, pieces):
     assert frame_clauses(parsed(sentence), they_is="the user") == pieces

@@ -23,6 +23,15 @@ def test_discourse_markers_come_off_the_front(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned
 
 
+@pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("new number btw: 07700 900456", "new number: 07700 900456"),
+    ("I'm vegan now, fyi.", "I'm vegan now."),
+    ("Moved to Leeds tbh", "Moved to Leeds"),
+])
+def test_marker_words_come_out_inside_a_sentence(sentence, cleaned):
+    assert strip_discourse(sentence) == cleaned
+
+
 @pytest.mark.parametrize("sentence", ["Updates are slow at my job", "News travels fast", "Edit the file first"])
 def test_a_marker_word_that_is_the_subject_stays(sentence):
     assert strip_discourse(sentence) == sentence
@@ -41,6 +50,10 @@ def test_a_marker_word_that_is_the_subject_stays(sentence):
     ("I'm learning Korean hehe, it's so hard", "I'm learning Korean"),
     ("I moved to Oslo (lol) in March", "I moved to Oslo in March"),
     ("I'm allergic to kiwi haha, which is awkward at brunch", "I'm allergic to kiwi"),
+    # a last remark with no subject that only reacts
+    ("They made me art director last week, still can't believe it", "They made me art director last week"),
+    ("We moved to Porto, loving it so far!", "We moved to Porto"),
+    ("I started at Google, so excited.", "I started at Google"),
 ])
 def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     assert strip_chatter(sentence) == cleaned
@@ -51,6 +64,7 @@ def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     "I moved to Porto, which is where my wife grew up.",
     "My brother is called Hal.",
     "I met Lola in Lolland.",
+    "I moved to Leeds, happy to be back near Yorkshire.",  # a name in it: more than a reaction
 ])
 def test_a_trailing_clause_that_adds_a_fact_stays(sentence):
     assert strip_chatter(sentence) == sentence

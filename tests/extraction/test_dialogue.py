@@ -332,9 +332,15 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
 @pytest.mark.parametrize(("text", "content"), [
     ("They bumped me up to senior accountant.", "The user got bumped up to senior accountant."),
     ("She hired me on Monday!", "The user got hired on Monday, 17 June 2024."),
+    ("They made me art director last week.", "The user got made art director in the week before 20 June 2024."),
+    ("My boss named me team lead.", "The user got named team lead."),
 ])
 def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     assert contents(text, when=JUNE) == [content]
+
+
+def test_being_made_to_do_something_is_no_title():
+    assert contents("They made me laugh so hard.", when=JUNE) == []
 
 
 @pytest.mark.parametrize(("text", "content"), [

@@ -91,6 +91,11 @@ UPDATES = [  # (old, new, old word, new word)
      "Oreal"),
     # what a replacement names is replaced, even where no frame reads it
     ("I have a 2015 Subaru Forester.", "I finally replaced the Subaru with a Rivian R1S.", "Forester", "Rivian"),
+    # chat without a subject, a marker word inside, a title given to the speaker
+    ("I drive an old Volvo estate.", "sold the volvo, driving a Kia Niro now", "old Volvo", "Kia"),
+    ("My number is 07700 900123.", "new number btw: 07700 900456", "900123", "900456"),
+    ("I'm a junior designer at a small agency.", "They made me art director last week, still can't believe it",
+     "junior", "art director"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -123,6 +128,7 @@ COEXIST = [  # both statements stay current
     ("I live in Oslo.", "We might move to Bergen one day."),  # a maybe
     ("I live in Leeds.", "My landlord is Ahmed."),  # someone the speaker knows, in a role
     ("My name is Lars.", "My husband is a guy called Pete."),  # his name, not the speaker's
+    ("I drive a Golf.", "I'm driving to my mom's place now."),  # a trip, not a car
 ]
 
 
