@@ -74,7 +74,7 @@ KINDS = (
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",
-        "my line manager is {person}", "{person} supervises me now")),
+        "my line manager is {person}", "{person} supervises me now", "{person} manages our team")),
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
         "my boyfriend is {person}",
@@ -104,7 +104,7 @@ KINDS = (
         "I sold my car and got a Tesla", "these days I drive a Toyota", "I replaced my car with a Ford",
         "I traded in my car for an SUV", "my daily driver is an electric hatchback",
         "I get around in a Ford Fiesta", "we swapped our Renault for a Kia", "I drive to work in my Volvo",
-        "I'm driving a Hyundai now"),
+        "I'm driving a Hyundai now", "I picked up a used Toyota"),
          brands=True),
     Kind("phone model", True, "thing", (
         "my phone is an iPhone", "I switched to an Android phone", "I got a new Pixel smartphone",
@@ -172,6 +172,15 @@ KINDS = (
         brands=True),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}
+# makes the small model does not know for what they are ("a secondhand Skoda"): a make said as a thing the holder
+# has names the kind's attribute, however unlike its frames the rest of the statement is
+MAKES = {
+    "car": frozenset("""audi bmw byd chevrolet chevy citroen citroën cupra dacia fiat ford honda hyundai jaguar jeep kia
+        lexus mazda mercedes mini mitsubishi nissan opel peugeot polestar porsche renault rivian seat skoda subaru
+        suzuki tesla toyota vauxhall volkswagen vw volvo""".split()),
+    "phone model": frozenset("""iphone pixel galaxy samsung xiaomi oneplus nokia motorola huawei oppo fairphone
+        redmi""".split()),
+}
 # the relations that are an attribute of the speaker's ("my boss is Tom": the manager), by the frames above; "my
 # landlord is Ahmed", "my cat is Miso" name someone of the speaker's, no attribute of theirs
 ROLE_KINDS = {frame.split()[-3]: kind.name for kind in KINDS if kind.single and kind.value == "person"

@@ -23,7 +23,7 @@ import numpy as np
 from extraction import clauses, nlp
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
-from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MASKS, NAMED, ROLE_KINDS
+from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.slots import at_work
 from integrations import embeddings
 
@@ -171,6 +171,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         best[name] = max(best.get(name, -1.0), score)
     if roles.says_occupation(doc, token):  # "a sous chef at a small bistro": a job title, however unlike the frames
         best["job title"] = max(best["job title"], OCCUPATION_SCORE)
+    for kind_name, makes in MAKES.items():
+        if roles.made_by(doc, makes):
+            best[kind_name] = max(best[kind_name], OCCUPATION_SCORE)
     # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
@@ -194,6 +197,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if kind.cue and not re.search(kind.cue, content):
             continue
         if name == "car" and roles.drives_somewhere(doc):
+            continue
+        if kind.single and kind.value in ("place", "org") and roles.a_stay(doc):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work

@@ -41,6 +41,9 @@ from observability import hooks
 
 def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    # "my car's a Mini": no possessive comes before an article, so the "'s" is "is"
+    text = re.sub(r"\b(?!(?:it|that|what|there|here|he|she|who|where|let|how)')([a-z]+)'s (a|an|the)\b", r"\1 is \2",
+                  text)
     return talk.EMOJI.sub("", text)
 
 
@@ -202,6 +205,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
+    if called := talk.CALLED_ME.match(sentence):
+        sentence = f"I go by {called['name']}{called['rest']}"
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them
     if done and (done["verb"].lower() not in ("made", "named") or {
             w.strip(".,!?;:").lower() for w in done["rest"].split()} & (OCCUPATIONS | talk.TITLE_WORDS)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import ROLES
-from extraction.slots import DIETS, OCCUPATIONS
+from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
 
@@ -35,6 +35,33 @@ def said_of_a_thing(doc, value: str) -> bool:
     first = value.split()[0] if value else ""
     return any(t.lower_ == first and t.i > 0 and (
         _article_before(doc, t.i) or (t.dep_ == "pobj" and t.head.lower_ in ("in", "near"))) for t in doc)
+
+
+def a_stay(doc) -> bool:
+    """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
+    today", "in Paris for a conference this week" (being in a place, with a time or a purpose)."""
+    for verb in (t for t in doc if t.lemma_ == "be" and t.dep_ == "ROOT"):
+        places = [g for p in verb.children if p.dep_ == "prep" and p.lower_ == "in"
+                  for g in p.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC")]
+        # not "since March" (a start), not "for three years" (a home), not "for good"
+        dated = any(e.label_ == "DATE" and doc[e.start - 1 if e.start else 0].lower_ not in ("since", "from")
+                    and e[0].lower_ not in ("since", "now") and "year" not in e.text.lower() for e in doc.ents)
+        purpose = any(c.dep_ == "prep" and c.lower_ == "for" and not any(
+            g.lower_ in ("good", "now") or g.ent_type_ == "DATE" for g in c.children) for c in verb.children)
+        if places and (dated or purpose):
+            return True
+    return False
+
+
+def made_by(doc, makes: frozenset[str]) -> bool:
+    """A make of `makes` said as a thing someone has ("a secondhand Skoda", "my Fiat"): after an article or a
+    possessive, not "at Toyota" (an employer), not the subject ("the Mini went to my niece"), not a gift ("got my
+    mum a Samsung")."""
+    if any(t.dep_ == "dative" or (t.dep_ == "dobj" and t.lower_ in RELATIONS) for t in doc):
+        return False
+    return any(t.lower_ in makes and t.text[:1].isupper() and t.dep_ not in ("nsubj", "nsubjpass") and any(
+        doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
+        for t in doc if t.i > 0)
 
 
 def _article_before(doc, i: int) -> bool:

@@ -59,6 +59,9 @@ YOU_PHRASES = (
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
 DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
                         r"(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me(?P<rest>\b.*)$")
+# "Everyone calls me Liz": the name the speaker goes by
+CALLED_ME = re.compile(r"(?i)^(?:everyone|everybody|people|most people|(?:all )?my friends|friends|they)\s+"
+                       r"(?:just |usually |always |mostly )?call(?:s)? me (?P<name>(?-i:[A-Z])[\w'\-]+)(?P<rest>.*)$")
 # "they made me art director", not "they made me laugh": "made"/"named" only with a title after it
 TITLE_WORDS = frozenset("head lead chief senior principal captain chair president partner supervisor ceo cto cfo "
                         "vp deputy".split())
@@ -101,7 +104,9 @@ VERDICT = re.compile(
     r"(?:awesome|amazing|great|cool|fun|nice|wonderful|fantastic|lovely|sweet|incredible|the best|perfect|"
     r"beautiful|special|awful|terrible|crazy|wild|tough|hard|rough)\b.*$")
 NAMED = re.compile(r"\b(?:in|at|to|from|with|for) (?:the )?[A-Z][a-z]+")
-REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b")
+# "these days", "this week", "that year" say when, and point back at nothing
+REFERENCE = re.compile(r"(?i)\b(?:it|that|this|those|these|them)\b(?! (?:days?|weeks?|months?|years?|mornings?|"
+                       r"evenings?|summer|winter|spring|autumn|fall|time|term|semester|season)\b)")
 STOP = set("""
 i i'm im i've ive i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves it it's its this that
 that's these those they them their he she him her his a an the and or but so if then than as of to in on at by for

@@ -262,8 +262,10 @@ def test_being_dumped_ends_a_partner_and_a_relation_named_is_the_speakers_whatev
 
 
 def test_a_replacement_said_outright_names_what_it_retires_whatever_its_kind():
+    found = statement_frames([("The user has swapped the old kettle for a Smeg.", "user")])[0]
+    assert [(f.attribute, f.value, f.replaces) for f in found] == [("", "smeg", "old kettle")]
     found = statement_frames([("The user has swapped the Prius for an electric Polestar 2.", "user")])[0]
-    assert [(f.attribute, f.value, f.replaces) for f in found] == [("", "electric polestar 2", "prius")]
+    assert [(f.attribute, f.value, f.replaces) for f in found] == [("car", "electric polestar 2", "prius")]
 
 
 def test_a_relations_name_said_as_theirs_names_the_relation():
@@ -277,3 +279,27 @@ def test_a_drive_somewhere_is_a_trip_and_no_car():
     assert not [f for f in statement_frames([("The user is driving to their mom's place now.", "user")])[0]
                 if f.attribute == "car"]
     assert frame("The user drives to work in their Volvo.").value == "volvo"  # the car it is driven in
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The user picked up a secondhand Skoda Octavia.", ("car", "secondhand skoda octavia")),  # a make, unlike frames
+    ("Zoe manages the user's team.", ("manager", "zoe")),
+])
+def test_values_named_by_what_they_are(text, expected):
+    assert expected in [(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]]
+
+
+@pytest.mark.parametrize(("text", "not_said"), [
+    ("The user works at Toyota.", "car"),  # an employer
+    ("The user got their mum a Fiat for her birthday.", "car"),  # a gift
+    ("The user is in Rome for the weekend.", "home"),  # a stay, with a time
+    ("The user is in Rome for the weekend.", "employer"),
+    ("The user is in Paris for a conference in the week of 3 July 2024.", "home"),
+])
+def test_a_make_or_a_place_in_passing_is_no_car_home_or_employer(text, not_said):
+    assert not [f for f in statement_frames([(text, "user")])[0] if f.attribute == not_said]
+
+
+@pytest.mark.parametrize("text", ["The user grew up in Munich.", "The user was born in Leeds."])
+def test_where_the_holder_grew_up_is_a_home_of_the_past(text):
+    assert (frame(text).attribute, frame(text).ended) == ("home", True)

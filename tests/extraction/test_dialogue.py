@@ -339,6 +339,15 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     assert contents(text, when=JUNE) == [content]
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("My car's a Mini Cooper.", "The user's car is a Mini Cooper."),  # no possessive before an article
+    ("These days I'm fully plant-based.", "These days the user is fully plant-based."),  # a time, no reference
+    ("Everyone calls me Liz.", "The user goes by Liz."),
+])
+def test_chat_ways_of_saying_what_holds(text, content):
+    assert contents(text, when=JUNE) == [content]
+
+
 def test_being_made_to_do_something_is_no_title():
     assert contents("They made me laugh so hard.", when=JUNE) == []
 
