@@ -33,6 +33,7 @@ MARGIN = 0.03  # the best single-valued kind must beat the best accumulating one
 COMPANION = 0.1  # a second single-valued frame within this much of the best is said too
 CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
+MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
 _FAVOURITE = re.compile(
     rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
     r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
@@ -173,7 +174,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         best["job title"] = max(best["job title"], OCCUPATION_SCORE)
     for kind_name, makes in MAKES.items():
         if roles.made_by(doc, makes):
-            best[kind_name] = max(best[kind_name], OCCUPATION_SCORE)
+            best[kind_name] = max(best[kind_name], MAKE_SCORE)
     # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
@@ -198,7 +199,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if name == "car" and roles.drives_somewhere(doc):
             continue
-        if kind.single and kind.value in ("place", "org") and roles.a_stay(doc):
+        if kind.single and kind.value in ("place", "org") and (roles.a_stay(doc) or roles.origin(doc)):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work

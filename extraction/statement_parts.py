@@ -178,15 +178,12 @@ def ends(verb) -> bool:
         verb.lemma_.lower() == "call" and any(c.dep_ == "prt" and c.lower_ == "off" for c in verb.children)) or (
         verb.lemma_.lower() == "hand" and any(c.dep_ == "prt" and c.lower_ in ("in", "back") for c in verb.children)
         and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
-    # where the holder grew up, was born or raised: a home of the past
-    childhood = (verb.lemma_.lower() == "grow" and any(c.dep_ == "prt" and c.lower_ == "up" for c in verb.children)
-                 ) or (verb.lower_ in ("born", "raised") and any(c.dep_ == "auxpass" for c in verb.children))
     # "Tom and I are done" (parsed as a passive "done"), "we're over"
     over = (verb.lower_ == "done" and any(c.dep_ == "auxpass" for c in verb.children)) or (
         verb.lemma_ == "be" and any(c.dep_ in ("acomp", "advmod") and c.lower_ in ("done", "over", "through")
                                     and c.i == verb.i + 1 for c in verb.children))
     return (verb.lemma_.lower() in ENDING or broke_up or over or any(c.dep_ == "neg" for c in verb.children)
-            or past_state or used_to or childhood
+            or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
             or verb.lower_ in ("left", "sold", "quit"))
 

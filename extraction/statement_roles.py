@@ -37,6 +37,13 @@ def said_of_a_thing(doc, value: str) -> bool:
         _article_before(doc, t.i) or (t.dep_ == "pobj" and t.head.lower_ in ("in", "near"))) for t in doc)
 
 
+def origin(doc) -> bool:
+    """Where the holder grew up, was born or raised ("I grew up in Munich"): a fact of its own that stays true
+    beside the home they have now, no home."""
+    return any((t.lemma_.lower() == "grow" and any(c.dep_ == "prt" and c.lower_ == "up" for c in t.children))
+               or (t.lower_ in ("born", "raised") and any(c.dep_ == "auxpass" for c in t.children)) for t in doc)
+
+
 def a_stay(doc) -> bool:
     """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
     today", "in Paris for a conference this week" (being in a place, with a time or a purpose)."""
@@ -57,11 +64,24 @@ def made_by(doc, makes: frozenset[str]) -> bool:
     """A make of `makes` said as a thing someone has ("a secondhand Skoda", "my Fiat"): after an article or a
     possessive, not "at Toyota" (an employer), not the subject ("the Mini went to my niece"), not a gift ("got my
     mum a Samsung")."""
-    if any(t.dep_ == "dative" or (t.dep_ == "dobj" and t.lower_ in RELATIONS) for t in doc):
+    if any(t.dep_ == "dative" or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
+           or t.lower_ in ("test", "tests", "tested") for t in doc):
         return False
     return any(t.lower_ in makes and t.text[:1].isupper() and t.dep_ not in ("nsubj", "nsubjpass") and any(
         doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
-        for t in doc if t.i > 0)
+        and _governing(t).lemma_.lower() in _HAVING for t in doc if t.i > 0)
+
+
+# verbs of having a thing or of ending that, not of using one for a while ("rented a Fiat", "test drove a BMW")
+_HAVING = {"be", "have", "own", "buy", "get", "pick", "lease", "drive", "purchase", "order", "switch", "upgrade",
+           "swap", "trade", "replace", "finance", "use", "sell", "scrap", "crash", "total", "wreck", "lose",
+           "break", "ditch"}
+
+
+def _governing(token):
+    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
+        token = token.head
+    return token
 
 
 def _article_before(doc, i: int) -> bool:
