@@ -93,10 +93,19 @@ def _article_before(doc, i: int) -> bool:
 
 
 def says_occupation(doc, token) -> bool:
-    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now"."""
+    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now", or
+    to have been made one ("got bumped up to sous chef", "was hired as a nurse")."""
     verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
-    return verb is not None and verb.lemma_ == "be" and any(
-        c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+    if verb is None:
+        return False
+    if verb.lemma_ == "be":
+        return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+    made = any(c.dep_ == "auxpass" for c in verb.children) or verb.lemma_.lower() in ("move", "step", "start")
+    # "to" a title has no article ("bumped up to sous chef", not "sent to a doctor"); "as" may ("hired as a nurse")
+    return made and any(p.dep_ == "prep" and p.lower_ in ("to", "as") and any(
+        g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS
+        and (p.lower_ == "as" or not any(c.dep_ in ("det", "poss") for c in g.children))
+        for g in p.children) for p in verb.children)
 
 
 def occupation_place(doc, token) -> str:

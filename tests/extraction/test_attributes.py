@@ -284,6 +284,8 @@ def test_a_drive_somewhere_is_a_trip_and_no_car():
 @pytest.mark.parametrize(("text", "expected"), [
     ("The user picked up a secondhand Skoda Octavia.", ("car", "secondhand skoda octavia")),  # a make, unlike frames
     ("Zoe manages the user's team.", ("manager", "zoe")),
+    ("The user just got bumped up to sous chef.", ("job title", "sous chef")),  # made an occupation
+    ("The user was hired as a nurse.", ("job title", "nurse")),
 ])
 def test_values_named_by_what_they_are(text, expected):
     assert expected in [(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]]
@@ -292,6 +294,9 @@ def test_values_named_by_what_they_are(text, expected):
 @pytest.mark.parametrize(("text", "not_said"), [
     ("The user works at Toyota.", "car"),  # an employer
     ("The user got their mum a Fiat for her birthday.", "car"),  # a gift
+    ("The user rented a Fiat 500 on holiday in Sicily.", "car"),  # for a while
+    ("The user test drove a BMW X3 on Saturday.", "car"),
+    ("The user was sent to a doctor.", "job title"),  # someone in an occupation, not the holder's
     ("The user is in Rome for the weekend.", "home"),  # a stay, with a time
     ("The user is in Rome for the weekend.", "employer"),
     ("The user is in Paris for a conference in the week of 3 July 2024.", "home"),
