@@ -82,7 +82,7 @@ KINDS = (
         "I broke up with {person}", "{person} and I got divorced", "{person} and I split up", "{person} and I are done",
         "my fiancee is {person}", "my fiance is {person}", "my gf is {person}", "my bf is {person}",
         "I'm with {person} now", "{person} and I called off the engagement", "{person} dumped me",
-        "I'm seeing {person} now")),
+        "I'm seeing {person} now", "{person} is my ex now")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),

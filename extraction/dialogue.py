@@ -41,9 +41,9 @@ from observability import hooks
 
 def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    # "my car's a Mini": no possessive comes before an article, so the "'s" is "is"
-    text = re.sub(r"\b(?!(?:it|that|what|there|here|he|she|who|where|let|how)')([a-z]+)'s (a|an|the)\b", r"\1 is \2",
-                  text)
+    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"
+    text = re.sub(r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')([A-Za-z]+)'s "
+                  r"(a|an|the|my|our|your|his|her|their)\b", r"\1 is \2", text)
     return talk.EMOJI.sub("", text)
 
 

@@ -46,13 +46,15 @@ def origin(doc) -> bool:
 
 def a_stay(doc) -> bool:
     """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
-    today", "in Paris for a conference this week" (being in a place, with a time or a purpose)."""
-    for verb in (t for t in doc if t.lemma_ == "be" and t.dep_ == "ROOT"):
-        places = [g for p in verb.children if p.dep_ == "prep" and p.lower_ == "in"
+    today", "in Paris for a conference this week", "renting a cabin in Montana for August" (being, staying or
+    renting in a place, with a time or a purpose)."""
+    for verb in (t for t in doc if t.lemma_ in ("be", "stay", "rent", "live") and t.dep_ == "ROOT"):
+        places = [g for p in verb.subtree if p.dep_ == "prep" and p.lower_ == "in"
                   for g in p.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC")]
         # not "since March" (a start), not "for three years" (a home), not "for good"
         dated = any(e.label_ == "DATE" and doc[e.start - 1 if e.start else 0].lower_ not in ("since", "from")
-                    and e[0].lower_ not in ("since", "now") and "year" not in e.text.lower() for e in doc.ents)
+                    and e[0].lower_ not in ("since", "now") and "year" not in e.text.lower()
+                    and e.text.lower() not in ("these days", "nowadays", "lately", "recently") for e in doc.ents)
         purpose = any(c.dep_ == "prep" and c.lower_ == "for" and not any(
             g.lower_ in ("good", "now") or g.ent_type_ == "DATE" for g in c.children) for c in verb.children)
         if places and (dated or purpose):

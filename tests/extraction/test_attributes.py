@@ -300,6 +300,7 @@ def test_values_named_by_what_they_are(text, expected):
     ("The user is in Rome for the weekend.", "home"),  # a stay, with a time
     ("The user is in Rome for the weekend.", "employer"),
     ("The user is in Paris for a conference in the week of 3 July 2024.", "home"),
+    ("The user is renting a cabin in Montana for August.", "home"),
 ])
 def test_a_make_or_a_place_in_passing_is_no_car_home_or_employer(text, not_said):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.attribute == not_said]
@@ -308,3 +309,8 @@ def test_a_make_or_a_place_in_passing_is_no_car_home_or_employer(text, not_said)
 @pytest.mark.parametrize("text", ["The user grew up in Munich.", "The user was born in Leeds."])
 def test_where_the_holder_grew_up_is_no_home(text):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.single]
+
+
+def test_an_ex_is_a_partner_ended():
+    assert ("partner", "jake", True) in [(f.attribute, f.value, f.ended) for f in statement_frames(
+        [("Jake is the user's ex now.", "user")])[0]]

@@ -343,9 +343,16 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("My car's a Mini Cooper.", "The user's car is a Mini Cooper."),  # no possessive before an article
     ("These days I'm fully plant-based.", "These days the user is fully plant-based."),  # a time, no reference
     ("Everyone calls me Liz.", "The user goes by Liz."),
+    ("Jake's my ex now.", "Jake is the user's ex now."),
+    ("Working at Tesco now.", "The user is working at Tesco now."),  # an "-ing" phrase that names something
 ])
 def test_chat_ways_of_saying_what_holds(text, content):
     assert contents(text, when=JUNE) == [content]
+
+
+@pytest.mark.parametrize("text", ["Sending hugs to Mel!", "Looking forward to it!", "Thinking of you, Caroline."])
+def test_a_wish_in_an_ing_phrase_is_no_statement(text):
+    assert contents(text, when=JUNE) == []
 
 
 def test_being_made_to_do_something_is_no_title():
