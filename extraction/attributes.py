@@ -36,7 +36,7 @@ OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to b
 MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
 _FAVOURITE = re.compile(
     rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
-    r"(?:\s+(?:is|are|was|has|these|now|lately|of)\b|\s*[.!,;]|$)")
+    r"(?:\s+(?:is|are|was|has|these|now|lately|of|used|became|changed)\b|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
@@ -199,7 +199,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if name == "car" and roles.drives_somewhere(doc):
             continue
-        if kind.single and kind.value in ("place", "org") and (roles.a_stay(doc) or roles.origin(doc)):
+        if kind.single and kind.value in ("place", "org") and (
+                roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work

@@ -205,6 +205,10 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
+    if label := talk.NEW_LABEL.match(sentence):
+        sentence = f"My {label['new'].lower()} {label['what']} is {label['value'].rstrip('.!')}{label['when'] or ''}"
+    elif talk.HOME_IS.match(sentence):
+        sentence = f"My {sentence[0].lower()}{sentence[1:]}"
     if called := talk.CALLED_ME.match(sentence):
         sentence = f"I go by {called['name']}{called['rest']}"
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them

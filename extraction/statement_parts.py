@@ -83,6 +83,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
         subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or [
             t for t in every if t.i < subjects[0].i and t.head.dep_ != "advcl" and _is_self(t, self_names)] or subjects
+        if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user")
+                                                   for t in doc[:subjects[0].i]):
+            return "", None  # "my favourite colour used to be blue but it's green now": the speaker's thing
     if subjects and (_names_a_relation(subjects[0]) or _relation_named(subjects[0])):
         # "Greta is my manager", "my boss is Gary" (the extractor's subject: the name): the speaker's, named
         return "", None
@@ -252,13 +255,26 @@ def _is_age(ent) -> bool:
     return ent.label_ in _TIME and (bool(_AGE.match(text)) or (text.isdigit() and len(text) <= 3))
 
 
+# what is left together with its place: "left my job at Acme" ends Acme, "left my umbrella in Paris" does not
+_TIES = {"job", "position", "role", "post", "company", "firm", "team", "flat", "house", "apartment", "home", "place",
+         "city", "country", "town", "office", "school", "course", "program", "programme", "partner", "wife",
+         "husband", "boyfriend", "girlfriend"}
+
+
+def left_thing(verb) -> bool:
+    """`verb` leaves or loses a thing of its own ("left my umbrella", "lost my keys"), not a place or a tie."""
+    return verb.lemma_.lower() in ("leave", "forget", "lose", "drop") and any(
+        c.dep_ == "dobj" and c.pos_ in ("NOUN", "PRON") and c.lemma_.lower() not in _TIES for c in verb.children)
+
+
 def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
     """Values by kind ("name", "number", "email", "phone"), each with whether it ended (2: its verb ends it, 1:
     it follows "from", the old value when a new one is said: "moved from Paris to Lyon")."""
     found: dict[str, list[tuple[str, bool]]] = {}
     for span in _names(doc):
         verb = governing_verb(span.root)
-        ended = 2 if ends(verb) or _last_day(span.root) else 1 if (
+        behind = span.root.dep_ == "pobj" and left_thing(verb)  # "left my umbrella in Paris": Paris holds
+        ended = 2 if (ends(verb) and not behind) or _last_day(span.root) else 1 if (
             span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
         found.setdefault("name", []).append((span.text.strip().lower(), ended))
     for match in _EMAIL.finditer(text):

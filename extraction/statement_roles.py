@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from extraction import statement_parts as parts
 from extraction.attribute_kinds import ROLES
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 
@@ -42,6 +43,13 @@ def origin(doc) -> bool:
     beside the home they have now, no home."""
     return any((t.lemma_.lower() == "grow" and any(c.dep_ == "prt" and c.lower_ == "up" for c in t.children))
                or (t.lower_ in ("born", "raised") and any(c.dep_ == "auxpass" for c in t.children)) for t in doc)
+
+
+def left_behind(doc) -> bool:
+    """Something left or lost at a place ("I left my umbrella in Paris", "lost my keys at Google"): the thing's
+    whereabouts, not the place ended."""
+    return any(parts.left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in t.children)
+               for t in doc)
 
 
 def a_stay(doc) -> bool:

@@ -59,6 +59,10 @@ YOU_PHRASES = (
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
 DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
                         r"(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me(?P<rest>\b.*)$")
+# a label said bare in chat, of the speaker's: "New title as of Monday: design manager", "Home is a flat in Leeds"
+NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{1,25}?)"
+                       r"(?P<when> (?:as of|from|since|starting) [^:]{1,25})?\s*[:\u2013\u2014]\s*(?P<value>\w.*)$")
+HOME_IS = re.compile(r"(?i)^home(?:'s| is) (?:now |currently |still )?(?:a|an|in|near|outside|just)\b")
 # "Everyone calls me Liz": the name the speaker goes by
 CALLED_ME = re.compile(r"(?i)^(?:everyone|everybody|people|most people|(?:all )?my friends|friends|they)\s+"
                        r"(?:just |usually |always |mostly )?call(?:s)? me (?P<name>(?-i:[A-Z])[\w'\-]+)(?P<rest>.*)$")

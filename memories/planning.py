@@ -100,6 +100,12 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
         if frame["ended"]:
             # "sold my Mini" ends "a Mini Cooper": the ending may name part of the value
             ended = [m for m, f in matches if set(frame["value"].split() or "?") <= set(f["value"].split())]
+            if not ended and frame["value"]:
+                # "I've left St Mary's" read as another attribute than "a nurse at St Mary's Hospital": the
+                # speaker's current value it names is what ends
+                ended = [m for m, fs in candidates_pool if any(
+                    f["single"] and not f.get("ended") and f["holder"] == frame["holder"] and f["value"]
+                    and set(frame["value"].split()) <= set(f["value"].split()) for f in fs)]
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)

@@ -314,3 +314,17 @@ def test_where_the_holder_grew_up_is_no_home(text):
 def test_an_ex_is_a_partner_ended():
     assert ("partner", "jake", True) in [(f.attribute, f.value, f.ended) for f in statement_frames(
         [("Jake is the user's ex now.", "user")])[0]]
+
+
+def test_a_favourite_said_to_have_changed_is_the_speakers_new_one():
+    found = frame("The user's favourite colour used to be blue but it's green now.")
+    assert (found.attribute, found.value, found.holder) == ("favourite colour", "green", "")
+
+
+@pytest.mark.parametrize(("text", "ended"), [
+    ("The user left their umbrella in Paris.", False),  # the thing's whereabouts: Paris holds
+    ("The user left their job at Acme.", True),  # a tie to the place
+])
+def test_what_is_left_somewhere_ends_the_place_only_when_it_ties_the_holder_to_it(text, ended):
+    assert [f.ended for f in statement_frames([(text, "user")])[0] if f.value in ("paris", "acme")] == [ended]
+    assert ended or not [f for f in statement_frames([(text, "user")])[0] if f.single]

@@ -345,12 +345,15 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("Everyone calls me Liz.", "The user goes by Liz."),
     ("Jake's my ex now.", "Jake is the user's ex now."),
     ("Working at Tesco now.", "The user is working at Tesco now."),  # an "-ing" phrase that names something
+    ("New title as of Monday: design manager.", "The user's new title is design manager as of Monday."),  # a label
+    ("Home is a little flat in Glasgow.", "The user's home is a little flat in Glasgow."),
 ])
 def test_chat_ways_of_saying_what_holds(text, content):
     assert contents(text, when=JUNE) == [content]
 
 
-@pytest.mark.parametrize("text", ["Sending hugs to Mel!", "Looking forward to it!", "Thinking of you, Caroline."])
+@pytest.mark.parametrize("text", ["Sending hugs to Mel!", "Looking forward to it!", "Thinking of you, Caroline.",
+                                  "Home's where the heart is."])
 def test_a_wish_in_an_ing_phrase_is_no_statement(text):
     assert contents(text, when=JUNE) == []
 

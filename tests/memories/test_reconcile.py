@@ -94,6 +94,7 @@ UPDATES = [  # (old, new, old word, new word)
     # chat without a subject, a marker word inside, a title given to the speaker
     ("I drive an old Volvo estate.", "sold the volvo, driving a Kia Niro now", "old Volvo", "Kia"),
     ("My number is 07700 900123.", "new number btw: 07700 900456", "900123", "900456"),
+    ("My job title is product designer.", "New title as of Monday: design manager.", "product", "design manager"),
     ("I'm a junior designer at a small agency.", "They made me art director last week, still can't believe it",
      "junior", "art director"),
 ]
@@ -129,6 +130,9 @@ COEXIST = [  # both statements stay current
     ("I live in Leeds.", "My landlord is Ahmed."),  # someone the speaker knows, in a role
     ("My name is Lars.", "My husband is a guy called Pete."),  # his name, not the speaker's
     ("I drive a Golf.", "I'm driving to my mom's place now."),  # a trip, not a car
+    ("I live in Paris.", "I left my umbrella in Paris."),  # a thing's whereabouts
+    ("I live in Hamburg.", "I grew up in Munich."),  # where they grew up
+    ("I live in Seattle.", "We're renting a cabin in Montana for August."),  # a stay
 ]
 
 
@@ -250,3 +254,13 @@ def test_a_statement_that_ends_the_old_value_joins_the_past(api, user):
     assert not any("Boots" in text and "Walgreens" not in text for text in live), live
     quit_ = Memory.objects.get(owner=user, content__contains="quit")
     assert quit_.superseded_by_id is not None and quit_.valid_to is not None
+
+
+def test_an_ending_that_names_another_attributes_value_ends_it(api, user):
+    """"I've left St Mary's" read as another attribute than "a nurse at St Mary's Hospital" still ends it."""
+    converse(api, [("2024-03-01T10:00:00Z", "I'm a nurse at St Mary's Hospital."),
+                   ("2024-06-01T10:00:00Z", "I've left St Mary's; I'm at the Royal Free now.")])
+    retired = Memory.objects.get(owner=user, superseded_by__isnull=False)
+    assert "Hospital" in retired.content and retired.valid_to is not None
+    assert "ended" in Memory.objects.get(pk=retired.superseded_by_id).history.earliest(
+        "history_date").history_change_reason
