@@ -197,6 +197,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.cue and not re.search(kind.cue, content):
             continue
+        if kind.single and roles.work_vehicle(doc):
+            continue  # "my work van is a Ford Transit": no car, employer or manager of the holder's
         if name == "car" and roles.drives_somewhere(doc):
             continue
         if kind.single and kind.value in ("place", "org") and (
@@ -223,6 +225,10 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         found.append(frame)
+    if found and found[0].attribute == "relationship status" and (person := roles.joined_with(token)) and not any(
+            f.attribute == "partner" for f in found):
+        # "Paul and I are divorced now": the status, and whom it is with
+        found.append(Frame("partner", True, person, holder, found[0].ended, round(best["partner"], 3)))
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
     if swap := roles.replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
         if found and found[0].single and BY_NAME[found[0].attribute].value == "thing":

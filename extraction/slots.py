@@ -34,7 +34,8 @@ chef cook baker barista student intern pilot firefighter officer mechanic electr
 driver librarian paramedic veterinarian vet banker freelancer coach trainer instructor tutor actor actress
 dancer singer producer
 """.split())
-DIETS = r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|plant[- ]based"
+DIETS = (r"vegan|vegetarian|veggie|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|"
+         r"plant[- ]based")
 _CAP = r"[A-Z][\w.'&\-]*"
 PROPER = rf"(?:[Tt]he )?{_CAP}(?:,? (?:(?:of|de|la|upon|on|am|van|von|and) )?{_CAP})*"
 NAME = r"[A-Z][a-z'\-]+(?: [A-Z][a-z'\-]+)?"
@@ -109,10 +110,12 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mail|mail|address|reach|contact|write|use", "phone": r"number|phone|mobile|cell|reach|"
-                  r"call|text|ring|whatsapp|contact"}
+_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use",
+                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
+                           # "emails to ravi.k@gmail.com from now on please"
+                           r"|(?:please )?(?:send )?(?:e-?mails?|mail|texts|calls) to\b"
                            # a label: "New phone number: ...", "Updated mobile - ..."
                            r"|(?:(?:my |our )?(?:new|updated|current|changed) )?(?:phone|mobile|cell|e-?mail)"
                            r"(?: number| address)?\s*[:\-\u2013]"

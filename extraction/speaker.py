@@ -8,13 +8,16 @@ import re
 
 from extraction.english import PAST, SINGULAR, is_first_person
 
+# past participles that are not also past forms: a sentence led by one has an implied "I've"
+PARTICIPLES = set("gone become begun grown taken given done seen written chosen driven eaten fallen forgotten gotten "
+                  "ridden risen shown spoken sworn thrown worn".split())
 _FINITE = set("is are was were 's 're has have had does did do can could will would should must might may makes "
               "made helps helped gives gave keeps kept brings brought reminds reminded means meant looks looked "
               "sounds seems feels felt gets got".split())
 _IMPLIED = re.compile(
     r"(?i)^(?P<adv>(?:(?:just|finally|recently|also|still|really|totally|actually|currently|always|never)\s+)*)"
     r"(?P<verb>gonna|going to|been|can't wait|cannot wait|wish|hoping|planning|thinking|[a-z]+ed|[a-z]+ing|"
-    + "|".join(sorted(PAST, key=len, reverse=True)) + r")\b(?!')")
+    + "|".join(sorted(PAST | PARTICIPLES, key=len, reverse=True)) + r")\b(?!')")
 _NOT_IMPLIED = set("""
 thing things everything nothing something anything king ring spring string sing during morning evening wedding
 building ceiling according including regarding following amazing interesting exciting inspiring boring
@@ -57,8 +60,8 @@ def speaker_in(sentence: str) -> str | None:
             r"(?i)\b(?:is|are|was|were|has|have|had|will|would|can|could)\b", sentence)
         if verb.endswith("ing") and no_self and not implied["adv"] and (not named or verb in _WISHING):
             gerund_subject = True
-        if been_it:
-            return None  # "Been a busy week": it has been
+        if been_it or (verb in PARTICIPLES and re.match(r"\s+(?:are|is|was|were)\b", sentence[implied.end():])):
+            return None  # "Been a busy week": it has been; "Gone are the days": inverted
         participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
             r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
         if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
@@ -93,8 +96,8 @@ def with_implied_subject(sentence: str) -> str:
     low = verb.lower()
     if low in ("gonna", "going to"):
         return f"I'm {adverbs}going to{rest}"
-    if low == "been":
-        return f"I've {adverbs}been{rest}"
+    if low == "been" or low in PARTICIPLES:  # "gone full veggie now": "I've gone ..."
+        return f"I've {adverbs}{low}{rest}"
     if low.endswith("ing") or low in _FEELING_ED:
         return f"I'm {adverbs}{low}{rest}"
     return f"I {adverbs}{low}{rest}"

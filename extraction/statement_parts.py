@@ -18,7 +18,7 @@ _MAYBE = {"might", "may", "could", "would", "should"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
           "dump", "die"}
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
-_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
 _TIME = {"DATE", "TIME"}
 _NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}

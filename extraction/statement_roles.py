@@ -30,6 +30,14 @@ def named_roles(doc) -> list[tuple[str, str]]:
     return found
 
 
+def joined_with(token) -> str:
+    """The person the speaker is said together with ("Paul and I are divorced now": "paul"), else ""."""
+    if token is None or token.pos_ != "PROPN" or token.ent_type_ not in ("PERSON", ""):
+        return ""
+    joined = any(c.dep_ == "conj" and c.lower_ in ("i", "me", "user", "we") for c in token.subtree)
+    return token.lower_ if joined else ""
+
+
 def said_of_a_thing(doc, value: str) -> bool:
     """The name `value` is said as a place or a thing, not a person: after "in"/"near" ("living in Lille with my
     partner") or an article ("has a Mini Cooper", "a 2015 Subaru Forester")."""
@@ -50,6 +58,14 @@ def left_behind(doc) -> bool:
     whereabouts, not the place ended."""
     return any(parts.left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in t.children)
                for t in doc)
+
+
+_WORK_VEHICLE = re.compile(r"(?i)\b(?:work|company|office|business|fleet|lease) (?:van|car|truck|vehicle|pickup)\b")
+
+
+def work_vehicle(doc) -> bool:
+    """A vehicle of the holder's work ("my work van is a Ford Transit", "a company car"): beside their own car."""
+    return bool(_WORK_VEHICLE.search(doc.text))
 
 
 def a_stay(doc) -> bool:

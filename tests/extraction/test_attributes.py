@@ -328,3 +328,13 @@ def test_a_favourite_said_to_have_changed_is_the_speakers_new_one():
 def test_what_is_left_somewhere_ends_the_place_only_when_it_ties_the_holder_to_it(text, ended):
     assert [f.ended for f in statement_frames([(text, "user")])[0] if f.value in ("paris", "acme")] == [ended]
     assert ended or not [f for f in statement_frames([(text, "user")])[0] if f.single]
+
+
+def test_a_status_said_with_someone_names_them_as_the_partner():
+    found = [(f.attribute, f.value, f.ended) for f in statement_frames([("Paul and the user are divorced now.",
+                                                                         "user")])[0]]
+    assert ("partner", "paul", True) in found
+
+
+def test_a_work_vehicle_is_none_of_the_holders_own():
+    assert not [f for f in statement_frames([("The user's work van is a Ford Transit.", "user")])[0] if f.single]

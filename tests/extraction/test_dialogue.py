@@ -347,13 +347,15 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("Working at Tesco now.", "The user is working at Tesco now."),  # an "-ing" phrase that names something
     ("New title as of Monday: design manager.", "The user's new title is design manager as of Monday."),  # a label
     ("Home is a little flat in Glasgow.", "The user's home is a little flat in Glasgow."),
+    ("gone full veggie now", "The user has gone full veggie now."),  # a participle: "I've gone"
+    ("emails to ravi.k@gmail.com from now on please", "The user's email address is ravi.k@gmail.com."),
 ])
 def test_chat_ways_of_saying_what_holds(text, content):
     assert contents(text, when=JUNE) == [content]
 
 
 @pytest.mark.parametrize("text", ["Sending hugs to Mel!", "Looking forward to it!", "Thinking of you, Caroline.",
-                                  "Home's where the heart is."])
+                                  "Home's where the heart is.", "Gone are the days of cheap rent."])
 def test_a_wish_in_an_ing_phrase_is_no_statement(text):
     assert contents(text, when=JUNE) == []
 

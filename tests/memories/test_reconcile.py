@@ -133,6 +133,7 @@ COEXIST = [  # both statements stay current
     ("I live in Paris.", "I left my umbrella in Paris."),  # a thing's whereabouts
     ("I live in Hamburg.", "I grew up in Munich."),  # where they grew up
     ("I live in Seattle.", "We're renting a cabin in Montana for August."),  # a stay
+    ("I drive a Golf.", "My work van is a Ford Transit."),  # the work's
 ]
 
 
@@ -264,3 +265,10 @@ def test_an_ending_that_names_another_attributes_value_ends_it(api, user):
     assert "Hospital" in retired.content and retired.valid_to is not None
     assert "ended" in Memory.objects.get(pk=retired.superseded_by_id).history.earliest(
         "history_date").history_change_reason
+
+
+def test_a_new_partner_retires_the_ending_that_names_the_old_one(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm married to Paul."),
+                   ("2024-06-01T10:00:00Z", "Paul and I are divorced now, I'm with Kenji")])
+    live = current(api)
+    assert any("Kenji" in text for text in live) and not any("Paul" in text for text in live), live
