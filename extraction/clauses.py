@@ -170,6 +170,7 @@ _REPORTING = {"say", "tell", "think", "hear", "know", "mention", "believe", "gue
               "realise", "realize", "read", "see", "find", "learn", "wonder", "doubt", "suppose", "expect"}
 _WHEN = {"when", "while", "after", "before", "as", "since", "until", "till", "whenever"}
 _CONTRACTED = {"'re": "is", "'ve": "has", "'s": "is", "'m": "is"}
+_AUX_CONTRACTED = {"'ve": "has", "'re": "is", "'d": "had", "'ll": "will", "'m": "is", "'s": "has"}
 
 
 def frame_clauses(doc, *, they_is: str = "") -> list[str]:
@@ -218,6 +219,8 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
                 words.append(before[0].text)
             elif said and token.lower_ in _CONTRACTED and token.i == head.i:
                 words.append(_CONTRACTED[token.lower_])
+            elif said and token.lower_ in _AUX_CONTRACTED:  # "they've been in Trondheim": "the user has been"
+                words.append(_AUX_CONTRACTED[token.lower_])
             elif they_is and token.lower_ == "their" and token.head.lower_ in ROLES:
                 words.append(f"{they_is}'s")  # "their boss": the speaker's, as in named_roles
             else:

@@ -43,7 +43,8 @@ def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"
     text = re.sub(r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')([A-Za-z]+)'s "
-                  r"(a|an|the|my|our|your|his|her|their)\b", r"\1 is \2", text)
+                  r"(a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b", r"\1 is \2",
+                  text)
     return talk.EMOJI.sub("", text)
 
 

@@ -145,10 +145,18 @@ def _contact(s: str) -> Slot | None:
         return None
     work = "work " if at_work(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):
-        if (m := re.search(shape, s)) and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
-            return Slot(work + attribute, "fact", 0.7, f"{{name}}'s {work}{what} is {m[0].strip()}.",
+        found = [m for m in re.finditer(shape, s) if not _OLD_BEFORE.search(s[:m.start()])
+                 and not _DEAD_AFTER.match(s[m.end():])]
+        if found and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
+            return Slot(work + attribute, "fact", 0.7, f"{{name}}'s {work}{what} is {found[-1][0].strip()}.",
                         tags=("contact",))
     return None
+
+
+# "my old number X is dead, use Y": the old one is no value of the speaker's now
+_OLD_BEFORE = re.compile(r"(?i)\b(?:old|former|previous)\s+(?:\w+\s+){0,2}$")
+_DEAD_AFTER = re.compile(r"(?i)\s*(?:is|has been|was)\s+(?:now\s+)?(?:dead|closed|gone|deleted|cancelled|canceled|"
+                         r"disconnected|off|no longer)\b")
 
 
 def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:

@@ -183,9 +183,11 @@ def ends(verb) -> bool:
         and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
     # "Tom and I are done" (parsed as a passive "done"), "we're over"
     over = (verb.lower_ == "done" and any(c.dep_ == "auxpass" for c in verb.children)) or (
-        verb.lemma_ == "be" and any(c.dep_ in ("acomp", "advmod") and c.lower_ in ("done", "over", "through")
+        verb.lemma_ == "be" and any(c.dep_ in ("acomp", "advmod") and c.lower_ in ("done", "over", "through", "gone")
                                     and c.i == verb.i + 1 for c in verb.children)) or (
-        verb.lemma_ == "be" and any(c.dep_ == "attr" and re.match(r"ex\b|ex-", c.lower_) for c in verb.children))
+        verb.lemma_ == "be" and any(c.dep_ == "attr" and re.match(r"ex\b|ex-", c.lower_) for c in verb.children)) or (
+        verb.lemma_ == "be" and any(c.lower_ == "behind" and any(g.lower_ in ("us", "me", "user") for g in c.subtree)
+                                    for c in verb.children))  # "Oslo is behind us"
     return (verb.lemma_.lower() in ENDING or broke_up or over or any(c.dep_ == "neg" for c in verb.children)
             or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})

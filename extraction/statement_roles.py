@@ -105,7 +105,9 @@ _HAVING = {"be", "have", "own", "buy", "get", "pick", "lease", "drive", "purchas
 
 
 def _governing(token):
-    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
+    """The verb a token hangs on, past a model's name the tagger took for a verb ("a Cupra Born")."""
+    while (token.pos_ not in ("VERB", "AUX") or token.dep_ in ("pobj", "dobj", "compound", "appos", "attr")) and (
+            token.head.i != token.i):
         token = token.head
     return token
 
@@ -126,6 +128,11 @@ def says_occupation(doc, token) -> bool:
         return False
     if verb.lemma_ == "be":
         return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+    # "got a job as a store manager", "took a position as head chef"
+    if any(t.lemma_.lower() in ("job", "position", "role", "post", "gig") and any(
+            p.lower_ == "as" and any(g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS for g in p.children)
+            for p in t.children) for t in doc):
+        return True
     made = any(c.dep_ == "auxpass" for c in verb.children) or verb.lemma_.lower() in ("move", "step", "start")
     # "to" a title has no article ("bumped up to sous chef", not "sent to a doctor"); "as" may ("hired as a nurse")
     return made and any(p.dep_ == "prep" and p.lower_ in ("to", "as") and any(

@@ -177,6 +177,7 @@ def test_frames_are_kept_per_embedding_model(settings):
      ("diet", "mediterranean diet", "")),
     ("The user sold the Clio, now they drive a Kia Niro.", ("car", "kia niro", "")),
     ("The user sold the volvo, driving a Kia Niro now.", ("car", "kia niro", "")),  # a participle's clause
+    ("Oslo is behind the user, they've been in Trondheim since spring.", ("home", "trondheim", "")),
     # the whole speaks of a phone: the clause, below a lone clause's floor, says whose the new one is
     ("The Pixel's screen cracked so the user picked up an iPhone 15.", ("phone model", "iphone", "")),
 ])
@@ -286,6 +287,7 @@ def test_a_drive_somewhere_is_a_trip_and_no_car():
     ("Zoe manages the user's team.", ("manager", "zoe")),
     ("The user just got bumped up to sous chef.", ("job title", "sous chef")),  # made an occupation
     ("The user was hired as a nurse.", ("job title", "nurse")),
+    ("The Corsa is gone, the user is in a Cupra Born now.", ("car", "cupra bear")),  # a model the tagger made a verb
 ])
 def test_values_named_by_what_they_are(text, expected):
     assert expected in [(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]]

@@ -71,6 +71,8 @@ def parsed(text: str):
     ("The user sold the volvo, driving a Kia Niro now.",
      ["The user sold the volvo", "the user is driving a Kia Niro now"]),
     ("I moved again, now living in Porto.", ["I moved again", "I am now living in Porto"]),
+    ("Oslo is behind the user, they've been in Trondheim since spring.",
+     ["Oslo is behind the user", "the user has been in Trondheim since spring"]),
 ])
 def test_clauses_with_subjects_of_their_own_are_read_apart_for_their_frames(sentence, pieces):
     assert frame_clauses(parsed(sentence), they_is="the user") == pieces

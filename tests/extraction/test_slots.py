@@ -49,3 +49,12 @@ def test_sayings_about_home_name_no_home(sentence):
 def test_a_personal_number_said_beside_a_work_one_is_the_speakers_own():
     assert [s.attribute for s in find_slots("Work mobile aside, my personal number is 0780 111 2222.")] == ["phone"]
     assert [s.attribute for s in find_slots("My office number is 0207 444 555.")] == ["work phone"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("my old number +44 7700 900111 is dead, use +44 7700 900222", "+44 7700 900222"),
+    ("pete@aol.com is closed, write to pete.m@proton.me instead", "pete.m@proton.me"),
+])
+def test_of_two_contact_details_the_one_said_to_be_dead_is_not_the_speakers(text, value):
+    slots = [slot for slot in find_slots(text) if slot.attribute in ("phone", "email")]
+    assert len(slots) == 1 and value in slots[0].content
