@@ -135,6 +135,9 @@ def _participle(doc, child, subject: str, fills_slot: Callable[[str], bool]) -> 
 
 def _subject_text(head) -> str:
     subjects = [child for child in head.children if child.dep_ in ("nsubj", "nsubjpass")]
+    if subjects and (joined := next((c for c in subjects[0].children if c.dep_ == "conj"
+                                     and c.lower_ in ("i", "me", "user")), None)) is not None:
+        return "the user" if joined.lower_ == "user" else "i"  # "Marco and I are over, seeing Luca now": mine
     return head.doc[subjects[0].left_edge.i:subjects[0].i + 1].text.lower() if subjects else ""
 
 
@@ -181,10 +184,14 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     heads = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.dep_ in _HEADS
              and not (t.i > 0 and t.text[:1].isupper())  # a name the tagger took for a verb ("goodbye to Spotify")
              and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)]
-    # a participle after a comma is a clause of its head's subject: "sold the Volvo, driving a Kia now"
+    # a participle after a comma is a clause of its head's subject: "sold the Volvo, driving a Kia now",
     participles = {t.i: _subject_text(t.head) for t in doc if t.tag_ == "VBG" and t.dep_ == "advcl"
                    and t.head in heads and _subject_text(t.head) and t.left_edge.i > 0
                    and doc[t.left_edge.i - 1].text == "," and not any(c.dep_ in ("nsubj", "mark") for c in t.children)}
+    # and so is "now at Delivery Hero" after a comma: "quit Zalando, now at Delivery Hero"
+    participles |= {t.i: _subject_text(t.head) for t in doc if t.dep_ == "prep" and t.lower_ in ("at", "in", "with")
+                    and t.head in heads and _subject_text(t.head) and t.left_edge.i > 0
+                    and doc[t.left_edge.i - 1].text == "," and doc[t.left_edge.i].lower_ in ("now", "currently")}
     heads = sorted([*heads, *(doc[i] for i in participles)], key=lambda t: t.i)
     if len(heads) < 2 or any(
             any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children)

@@ -23,9 +23,11 @@ wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée
 stepson stepdaughter mother father mom mum dad brother sister sibling twin grandmother grandfather grandma
 grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colleague coworker mentor friend
 roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet
+gran granny nan nana nanna grandad granddad gramps bf gf hubby bestie bff sis bro stepmom stepmum stepdad
+stepfather stepmother flatmate housemate
 """.split())
 UNIQUE_RELATIONS = set("wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée mother "
-                       "father mom mum dad boss".split())
+                       "father mom mum dad boss bf gf hubby".split())
 OCCUPATIONS = set("""
 engineer developer programmer designer teacher professor nurse doctor physician surgeon dentist pharmacist
 therapist psychologist counselor counsellor lawyer attorney accountant architect scientist researcher analyst

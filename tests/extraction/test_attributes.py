@@ -243,6 +243,8 @@ def test_a_role_named_in_a_plan_still_names_the_partner():
 
 
 @pytest.mark.parametrize(("text", "holder"), [
+    ("The user's gran lives in Bath.", "gran"),  # relations said the way chat says them
+    ("The user's bf works at BMW.", "bf"),
     ("The user's ex-wife lives in Nice.", "ex-wife"),  # no partner of the speaker's, and not the speaker
     ("The user's team inbox is team@li.dev.", "team"),  # the team's, not the speaker's own
     ("The user doesn't live in Oslo anymore, the kids and they are in Bergen now.", ""),  # the speaker with others

@@ -71,6 +71,8 @@ def parsed(text: str):
     ("The user sold the volvo, driving a Kia Niro now.",
      ["The user sold the volvo", "the user is driving a Kia Niro now"]),
     ("I moved again, now living in Porto.", ["I moved again", "I am now living in Porto"]),
+    ("The user quit zalando, now at Delivery Hero.", ["The user quit zalando", "the user is now at Delivery Hero"]),
+    ("Marco and the user are over, seeing Luca now.", ["Marco and the user are over", "the user is seeing Luca now"]),
     ("Oslo is behind the user, they've been in Trondheim since spring.",
      ["Oslo is behind the user", "the user has been in Trondheim since spring"]),
 ])

@@ -134,6 +134,7 @@ COEXIST = [  # both statements stay current
     ("I live in Hamburg.", "I grew up in Munich."),  # where they grew up
     ("I live in Seattle.", "We're renting a cabin in Montana for August."),  # a stay
     ("I drive a Golf.", "My work van is a Ford Transit."),  # the work's
+    ("my gran lives in Bath", "i live in Bristol"),  # a relation as chat says it
 ]
 
 
