@@ -8,6 +8,7 @@ import re
 
 from extraction.attribute_kinds import MASKS, ROLES
 from extraction.slots import RELATIONS as _RELATIONS
+from extraction.statement_roles import left_thing
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 # person and pet words: a statement whose subject is "my brother", "the user's wife" is about them
@@ -255,18 +256,6 @@ def _is_age(ent) -> bool:
     """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
     text = ent.text.strip()
     return ent.label_ in _TIME and (bool(_AGE.match(text)) or (text.isdigit() and len(text) <= 3))
-
-
-# what is left together with its place: "left my job at Acme" ends Acme, "left my umbrella in Paris" does not
-_TIES = {"job", "position", "role", "post", "company", "firm", "team", "flat", "house", "apartment", "home", "place",
-         "city", "country", "town", "office", "school", "course", "program", "programme", "partner", "wife",
-         "husband", "boyfriend", "girlfriend"}
-
-
-def left_thing(verb) -> bool:
-    """`verb` leaves or loses a thing of its own ("left my umbrella", "lost my keys"), not a place or a tie."""
-    return verb.lemma_.lower() in ("leave", "forget", "lose", "drop") and any(
-        c.dep_ == "dobj" and c.pos_ in ("NOUN", "PRON") and c.lemma_.lower() not in _TIES for c in verb.children)
 
 
 def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:

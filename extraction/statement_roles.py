@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-from extraction import statement_parts as parts
 from extraction.attribute_kinds import ROLES
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 
@@ -53,10 +52,22 @@ def origin(doc) -> bool:
                or (t.lower_ in ("born", "raised") and any(c.dep_ == "auxpass" for c in t.children)) for t in doc)
 
 
+# what is left together with its place: "left my job at Acme" ends Acme, "left my umbrella in Paris" does not
+_TIES = {"job", "position", "role", "post", "company", "firm", "team", "flat", "house", "apartment", "home", "place",
+         "city", "country", "town", "office", "school", "course", "program", "programme", "partner", "wife",
+         "husband", "boyfriend", "girlfriend"}
+
+
+def left_thing(verb) -> bool:
+    """`verb` leaves or loses a thing of its own ("left my umbrella", "lost my keys"), not a place or a tie."""
+    return verb.lemma_.lower() in ("leave", "forget", "lose", "drop") and any(
+        c.dep_ == "dobj" and c.pos_ in ("NOUN", "PRON") and c.lemma_.lower() not in _TIES for c in verb.children)
+
+
 def left_behind(doc) -> bool:
     """Something left or lost at a place ("I left my umbrella in Paris", "lost my keys at Google"): the thing's
     whereabouts, not the place ended."""
-    return any(parts.left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in t.children)
+    return any(left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in t.children)
                for t in doc)
 
 
