@@ -1,7 +1,10 @@
 """The roles and occupations a parsed statement names, for extraction.attributes: the speaker's roles named in
 passing ("their wife Hana"), an occupation said of the holder and where ("a backend developer at Spotify"), and a
 name said as a place or a thing rather than a person ("a Mini Cooper"), a diet said of the holder ("so
-pescatarian now", not "a vegan cake"), and a replacement said outright ("swapped the Prius for a Polestar")."""
+pescatarian now", not "a vegan cake"), a replacement said outright ("swapped the Prius for a Polestar"), a make
+said as a thing the holder has ("a secondhand Skoda"); and what makes a place, an employer or a car no attribute of
+the holder's: a stay ("in Rome for the weekend"), where they grew up, a thing left somewhere, a trip, a work
+vehicle."""
 
 from __future__ import annotations
 
