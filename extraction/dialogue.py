@@ -41,11 +41,16 @@ from observability import hooks
 
 def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"
-    text = re.sub(r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')([A-Za-z]+)'s "
-                  r"(a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b", r"\1 is \2",
-                  text)
+    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
+    # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
+    text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     return talk.EMOJI.sub("", text)
+
+
+_IS_CONTRACTED = re.compile(
+    r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
+    r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
+    r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
 
 
 def _strip_front(sentence: str) -> str:

@@ -344,6 +344,7 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("These days I'm fully plant-based.", "These days the user is fully plant-based."),  # a time, no reference
     ("Everyone calls me Liz.", "The user goes by Liz."),
     ("Jake's my ex now.", "Jake is the user's ex now."),
+    ("I was at Sainsbury's the whole day.", "The user was at Sainsbury's the whole day."),  # a shop's name
     ("Working at Tesco now.", "The user is working at Tesco now."),  # an "-ing" phrase that names something
     ("New title as of Monday: design manager.", "The user's new title is design manager as of Monday."),  # a label
     ("Home is a little flat in Glasgow.", "The user's home is a little flat in Glasgow."),
