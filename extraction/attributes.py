@@ -185,6 +185,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     not_held = parts.intended(doc) or parts.for_someone(doc)  # a plan, a wish, a gift: not what holds
+    # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
+    work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)
+    in_passing = roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)
     found: list[Frame] = []
     unsaid = None  # the score of a single-valued kind passed over for want of its value
     for name, score in ranked[:4]:
@@ -197,12 +200,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.cue and not re.search(kind.cue, content):
             continue
-        if kind.single and roles.work_vehicle(doc):
+        if kind.single and work_vehicle:
             continue  # "my work van is a Ford Transit": no car, employer or manager of the holder's
-        if name == "car" and roles.drives_somewhere(doc):
-            continue
-        if kind.single and kind.value in ("place", "org") and (
-                roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)):
+        if (name == "car" and trip) or (kind.single and kind.value in ("place", "org") and in_passing):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work
