@@ -34,7 +34,7 @@ from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import OCCUPATIONS, RELATIONS, category_of, entities_in, find_slots, topic_tags
-from extraction.speaker import speaker_in, with_implied_subject
+from extraction.speaker import implied_be, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
@@ -44,6 +44,7 @@ def _normalise(text: str) -> str:
     # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
     # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
+    text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     return talk.EMOJI.sub("", text)
 
 
@@ -106,6 +107,7 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
 
 # words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
 _OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
+_NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me", "normal"}
 
 
 def _bare_subject(sentence: str) -> str:
@@ -116,8 +118,9 @@ def _bare_subject(sentence: str) -> str:
     doc = nlp.parse(sentence)
     for token in doc:
         start = token.left_edge
-        if (token.dep_ == "nsubj" and token.tag_ == "NN" and token.head.lemma_ in ("be", "'s")
-                and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
+        # the subject of "is", or any noun the sentence opens with ("new boss starting monday")
+        if (token.tag_ == "NN" and (token.dep_ == "nsubj" and token.head.lemma_ in ("be", "'s") or start.i == 0)
+                and token.lower_ not in _NOT_OWNED and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
                 and not any(c.dep_ in ("det", "poss") for c in token.children)
                 and any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)):
             return f"{sentence[:start.idx]}my {sentence[start.idx:]}"
@@ -213,6 +216,12 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     sentence = setting.resolve_places(strip_chatter(sentence), said)
     if label := talk.NEW_LABEL.match(sentence):
         sentence = f"My {label['new'].lower()} {label['what']} is {label['value'].rstrip('.!')}{label['when'] or ''}"
+    elif swap := talk.SWAP.match(sentence):
+        if nlp.places(swap["old"]):  # "bye London, hello Berlin"
+            sentence = f"I moved from {swap['old']} to {swap['new']}"
+        else:
+            old = swap["old"] if re.match(r"(?i)(?:my|the|our|a|an)\b", swap["old"]) else f"my {swap['old']}"
+            sentence = f"I swapped {old} for {swap['new']}"
     elif talk.HOME_IS.match(sentence):
         sentence = f"My {sentence[0].lower()}{sentence[1:]}"
     if called := talk.CALLED_ME.match(sentence):
@@ -236,6 +245,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         anchor = speaker_in(sentence) or ("object" if own_day else None)
         if anchor is None and (owned := _bare_subject(sentence)):
             sentence, anchor = owned, "subject"
+        elif anchor is None and implied_be(sentence):
+            sentence, anchor = f"I'm {sentence[0].lower()}{sentence[1:]}", "subject"
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from extraction import nlp
 from extraction.english import PAST, SINGULAR, is_first_person
 
 # past participles that are not also past forms: a sentence led by one has an implied "I've"
@@ -99,3 +100,23 @@ def with_implied_subject(sentence: str) -> str:
     if low.endswith("ing") or low in _FEELING_ED:
         return f"I'm {adverbs}{low}{rest}"
     return f"I {adverbs}{low}{rest}"
+
+
+# a chat fragment with no subject and no verb of its own that says where or what the speaker is now: "on an
+# iPhone now", "back to eating meat", "45 today", "still at Google": an implied "I'm"
+_FRAGMENT_LEAD = set("on at in with into onto off over out back still now officially finally".split())
+_FRAGMENT_NOW = re.compile(r"(?i)\b(?:now|today|anymore|any more|these days|nowadays|again|officially|as of|"
+                           r"since (?:yesterday|today|\w+day|last|this|\w+ \d{4}|\d))\b")
+_AGE_AFTER = set("today now yesterday since as years yrs".split())
+
+
+def implied_be(sentence: str) -> bool:
+    """Whether `sentence` (in which the speaker is not written) opens with such a fragment."""
+    head = re.split(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+", sentence.strip(), maxsplit=1)[0]
+    doc = nlp.parse(head)
+    if len(doc) < 2 or any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") or t.dep_ in ("nsubj", "expl") for t in doc):
+        return False
+    first = doc[0]
+    if first.like_num:  # "45 today", "thirty now": an age
+        return doc[1].lower_ in _AGE_AFTER
+    return first.lower_ in _FRAGMENT_LEAD and (first.lower_ in ("back", "still") or bool(_FRAGMENT_NOW.search(head)))

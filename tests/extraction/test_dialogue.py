@@ -521,3 +521,36 @@ def test_a_bare_subject_that_is_not_ones_own_is_no_statement():
 def test_the_speakers_clause_after_and_now_stands_alone():
     assert contents("There was a reorg and now I report directly to Mette.") == [
         "Now the user reports directly to Mette."]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("on a Galaxy now, the old phone died", "The user is on a Galaxy now, the old phone died."),
+    ("back to eating fish, veganism wasn't for me", "The user is back to eating fish, veganism wasn't for them."),
+    ("still at Siemens", "The user is still at Siemens."),
+    ("52 now", "The user is 52 now."),
+])
+def test_a_fragment_saying_where_or_what_the_speaker_is_has_an_implied_im(text, content):
+    assert contents(text) == [content]
+
+
+def test_a_fragment_that_says_nothing_of_the_speaker_stays_dropped():
+    assert contents("in the morning, mostly") == [] == contents("3 cats, 2 dogs") == contents("On it!")
+
+
+def test_a_new_subject_said_bare_at_the_front_is_the_speakers():
+    assert contents("new manager joining tomorrow, his name is Ravi") == [
+        "The user's new manager joining tomorrow, his name is Ravi."]
+    assert contents("new year, new me") == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("bye bye Golf, hello Polestar 2", "The user swapped their Golf for Polestar 2."),
+    ("goodbye Madrid, hello Valencia!", "The user moved from Madrid to Valencia."),
+])
+def test_goodbye_one_thing_hello_another_is_a_swap(text, content):
+    assert contents(text) == [content]
+
+
+def test_a_new_number_said_as_no_is_the_speakers_phone():
+    assert contents("new no. +44 7700 900123") == ["The user's phone number is +44 7700 900123."]
+    assert contents("new email ana.b@posteo.de") == ["The user's email address is ana.b@posteo.de."]
