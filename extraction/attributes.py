@@ -24,6 +24,7 @@ from extraction import clauses, nlp
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
+from extraction.english import third_person
 from extraction.slots import at_work
 from integrations import embeddings
 
@@ -58,6 +59,9 @@ class Frame:
     ended: bool
     score: float
     replaces: str = ""  # what a replacement said outright retires ("swapped the Prius for ..."), its kind unread
+    # the speaker's fact alone, in the statement's words for its holder ("The user works at Acme."): what still
+    # holds when the statement is superseded for another of its attributes ("moved to Lyon for work at Acme")
+    restated: str = ""
 
 
 _lock = threading.Lock()
@@ -123,7 +127,24 @@ def _classify(statements: list[tuple[str, str]], names: set[str], model: str) ->
                    for found, (_, subject) in zip(pieces, statements, strict=True) for piece in found]
     read = _read(docs, statements, names, model)
     rest = iter(read[len(pieces):])
-    return [_merged(whole, [next(rest) for _ in found]) for whole, found in zip(read, pieces, strict=False)]
+    merged = [_merged(whole, [next(rest) for _ in found]) for whole, found in zip(read, pieces, strict=False)]
+    return [[replace(f, restated=_restated(f, content)) if len(frames) > 1 else f for f in frames]
+            for frames, (content, _) in zip(merged, statements, strict=False)]
+
+
+_RESTATED = ("place", "org", "person", "number")  # kinds whose value is a name or a number, said as it was
+
+
+def _restated(frame: Frame, content: str) -> str:
+    kind = BY_NAME.get(frame.attribute)
+    if (kind is None or not kind.single or kind.value not in _RESTATED or kind.cue or frame.holder or frame.ended
+            or not frame.value):
+        return ""
+    said = re.search(r"(?i)(?<!\w)" + r"\s+".join(map(re.escape, frame.value.split())) + r"(?!\w)", content)
+    subject = re.match(r"The user|[A-Z][\w-]*(?='s\b|\s)", content)
+    if not said or not subject:
+        return ""
+    return f"{third_person(kind.frames[0].format(**{kind.value: said[0]}), subject[0])}."
 
 
 def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
@@ -250,6 +271,8 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
                                       holder, token, doc, content, values))
         if (org := roles.occupation_place(doc, token)) and not any(f.attribute == "employer" for f in found):
             shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
+    if (org := roles.work_place(doc)) and not any(f.attribute == "employer" for f in found + shaped):
+        shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
     if (diet := roles.said_diet(doc)) is not None and not any(f.attribute == "diet" for f in found):
         shaped.append(Frame("diet", True, diet.lower_, holder, parts.ends(parts.governing_verb(diet)),
                             round(best["diet"], 3)))
@@ -295,6 +318,8 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         # of several names, one of the kind's own ("an engineer at Rolls-Royce in Derby": the ORG)
         own = {e.text.lower() for e in doc.ents if e.label_ in _LABELS.get(kind.value, ())}
         live = [v for v in live if v in own] or live
+        if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says
+            live = [v for v in live if v not in parts.nested_names(doc)] or live
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))

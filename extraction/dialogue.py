@@ -157,8 +157,10 @@ _SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|sin
 
 def _splices(piece: str) -> list[str]:
     parts = _SPLICE.split(piece)
-    if len(parts) == 1 or _SUBORDINATE.match(parts[0]) or speaker_in(parts[0]) is None:
+    if len(parts) == 1 or _SUBORDINATE.match(parts[0]):
         return [piece]
+    if speaker_in(parts[0]) is None:  # a remark before ("it's great, I ..."): it stays with the statement after it
+        return [piece] if len(parts) == 2 else [f"{parts[0]}, {parts[1]}", *parts[2:]]
     return parts
 
 

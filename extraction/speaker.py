@@ -61,8 +61,12 @@ def speaker_in(sentence: str) -> str | None:
             gerund_subject = True
         if been_it or (verb in PARTICIPLES and re.match(r"\s+(?:are|is|was|were)\b", sentence[implied.end():])):
             return None  # "Been a busy week": it has been; "Gone are the days": inverted
+        # "Founded in 1999, the company ...": a participle of the subject after the comma; but a past tense is the
+        # speaker's own ("switched to a Samsung, the iPhone died")
         participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
-            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)
+            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence) and not any(
+            t.lower_ == verb and (t.tag_ == "VBD" or t.nbor(1).lower_ in ("to", "into", "over"))
+            for t in nlp.parse(sentence)[:-1])
         if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
             return "implied"
     for index, word in enumerate(words):

@@ -252,6 +252,13 @@ def _names(doc) -> list:
     return sorted(spans, key=lambda span: span.start)
 
 
+def nested_names(doc) -> set[str]:
+    """Names said of a thing rather than of the verb ("moved to Lyon for work at Acme": Acme is where the work
+    is, Lyon where the speaker moved)."""
+    return {span.text.strip().lower() for span in _names(doc)
+            if span.root.dep_ == "pobj" and span.root.head.head.pos_ in ("NOUN", "PROPN")}
+
+
 def _is_age(ent) -> bool:
     """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
     text = ent.text.strip()

@@ -167,6 +167,24 @@ def occupation_place(doc, token) -> str:
     return ""
 
 
+_WORK_NOUNS = {"work", "job", "position", "role", "gig", "post", "internship", "placement"}
+_TAKING_UP = {"move", "relocate", "come", "get", "land", "take", "accept", "start", "begin", "have", "find"}
+
+
+def work_place(doc) -> str:
+    """The named place of work said in passing of taking it up ("moved to Lyon for work at Acme", "landed a job
+    with Bolt"), else ""."""
+    for noun in (t for t in doc if t.pos_ == "NOUN" and t.lower_ in _WORK_NOUNS):
+        verb = noun.head.head if noun.head.dep_ == "prep" else noun.head
+        if verb.pos_ not in ("VERB", "AUX") or verb.lemma_.lower() not in _TAKING_UP:
+            continue  # "an interview for a job at Google", "applied for a role at Bolt": not held
+        for place in (g for p in noun.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
+                      for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
+            words = [t for t in place.subtree if t.dep_ != "det"]
+            return doc[words[0].i:words[-1].i + 1].text.lower()
+    return ""
+
+
 def said_diet(doc):
     """The diet word said of the holder ("so pescatarian now I guess"), not of a dish ("a vegan cake"), else
     None."""

@@ -185,3 +185,12 @@ def _timed(plan: Plan, when: Timing) -> Plan:
             plan.why += (f"; said of {when.valid:%Y-%m-%d}, before the current memory's "
                          f"{newest.valid_from:%Y-%m-%d}")
     return plan
+
+
+def carried(stored: list[dict], found: list[dict]) -> list[dict]:
+    """The facts a superseded memory states alone (`restated`) that the statement superseding it leaves as they
+    were: another attribute than any it speaks of."""
+    said = {(f["holder"], f["attribute"]) for f in found}
+    ended = [set(f["value"].split()) for f in found if f["ended"] and f["value"]]  # "I've left St Mary's"
+    return [f for f in stored if f.get("restated") and not f.get("ended") and (f["holder"], f["attribute"]) not in said
+            and not any(words <= set(f["value"].split()) for words in ended)]

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from integrations import embeddings
 from memories.models import HistoryAction, Memory
-from memories.planning import Plan, plan_for, scope_queryset, timing
+from memories.planning import Plan, carried, plan_for, scope_queryset, timing
 from memories.supersession import link_supersession
 from memories.vectors import embed_or_pending, nearest_of_owner
 from memories.versions import save_version
@@ -51,6 +51,7 @@ class Known:
     frames: dict = field(default_factory=dict)
     neighbours: list = field(default_factory=list)  # per candidate: [(memory, cosine)]
     candidate_frames: list = field(default_factory=list)
+    restated: dict = field(default_factory=dict)  # a stored frame's fact alone -> its vector (planning.carried)
 
 
 def _similar(owner, project, vector, limit: int = NEIGHBOURS) -> list[tuple[Memory, float]]:
@@ -68,7 +69,8 @@ def _stored_frames(memory: Memory) -> list[dict] | None:
 
 def _as_dicts(frames) -> list[dict]:
     return [{"attribute": f.attribute, "value": f.value, "holder": f.holder, "single": f.single,
-             "ended": f.ended, "score": f.score, **({"replaces": f.replaces} if f.replaces else {})} for f in frames]
+             "ended": f.ended, "score": f.score, **({"replaces": f.replaces} if f.replaces else {}),
+             **({"restated": f.restated} if getattr(f, "restated", "") else {})} for f in frames]
 
 
 def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callable | None = None,
@@ -100,6 +102,9 @@ def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callab
         for memory, found in zip(memories, frames([(m.content, m.subject) for m in memories],
                                                   self_names=self_names), strict=True):
             known.frames[memory.pk] = _as_dicts(found)
+    texts = list(dict.fromkeys(f["restated"] for fs in known.frames.values() for f in fs if f.get("restated")))
+    if texts:
+        known.restated = dict(zip(texts, embed_or_pending(texts)[0], strict=True))
     return known
 
 
@@ -146,6 +151,8 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
                 candidate, happened_at))
             decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
                               **context)
+            if decision.action == "UPDATE" and not plan.past:
+                _carry(owner, decision, found, known, reason=reason, model_name=model_name)
             if decision.action in ("ADD", "KEEP", "UPDATE"):
                 known.frames[decision.memory.pk] = found
             decisions.append(decision)
@@ -215,3 +222,28 @@ def _apply(owner, candidate, vector, plan: Plan, found, *, scope, own_slot, reas
             if old.superseded_by_id is None and old.is_active:
                 link_supersession(write.memory, old, actor=None, reason=f"{note}; superseded by {write.memory.pk}")
     return Decision(plan.action, write.memory, note, tuple(plan.targets))
+
+
+def _carry(owner, decision: Decision, found: list[dict], known: Known, *, reason: str, model_name: str) -> None:
+    """What a superseded memory said of its other attributes still holds: each such fact is written again, alone,
+    as of when it was said ("moved to Lyon for work at Acme" superseded by "I work at Bosch now" leaves "The user
+    lives in Lyon.")."""
+    for target in decision.targets:
+        for frame in carried(known.frames.get(target.pk, []), found):
+            if scope_queryset(owner, target.project).filter(metadata__frames__contains=[{
+                    "holder": frame["holder"], "attribute": frame["attribute"], "value": frame["value"]}]).exists():
+                continue  # another current memory says it
+            note = (f"{reason}: KEEP ({frame['attribute']}: {frame['value']} still holds; restated from {target.pk}, "
+                    f"superseded by {decision.memory.pk}{_evidence(None, [target])})")
+            item = prepare_item({
+                "content": frame["restated"], "category": target.category, "subject": target.subject,
+                "tags": list(target.tags), "entities": dict(target.entities), "importance": target.importance,
+                "metadata": {"attribute": frame["attribute"], "value": frame["value"], "frames": [frame]},
+                "project": target.project, "conversation": target.conversation, "message": target.message,
+                "source_ref": dict(target.source_ref or {}), "source": target.source,
+                "happened_at": target.happened_at, "valid_from": target.valid_from,
+            })
+            vector = known.restated.get(frame["restated"])
+            write = write_one(owner=owner, item=item, vector=vector, model_name=model_name if vector is not None else "",
+                              duplicate=None, actor=None, reason=note)
+            known.frames[write.memory.pk] = [frame]

@@ -342,3 +342,18 @@ def test_a_status_said_with_someone_names_them_as_the_partner():
 
 def test_a_work_vehicle_is_none_of_the_holders_own():
     assert not [f for f in statement_frames([("The user's work van is a Ford Transit.", "user")])[0] if f.single]
+
+
+def test_a_move_for_work_names_the_home_and_the_employer():
+    found = statement_frames([("The user moved to Turin for a job at Lavazza.", "user")])[0]
+    assert {(f.attribute, f.value) for f in found} >= {("home", "turin"), ("employer", "lavazza")}
+    assert {f.restated for f in found} >= {"The user lives in Turin.", "The user works at Lavazza."}
+
+
+def test_an_interview_for_a_job_names_no_employer():
+    found = statement_frames([("The user has an interview for a job at Bosch next week.", "user")])[0]
+    assert not any(f.attribute == "employer" for f in found), found
+
+
+def test_a_statement_of_one_fact_restates_nothing():
+    assert frame("The user lives in Turin.").restated == ""

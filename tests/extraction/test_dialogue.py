@@ -554,3 +554,14 @@ def test_goodbye_one_thing_hello_another_is_a_swap(text, content):
 def test_a_new_number_said_as_no_is_the_speakers_phone():
     assert contents("new no. +44 7700 900123") == ["The user's phone number is +44 7700 900123."]
     assert contents("new email ana.b@posteo.de") == ["The user's email address is ana.b@posteo.de."]
+
+
+def test_a_leading_past_tense_before_a_comma_is_the_speakers():
+    assert contents("upgraded to a Fairphone, the Pixel broke") == [
+        "The user upgraded to a Fairphone, the Pixel broke."]
+    assert contents("Founded in 1999, the bakery still thrives.") == []
+
+
+def test_a_remark_before_a_comma_splice_leaves_every_statement():
+    assert contents("Aww that's sweet, I have a Kindle and I'm 38, my email is jo@mail.de") == [
+        "The user has a Kindle.", "The user is 38.", "The user's email address is jo@mail.de."]

@@ -273,3 +273,20 @@ def test_a_new_partner_retires_the_ending_that_names_the_old_one(api, user):
                    ("2024-06-01T10:00:00Z", "Paul and I are divorced now, I'm with Kenji")])
     live = current(api)
     assert any("Kenji" in text for text in live) and not any("Paul" in text for text in live), live
+
+
+def test_what_a_superseded_memory_says_of_another_attribute_still_holds(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "We relocated to Porto for a job at Farfetch."),
+                   ("2024-06-01T10:00:00Z", "I work for Critical Software now.")])
+    live = current(api)
+    assert any("Critical Software" in text for text in live) and not any("Farfetch" in text for text in live), live
+    kept = Memory.objects.get(owner=user, content="The user lives in Porto.")
+    old = Memory.objects.get(owner=user, superseded_by__isnull=False)
+    assert kept.valid_from == old.valid_from and kept.message_id == old.message_id  # as of when it was said
+    assert "still holds" in kept.history.earliest("history_date").history_change_reason
+
+
+def test_a_fact_the_new_statement_ends_is_not_kept(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm a pharmacist at Boots in Leeds."),
+                   ("2024-06-01T10:00:00Z", "I quit Boots, I'm a locum pharmacist now.")])
+    assert not any("Boots" in text for text in current(api)), current(api)
