@@ -187,9 +187,15 @@ def _timed(plan: Plan, when: Timing) -> Plan:
     return plan
 
 
-def carried(stored: list[dict], found: list[dict]) -> list[dict]:
-    """The facts a superseded memory states alone (`restated`) that the statement superseding it leaves as they
-    were: another attribute than any it speaks of."""
+def carried(stored: list[dict], found: list[dict], content: str) -> list[dict]:
+    """The facts a superseded memory states alone (`restated`) that the statement superseding it (`content`,
+    whose frames are `found`) leaves as they were: another attribute than any it speaks of. A statement naming a
+    name or a number none of its frames read may speak of more than was read ("Orsted hired me as an analyst"
+    read as a job title only): it leaves nothing."""
+    read = {word for f in found for word in f["value"].split()}
+    named = re.findall(r"(?<![.!?] )(?<!^)\b(?:[A-Z][\w&'-]*|(?!(?:19|20)\d\d\b)\d+)", content)
+    if any(word.lower() not in read for word in named):
+        return []
     said = {(f["holder"], f["attribute"]) for f in found}
     ended = [set(f["value"].split()) for f in found if f["ended"] and f["value"]]  # "I've left St Mary's"
     return [f for f in stored if f.get("restated") and not f.get("ended") and (f["holder"], f["attribute"]) not in said

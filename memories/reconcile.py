@@ -229,7 +229,7 @@ def _carry(owner, decision: Decision, found: list[dict], known: Known, *, reason
     as of when it was said ("moved to Lyon for work at Acme" superseded by "I work at Bosch now" leaves "The user
     lives in Lyon.")."""
     for target in decision.targets:
-        for frame in carried(known.frames.get(target.pk, []), found):
+        for frame in carried(known.frames.get(target.pk, []), found, decision.memory.content):
             if scope_queryset(owner, target.project).filter(metadata__frames__contains=[{
                     "holder": frame["holder"], "attribute": frame["attribute"], "value": frame["value"]}]).exists():
                 continue  # another current memory says it
