@@ -68,7 +68,10 @@ class MessageInSerializer(StrictSerializer):
 
 
 class AppendSerializer(StrictSerializer):
-    messages = MessageInSerializer(many=True, allow_empty=False, max_length=500)
+    messages = MessageInSerializer(many=True, allow_empty=False, max_length=500, error_messages={
+        # DRF formats its messages: braces doubled
+        "required": 'This field is required: a list of messages, e.g. {{"messages": [{{"role": "user", "content": '
+                    '"Hi"}}]}}.'})
 
 
 class ContextQuerySerializer(StrictSerializer):

@@ -38,6 +38,16 @@ def test_a_message_over_the_character_limit_is_a_400_naming_its_content(api, set
     assert not Message.objects.exists()
 
 
+def test_a_bare_message_is_a_400_naming_messages_as_required(api):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    refused = post(api, f"/api/conversations/{cid}/messages/", {"role": "user", "content": "hi"})
+    assert refused.status_code == 400
+    body = refused.json()
+    assert body["role"] == ["Unknown field."] and body["content"] == ["Unknown field."]
+    assert body["messages"][0].startswith("This field is required") and '{"messages": [' in body["messages"][0]
+    assert post(api, f"/api/conversations/{cid}/messages/", {}).json()["messages"] == body["messages"]
+
+
 def test_another_users_conversation_is_a_404(api, other_user):
     theirs = ConversationFactory(owner=other_user)
     assert api.get(f"/api/conversations/{theirs.pk}/").status_code == 404

@@ -84,6 +84,16 @@ def test_content_at_the_character_limit_is_stored_and_one_over_is_refused(api, s
     assert Memory.objects.count() == 1 and Memory.objects.get().content == "z" * 300
 
 
+@pytest.mark.parametrize("value", ["last-tuesday", "2023-02-30", "30/06/2023"])
+def test_a_bad_as_of_says_a_date_or_a_datetime_is_wanted(api, value):
+    for response in (api.get("/api/memories/", {"as_of": value}),
+                     post(api, "/api/memories/search/", {"query": "where", "as_of": value})):
+        assert response.status_code == 400
+        message = response.json()["as_of"][0]
+        assert "YYYY-MM-DD" in message and "date" in message and "datetime" in message
+        assert message.startswith("Must be a date (YYYY-MM-DD")
+
+
 def test_bad_id_is_a_404(api):
     assert api.get("/api/memories/not-a-uuid/").status_code == 404
 
