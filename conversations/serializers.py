@@ -1,3 +1,4 @@
+from django.conf import settings
 from rest_framework import serializers
 
 from conversations.models import Conversation, Message
@@ -58,7 +59,7 @@ class MessageInSerializer(StrictSerializer):
     role = ChoiceField(choices=Message.Role.choices)
     name = CharField(max_length=200, required=False, allow_blank=True,
                                  help_text="The speaker's name (shown in context instead of the role).")
-    content = CharField(max_length=100_000)
+    content = CharField(max_length=settings.MESSAGE_MAX_CHARS)
     sent_at = DateTimeField(required=False, help_text=(
         "When it was said (ISO 8601), for history imported from elsewhere; default: now. Orders the "
         "conversation and dates what is extracted from it."))
@@ -67,7 +68,10 @@ class MessageInSerializer(StrictSerializer):
 
 
 class AppendSerializer(StrictSerializer):
-    messages = MessageInSerializer(many=True, allow_empty=False, max_length=500)
+    messages = MessageInSerializer(many=True, allow_empty=False, max_length=500, error_messages={
+        # DRF formats its messages: braces doubled
+        "required": 'This field is required: a list of messages, e.g. {{"messages": [{{"role": "user", "content": '
+                    '"Hi"}}]}}.'})
 
 
 class ContextQuerySerializer(StrictSerializer):

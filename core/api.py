@@ -1,8 +1,13 @@
-"""API-wide error handling: model validation errors become 400s that name the field, never 500s; an error that
-quotes the input quotes it in a form JSON can carry. The schema class that documents those errors."""
+"""API-wide error handling: model validation errors become 400s that name the field, never 500s; a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 in JSON (not Django's HTML page and an error traceback); every 404 says
+"Not found." (not "No Reminder matches the given query."); an error that quotes the input quotes it in a form JSON
+can carry. The schema class that documents those errors."""
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError
+from django.http import Http404
 from drf_spectacular import openapi
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
@@ -32,7 +37,25 @@ def _refused_by_policy(exc) -> bool:
             and "row-level security" in str(cause))
 
 
+class BodyTooLarge(exceptions.APIException):
+    status_code = 413
+    default_detail = "The request body is larger than the server accepts."
+    default_code = "request_too_large"
+
+
+def body_too_large() -> BodyTooLarge:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return BodyTooLarge(f"The request body is larger than {limit:,} bytes ({limit / 1024 / 1024:.1f} MB), the most "
+                        f"the API reads (DATA_UPLOAD_MAX_MEMORY_SIZE). Send less at once, e.g. fewer items per batch.")
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):  # Django's own answer: an HTML 400 page and an error-level traceback
+        exc = body_too_large()
+    elif isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        exc = exceptions.ParseError(f"{exc} Send fewer form fields or files at once.")
+    elif isinstance(exc, Http404):  # get_object_or_404's "No Reminder matches the given query."
+        exc = exceptions.NotFound()
     if _refused_by_policy(exc):
         exc = exceptions.PermissionDenied("Outside what this token may reach (its project, agent or end user).")
     if isinstance(exc, DjangoValidationError):

@@ -85,8 +85,10 @@ class ChoiceField(serializers.ChoiceField):
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know, so a typo is a 400 that names it rather than silently ignored. Model
-    serializers that mix it in build strict text fields and storable JSON fields."""
+    """Rejects fields it does not know, so a typo is a 400 that names it rather than silently ignored; the refusal
+    names the required fields that are missing too (a bare message posted where `{"messages": [...]}` belongs
+    hears of `messages`, not only that `role` and `content` are unknown). Model serializers that mix it in build
+    strict text fields and storable JSON fields."""
 
     serializer_choice_field = ChoiceField
     serializer_field_mapping = {
@@ -101,7 +103,15 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+                errors = {name: ["Unknown field."] for name in unknown}
+                if not self.partial:
+                    for name, field in self.fields.items():
+                        if field.required and not field.read_only and name not in data:
+                            try:
+                                field.fail("required")  # the field's own message, formatted as DRF does
+                            except serializers.ValidationError as exc:
+                                errors[name] = exc.detail
+                raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
 

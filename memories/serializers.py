@@ -92,7 +92,13 @@ class WrittenMemorySerializer(MemorySerializer):
 
 
 class AsOfField(DateTimeField):
-    """A moment in valid time: an ISO datetime, or an ISO date (meaning the end of that day, UTC)."""
+    """A moment in valid time: an ISO datetime, or an ISO date (meaning the end of that day, UTC). A refusal says
+    both (DRF's own lists only datetime formats)."""
+
+    default_error_messages = {
+        "invalid": "Must be a date (YYYY-MM-DD: the end of that day, UTC) or an ISO 8601 datetime "
+                   "(YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]).",
+    }
 
     def to_internal_value(self, value):
         if isinstance(value, str) and len(value.strip()) == 10:

@@ -87,7 +87,7 @@ ATTRIBUTES = {
     "importance": {"type": "number", "minimum": 0, "maximum": 1, "description": "0..1, default 0.5."},
     "metadata": {"type": "object", "description": "Extra context as a JSON object."},
 }
-CONTENT = {"type": "string", "minLength": 1,
+CONTENT = {"type": "string", "minLength": 1, "maxLength": settings.MEMORY_MAX_CHARS,
            "description": "The memory as one self-contained sentence, e.g. 'Is allergic to peanuts' "
                           f"(at most {settings.MEMORY_MAX_TOKENS} word pieces)."}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}

@@ -46,6 +46,10 @@ class MemoryWrite:
 def validate_content(content: Any, field: str = "content") -> None:
     if not isinstance(content, str) or not content.strip():
         raise ValidationError({field: ["Content may not be blank."]})
+    if len(content) > settings.MEMORY_MAX_CHARS:  # before counting: a long "word" is one word piece
+        raise ValidationError(
+            {field: [f"Content is {len(content):,} characters long; the limit is {settings.MEMORY_MAX_CHARS:,}."]}
+        )
     tokens = embeddings.count_tokens(content)
     if tokens > settings.MEMORY_MAX_TOKENS:
         raise ValidationError(

@@ -32,11 +32,11 @@ def indexed_texts(value: dict, index: Any) -> list[tuple[str, str, str]]:
 
 def content_for(value: dict, texts: list[tuple[str, str, str]]) -> str:
     """The memory's content: `value["content"]` when it is text, else the indexed texts, else the value as
-    JSON; cut to MEMORY_MAX_TOKENS word pieces (the value itself is kept whole)."""
+    JSON; cut to MEMORY_MAX_CHARS characters and MEMORY_MAX_TOKENS word pieces (the value itself is kept whole)."""
     content = value.get("content")
     if not isinstance(content, str) or not content.strip():
         content = "\n".join(text for _, _, text in texts) or json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return _cut(content, settings.MEMORY_MAX_TOKENS)
+    return _cut(content[:settings.MEMORY_MAX_CHARS], settings.MEMORY_MAX_TOKENS)
 
 
 def _cut(text: str, max_tokens: int) -> str:

@@ -4,7 +4,10 @@ export lists them: each with `id`, `memory` (the text), `metadata`, `categories`
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from imports.formats.common import Bad, Parsed, memory, obj, storable_json, text, timestamp
+from memories.writes import validate_content
 
 SOURCE = "mem0"
 NAMESPACE = ["memories", "mem0"]
@@ -27,6 +30,10 @@ def _memory(entry: Any) -> dict[str, Any]:
     entry = obj(entry, "$")
     original_id = text(entry.get("id"), "id", required=True, limit=200)
     content = text(entry.get("memory"), "memory", required=True)
+    try:  # the memory's own limits (MEMORY_MAX_CHARS, MEMORY_MAX_TOKENS), here: a bad item, not a failed import
+        validate_content(content.strip(), "memory")
+    except ValidationError as exc:
+        raise Bad("memory", " ".join(exc.message_dict["memory"])) from None
     metadata = entry.get("metadata") or {}
     metadata = storable_json(obj(metadata, "metadata"), "metadata")
     categories = entry.get("categories") or []

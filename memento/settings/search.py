@@ -27,7 +27,16 @@ EMBEDDING_ONNX_DIR = env.path("EMBEDDING_ONNX_DIR", default=BASE_DIR / ".memento
 EMBEDDING_ONNX_THREADS = env.int("EMBEDDING_ONNX_THREADS", default=env.int("OMP_NUM_THREADS", default=0))
 
 # --- Memory behaviour. ---------------------------------------------------------------------------------------
+# A memory's content: at most this many word pieces and at most this many characters. The token count alone does
+# not bound its size: a "word" of over 100 characters is one word piece ([UNK]), so 2 MB of them passed. 2048 word
+# pieces of ordinary prose are ~9,000 characters; the character bound leaves room for long words, code and URLs.
+# A longer content is a 400 naming `content` (every write path: API, batch, tools, import, panel, admin); a store
+# item's content is cut to both (its value is kept whole). Conversation messages: MESSAGE_MAX_CHARS below.
 MEMORY_MAX_TOKENS = env.int("MEMORY_MAX_TOKENS", default=2048)
+MEMORY_MAX_CHARS = env.int("MEMORY_MAX_CHARS", default=16_000)
+# One conversation message's content (a 400 naming it): messages are embedded window by window and pooled, so a
+# long one is fine (a pasted page); what bounds a request of 500 of them is the body limit (2.5 MB: a 413).
+MESSAGE_MAX_CHARS = env.int("MESSAGE_MAX_CHARS", default=100_000)
 MEMORY_LOG_READS = env.bool("MEMORY_LOG_READS", default=True)  # READ / SEARCH audit events
 # search: owners with up to this many memories get the exact nearest vectors (from the rows the process holds, or
 # through the owner B-tree), larger ones an HNSW index (bench/search_latency.py; memories.search.paths)

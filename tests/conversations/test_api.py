@@ -29,6 +29,25 @@ def test_conversation_crud_and_end(api):
     assert api.delete(f"/api/conversations/{cid}/").status_code == 204
 
 
+def test_a_message_over_the_character_limit_is_a_400_naming_its_content(api, settings):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    long = " ".join(["y" * 1000] * 101)  # over MESSAGE_MAX_CHARS (100,000), few word pieces
+    refused = post(api, f"/api/conversations/{cid}/messages/", {"messages": [{"role": "user", "content": long}]})
+    assert refused.status_code == 400
+    assert f"{settings.MESSAGE_MAX_CHARS}" in refused.json()["messages"]["0"]["content"][0]
+    assert not Message.objects.exists()
+
+
+def test_a_bare_message_is_a_400_naming_messages_as_required(api):
+    cid = post(api, "/api/conversations/", {}).json()["id"]
+    refused = post(api, f"/api/conversations/{cid}/messages/", {"role": "user", "content": "hi"})
+    assert refused.status_code == 400
+    body = refused.json()
+    assert body["role"] == ["Unknown field."] and body["content"] == ["Unknown field."]
+    assert body["messages"][0].startswith("This field is required") and '{"messages": [' in body["messages"][0]
+    assert post(api, f"/api/conversations/{cid}/messages/", {}).json()["messages"] == body["messages"]
+
+
 def test_another_users_conversation_is_a_404(api, other_user):
     theirs = ConversationFactory(owner=other_user)
     assert api.get(f"/api/conversations/{theirs.pk}/").status_code == 404

@@ -1,5 +1,9 @@
 """The OpenAPI schema documents every status code an operation can answer (schemathesis, in
-tests/memento/test_schemathesis.py, checks the answers against it); error details never carry lone surrogates."""
+tests/memento/test_schemathesis.py, checks the answers against it); error details never carry lone surrogates; an oversized body is a JSON 413 and
+every missing object the same 404."""
+
+import json
+import logging
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
@@ -62,3 +66,36 @@ def test_a_conversation_answers_its_message_count_after_create_and_update(api):
     assert created["message_count"] == 0
     updated = api.patch(f"/api/conversations/{created['id']}/", {"title": "Trip 2"}, format="json").json()
     assert updated["message_count"] == 0 and updated["title"] == "Trip 2"
+
+
+@pytest.mark.parametrize(("method", "url", "headers"), [
+    ("post", "/api/memories/", {}),
+    ("post", "/api/memories/", {"HTTP_IDEMPOTENCY_KEY": "big-1"}),  # the key's fingerprint reads the body first
+    ("post", "/api/memories/batch/", {}),
+    ("put", "/api/store/items", {}),
+    ("post", "/api/tools/call/", {}),
+])
+def test_a_body_over_the_upload_limit_is_a_json_413_naming_the_limit_and_no_error_is_logged(
+        api, settings, caplog, method, url, headers):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    body = json.dumps({"content": "x" * 2000})
+    response = getattr(api, method)(url, body, content_type="application/json", **headers)
+    assert response.status_code == 413 and response["Content-Type"] == "application/json"
+    assert "larger than 1,000 bytes" in response.json()["detail"]
+    assert "DATA_UPLOAD_MAX_MEMORY_SIZE" in response.json()["detail"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+def test_a_form_body_over_the_upload_limit_is_a_json_413_too(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = api.post("/api/memories/", {"content": "x" * 2000})  # multipart
+    assert response.status_code == 413 and "1,000 bytes" in response.json()["detail"]
+
+
+def test_every_missing_object_is_the_same_404(api):
+    for url in ("/api/reminders/999999/", "/api/webhooks/999999/", "/api/projects/999999/",
+                "/api/profile/entries/999999/", "/api/tokens/999999/", "/api/end-users/999999/",
+                "/api/consolidation/999999/", "/api/conversations/999999/", "/api/documents/999999/",
+                "/api/memories/00000000-0000-0000-0000-000000000000/"):
+        response = api.get(url)
+        assert (response.status_code, response.json()) == (404, {"detail": "Not found."}), url

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conversations.models import Conversation, Message
+from core.serializers import CharField, StrictSerializer
 from memories.models import Memory
 from tests.factories import ConversationFactory, MemoryFactory
 
@@ -207,3 +208,18 @@ def test_a_refused_choice_lists_the_valid_ones(api):
     assert response.json()["mode"] == ['"fuzzy" is not a valid choice; choose one of: semantic, keyword, hybrid.']
     listed = api.get("/api/memories/", {"source": "rumour"})
     assert listed.status_code == 400 and "choose one of: explicit, extracted" in str(listed.json())
+
+
+class _Shape(StrictSerializer):
+    name = CharField()
+    note = CharField(required=False)
+    colour = CharField(default="blue")
+
+
+def test_unknown_fields_are_named_with_the_required_ones_missing():
+    body = _Shape(data={"nmae": "typo"})
+    assert not body.is_valid()
+    assert body.errors == {"nmae": ["Unknown field."], "name": ["This field is required."]}
+    partial = _Shape(data={"nmae": "typo"}, partial=True)
+    assert not partial.is_valid() and partial.errors == {"nmae": ["Unknown field."]}
+    assert _Shape(data={"name": "x"}).is_valid()

@@ -63,6 +63,16 @@ def test_mem0_memories_with_provenance_and_utc_times():
     assert bare_list.format == "mem0" and len(bare_list.items) == 2
 
 
+def test_a_mem0_memory_over_the_memory_limits_is_a_bad_item(settings):
+    settings.MEMORY_MAX_CHARS = 40
+    export = data("mem0")
+    export["results"][1]["memory"] = "x" * 41
+    parsed = formats.read(dumps(export))
+    assert [str(p) for p in parsed.problems] == [
+        "item 2: memory: Content is 41 characters long; the limit is 40."]
+    assert [position for position, _ in parsed.items] == [1]
+
+
 def test_langgraph_items_keep_namespace_key_and_value():
     parsed = formats.read(raw("langgraph"))
     assert parsed.format == "langgraph"

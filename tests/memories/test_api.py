@@ -58,6 +58,42 @@ def test_bad_input_is_a_400_naming_the_field(api, body, field):
     assert not Memory.objects.exists()
 
 
+@pytest.mark.parametrize("content", [
+    "x" * 2_000_000,  # one "word" is one word piece: 2 MB passed the token limit
+    " ".join(["y" * 1000] * 1500),  # 1,500 word pieces, 1.5 MB
+], ids=["one-word", "long-words"])
+def test_content_over_the_character_limit_is_a_400_naming_content(api, content, settings):
+    response = post(api, "/api/memories/", {"content": content})
+    assert response.status_code == 400
+    assert f"the limit is {settings.MEMORY_MAX_CHARS:,}" in response.json()["content"][0]
+    assert not Memory.objects.exists()
+
+
+def test_content_at_the_character_limit_is_stored_and_one_over_is_refused(api, settings):
+    settings.MEMORY_MAX_CHARS = 300
+    assert post(api, "/api/memories/", {"content": "z" * 300}).status_code == 201
+    refused = post(api, "/api/memories/", {"content": "w" * 301})
+    assert refused.status_code == 400 and "301 characters" in refused.json()["content"][0]
+    memory = Memory.objects.get()
+    patched = api.patch(f"/api/memories/{memory.pk}/", {"content": "v" * 301}, format="json")
+    assert patched.status_code == 400 and "content" in patched.json()
+    batch = post(api, "/api/memories/batch/", {"items": [{"content": "fine"}, {"content": "u" * 301}]})
+    assert batch.status_code == 400 and batch.json()["items"][0].startswith("item 1: content:")
+    tool = post(api, "/api/tools/call/", {"name": "add_memory", "arguments": {"content": "t" * 301}})
+    assert tool.status_code == 400 and "content" in json.dumps(tool.json())
+    assert Memory.objects.count() == 1 and Memory.objects.get().content == "z" * 300
+
+
+@pytest.mark.parametrize("value", ["last-tuesday", "2023-02-30", "30/06/2023"])
+def test_a_bad_as_of_says_a_date_or_a_datetime_is_wanted(api, value):
+    for response in (api.get("/api/memories/", {"as_of": value}),
+                     post(api, "/api/memories/search/", {"query": "where", "as_of": value})):
+        assert response.status_code == 400
+        message = response.json()["as_of"][0]
+        assert "YYYY-MM-DD" in message and "date" in message and "datetime" in message
+        assert message.startswith("Must be a date (YYYY-MM-DD")
+
+
 def test_bad_id_is_a_404(api):
     assert api.get("/api/memories/not-a-uuid/").status_code == 404
 

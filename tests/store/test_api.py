@@ -83,6 +83,16 @@ def test_a_store_item_is_a_memory_with_content_from_its_value(api, put):
     assert memories["pets"]["content"] == "cat\ndog"  # no text content: the indexed texts
 
 
+def test_an_items_content_is_cut_to_the_memory_limits_and_its_value_kept_whole(api, put, settings):
+    huge = "x" * 100_000  # one word piece: the token limit alone kept all of it as the memory's content
+    put(["notes"], "huge", {"content": huge})
+    memory = memory_at(["notes"], "huge")
+    assert memory.content == "x" * settings.MEMORY_MAX_CHARS and memory.value == {"content": huge}
+    settings.MEMORY_MAX_CHARS = 50
+    put(["notes"], "prose", {"text": "The user likes tea. " * 20}, index=["text"])
+    assert memory_at(["notes"], "prose").content == ("The user likes tea. " * 20)[:50]
+
+
 def test_a_memory_written_through_the_memory_api_is_an_item(api, search):
     created = api.post("/api/memories/", {"content": "Allergic to peanuts", "key": "allergy"}, format="json")
     assert created.status_code == 201
