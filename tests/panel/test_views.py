@@ -274,7 +274,7 @@ def test_detail_shows_validity_and_why_it_was_superseded_and_undoes_it(panel, us
     assert validity.startswith("2022-05-03 12:00</dd>") and 'id="valid-to">2024-11-09 08:00' in validity
     notice = re.sub(r"\s+", " ", page.split('id="supersession"')[1].split("</section>")[0])
     assert reverse("panel:memory_detail", args=[new.pk]) in notice and "“Has a Pixel 8”" in notice
-    assert "(why: switched phones: same phone attribute, newer value" in notice
+    assert 'Why:</strong> <span class="reason-text">switched phones: same phone attribute, newer value' in notice
     assert "Undo this supersession" in notice and "automatically" in notice  # no person made it
     history_id = re.search(r'name="history_id" value="(\d+)"', notice).group(1)
     response = panel.post(reverse("panel:memory_revert", args=[old.pk]),
