@@ -30,6 +30,7 @@ EXTRACTED = re.compile(rf"^extracted from message (?P<message>{UUID.pattern}) of
                        rf"(?P<conversation>{UUID.pattern})$")
 DOCUMENT = re.compile(rf"^document (?P<document>{UUID.pattern}|\d+) chunk (?P<chunk>\d+)$")
 IMPORTED = re.compile(r"^imported from (?P<format>[\w-]+) \(import [^)]*\)$")
+SUPERSEDED_BY = re.compile(rf"; superseded by {UUID.pattern}$")  # memories.writes / reconcile: the link's reason
 COSINE = re.compile(r"^(?:frame )?cosine [\d.]+$")
 ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -221,9 +222,11 @@ def read(reason: str, names: Names, *, replaced: bool = False, texts: list[str] 
     "Replaced"); else on the memory it wrote. `texts`: what the page's memory says (a value's spelling)."""
     reason = reason or ""
     reading = Reading(raw=reason)
-    decision = DECISION.match(reason)
+    # on the memory it superseded, its successor is named beside the reason already (the banner, the change)
+    said = SUPERSEDED_BY.sub("", reason) if replaced else reason
+    decision = DECISION.match(said)
     if decision is None:
-        reading.parts = linked(_worded(reason), names)
+        reading.parts = linked(_worded(said), names)
         return reading
     pieces = [p.strip() for p in decision["why"].split("; ")]
     evidence_ids: list[str] = []
