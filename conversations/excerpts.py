@@ -28,7 +28,8 @@ NEIGHBOURS = 1  # turns on each side of a matching message in an excerpt: the an
 TURN_TOKENS = 100
 LONG_TURNS_CACHED = 1024  # long turns whose sentences a process keeps (a few kB each)
 WORDS_CACHED = 65536  # words whose lemmas a process keeps
-OUTDATED = " [no longer true: since superseded]"
+OUTDATED = " [no longer true: superseded]"  # a turn whose every statement was superseded, on no known day
+OUTDATED_SINCE = " [no longer true since {day}]"  # ... since the day the first of them stopped being true
 OUTDATED_SHOWN = 2  # superseded statements named beside a turn that also said things still true
 WORD = re.compile(r"[a-z]+")  # a word, as the lemmas are looked up
 # what an excerpt reads of a turn, in the model's field order (Model.from_db takes the values in that order)
@@ -38,7 +39,7 @@ TURN_FIELDS = tuple(f.attname for f in Message._meta.concrete_fields if f.attnam
 # statements extracted from it (superseded or not, and their frames): one round trip for every excerpt
 TURNS = (
     f"SELECT {', '.join(f'm.{name}' for name in TURN_FIELDS)}, c.title, "
-    f"(SELECT coalesce(json_agg(json_build_array(d.superseded_by_id, d.content, d.metadata -> 'frames') "
+    f"(SELECT coalesce(json_agg(json_build_array(d.superseded_by_id, d.content, d.metadata -> 'frames', d.valid_to) "
     f"ORDER BY d.created_at), '[]'::json) FROM {Memory._meta.db_table} AS d "
     f"WHERE d.owner_id = %s AND d.message_id = m.id AND d.is_active) "
     f"FROM {Message._meta.db_table} AS m JOIN {Conversation._meta.db_table} AS c ON c.id = m.conversation_id "
@@ -222,19 +223,35 @@ def _runs(sequences, days: dict, conversation_id) -> list[list[int]]:
 
 
 def outdated_note(statements) -> str:
-    """What an excerpt says beside a turn whose statements (superseded_by, content, frames; oldest first) include
-    some since superseded (an agent reads the newer fact among the memories): OUTDATED when everything it said
-    was, else which of its statements ("[no longer true: The user drives a Corolla]"); "" when none was."""
-    current, past = False, []
-    for superseded_by, content, frames in statements:
+    """What an excerpt says beside a turn whose statements (superseded_by, content, frames, valid_to; oldest first)
+    include some since superseded (an agent reads the newer fact among the memories): when everything it said was,
+    since when ("[no longer true since 3 May 2024]": the day the first stopped being true; OUTDATED when one has no
+    end recorded), else which of its statements ("[no longer true: The user drives a Corolla]"); "" when none was."""
+    current, past, ends = False, [], []
+    for superseded_by, content, frames, *rest in statements:
         # "I left Acme" is kept as the past of the Acme chain, yet what it says stays true
         if superseded_by is None or any(f.get("ended") for f in frames or [] if isinstance(f, dict)):
             current = True
         else:
             past.append(content.rstrip(". "))
+            ends.append(_moment(rest[0] if rest else None))
     if not past:
         return ""
-    return f" [no longer true: {'; '.join(past[:OUTDATED_SHOWN])}]" if current else OUTDATED
+    if current:
+        return f" [no longer true: {'; '.join(past[:OUTDATED_SHOWN])}]"
+    if None in ends:
+        return OUTDATED
+    return OUTDATED_SINCE.format(day=said_on(min(ends)))
+
+
+def _moment(value) -> datetime | None:
+    """A timestamp as the statement's JSON gives it (ISO 8601), or None."""
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def turns_around(owner_id: int, hits: list[ScoredPassage]) -> dict[tuple, tuple[Message, str]]:

@@ -8,8 +8,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import Now, TruncDate
+from django.template.defaultfilters import date as date_filter
+from django.template.defaultfilters import truncatechars
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import capfirst
+from simple_history.models import DeletedObject
 
 from core.readable import readable_text
 from memories import selectors as memory_selectors
@@ -95,11 +99,26 @@ def memory_page_rows(*, owner, form_data: dict, projects: dict):
 # --- timeline -------------------------------------------------------------------------------------------------
 
 
+DATETIME_FORMAT = "Y-m-d H:i"  # as the rest of the panel's pages write a moment (Django's date filter)
+DATE_FORMAT = "Y-m-d"
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A related row in the timeline: what it reads as and, when the user may open it, its page."""
+
+    text: str
+    url: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
 @dataclass(frozen=True)
 class Change:
     field: str
     label: str  # the field's name as people read it ("Happened at")
-    old: object  # a related object (project, conversation, message) as itself: shown by its name, not its id
+    old: object  # None (nothing), text, or a related object as `Linked`: shown by its name, not its id
     new: object
     words: list | None = None  # for text: [(op, text)], op one of "same", "del", "ins"
 
@@ -111,12 +130,24 @@ class Version:
 
 
 def shown(value):
-    """A history value as text for the timeline: lists joined, objects as "key: value" pairs (as the detail shows
-    metadata), nothing as None."""
+    """A history value as the timeline shows it: lists joined, objects as "key: value" pairs (as the detail shows
+    metadata), moments as the page writes them, a related row by its name (a memory by its text, linked to its
+    page; one since erased by its id), nothing (an empty link too, which simple-history gives as a
+    `DeletedObject` without a pk) as None."""
+    if isinstance(value, DeletedObject):
+        if value.pk is None:
+            return None
+        return Linked(f"{value.model._meta.verbose_name} {value.pk} (no longer exists)")
     if value in (None, "", [], {}):
         return None
     if isinstance(value, list | dict):
         return readable_text(value)
+    if isinstance(value, datetime):
+        return date_filter(value, DATETIME_FORMAT)
+    if isinstance(value, date):
+        return date_filter(value, DATE_FORMAT)
+    if isinstance(value, Memory):
+        return Linked(truncatechars(value.content, 160), reverse("panel:memory_detail", args=[value.pk]))
     return value
 
 

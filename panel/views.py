@@ -26,9 +26,9 @@ from memories import portability
 from memories import selectors as memory_selectors
 from memories import services as memory_services
 from memories.bookkeeping import touch_after_response
-from memories.models import Memory, MemoryEvent
+from memories.models import HistoryAction, Memory, MemoryEvent
 from memories.search.ranking import RANKINGS
-from panel import selectors
+from panel import reasons, selectors
 from panel.forms import (
     REFUSED,
     DocumentUploadForm,
@@ -145,11 +145,19 @@ def memory_detail(request, pk):
     document_id = memory.source_ref.get("document_id")
     if document_id:
         document = Document.objects.filter(owner=request.user, pk=document_id).first()
+    versions = selectors.memory_timeline(memory=memory)
+    supersession = selectors.supersession(memory=memory)
+    # each reason as a sentence with its evidence linked (the stored text under "details"), one lookup for all
+    said = [v.record.history_change_reason or "" for v in versions] + [supersession.reason if supersession else ""]
+    readings = reasons.readings(request.user, said, texts=[memory.content], replaced=[
+        v.record.history_action == HistoryAction.Action.SUPERSEDE for v in versions] + [True])
     return render(request, "panel/memory_detail.html", {
         "memory": memory,
-        "versions": selectors.memory_timeline(memory=memory),
+        "versions": [(v, reading) for v, reading in zip(versions, readings, strict=False)],
         "chain": memory_selectors.memory_chain(memory=memory),
-        "supersession": selectors.supersession(memory=memory),
+        "supersession": supersession,
+        "supersession_reading": readings[-1],
+        "frames": reasons.frames_of(memory, texts=[memory.content]),
         "message": memory.message if memory.message_id and memory.message.owner_id == request.user.pk else None,
         "document": document,
     })

@@ -27,7 +27,7 @@ from memories.vectors import nearest_of_owner, numbers_in
 from memories.versions import save_version
 from profiles import tasks
 from profiles.models import ConsolidationRun, Profile
-from profiles.sections import attribute_of
+from profiles.sections import attribute_of, holder_of
 from profiles.services import evidence_of, profile_rebuild
 
 Action = HistoryAction.Action
@@ -105,9 +105,11 @@ def _hand_edited(owner_id, ids) -> set:
 
 
 def _near(memory: Memory, edited: set) -> list[Memory]:
-    """The live near-duplicates of `memory`: cosine at least CONSOLIDATION_THRESHOLD, same subject, same project,
-    no other attribute, the same figures, not edited by hand."""
+    """The live near-duplicates of `memory`: cosine at least CONSOLIDATION_THRESHOLD, same subject (and the same
+    holder of its attribute: "the user's brother works at Siemens" is no duplicate of "the user works at Siemens"),
+    same project, no other attribute, the same figures, not edited by hand."""
     attribute = attribute_of(memory)
+    holder = holder_of(memory)
     found = []
     for other in nearest_of_owner(Memory.objects.filter(owner_id=memory.owner_id, project_id=memory.project_id)
                                   .active().exclude(pk=memory.pk), owner_id=memory.owner_id,
@@ -116,6 +118,8 @@ def _near(memory: Memory, edited: set) -> list[Memory]:
             break
         other_attribute = attribute_of(other)
         if (other.subject or "").lower() != (memory.subject or "").lower() or other.pk in edited:
+            continue
+        if holder_of(other) != holder:
             continue
         if attribute and other_attribute and attribute != other_attribute:
             continue

@@ -81,6 +81,21 @@ def meta_frames(memory) -> list:
     return frames if isinstance(frames, list) else []
 
 
+def holder_of(memory) -> str:
+    """Whose attribute the memory states, beside its subject: "" for the subject themselves, else the other person
+    its frame names ("The user's brother works at Siemens": "brother"), read from the frame of the memory's own
+    attribute (and value) in `metadata["frames"]`."""
+    attribute = attribute_of(memory)
+    if not attribute:
+        return ""
+    meta = memory.metadata if isinstance(memory.metadata, dict) else {}
+    value = meta.get("value")
+    frames = [f for f in meta_frames(memory) if isinstance(f, dict) and f.get("attribute") == attribute]
+    frame = next((f for f in frames if f.get("value") == value), frames[0] if frames else None)
+    holder = frame.get("holder") if frame else ""
+    return holder.strip().lower() if isinstance(holder, str) else ""
+
+
 def section_of(memory) -> Section | None:
     """The section a live memory belongs to, or None when it is no profile fact: events and episodes, reminders,
     plans and feelings of the moment, and remarks about someone close that fill no attribute ("my dogs make me
@@ -118,8 +133,13 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 def entry_key(memory) -> str:
     """What an entry is about, stable across rebuilds: subject and attribute for an attribute that holds one value,
-    with the value too for one that accumulates; otherwise the statement's words."""
+    with the value too for one that accumulates; otherwise the statement's words. The subject is whose attribute
+    it is: another person's ("the user's brother works at Siemens": "user>brother") is never evidence of the
+    subject's own ("user|employer")."""
     subject = (memory.subject or "user").lower()
+    holder = holder_of(memory)
+    if holder:
+        subject = f"{subject}>{holder}"
     attribute = attribute_of(memory)
     if attribute:
         meta = memory.metadata if isinstance(memory.metadata, dict) else {}

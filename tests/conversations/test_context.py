@@ -257,6 +257,7 @@ def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user
                                 start=datetime(2024, 1, 10, 8, 0, tzinfo=UTC))
     old_turn, new_turn = conversation.messages.order_by("sequence")
     Message.objects.filter(pk=new_turn.pk).update(sent_at=datetime(2024, 6, 1, tzinfo=UTC))
+    new_turn.refresh_from_db()
     for memory in user.memories.all():  # what extraction made of them: replaced by two known memories
         memory_services.memory_forget(memory=memory)
     toyota = memory_services.memory_create(owner=user, content="Ana drives a Toyota Corolla", message=old_turn,
@@ -265,8 +266,19 @@ def test_a_turn_whose_memories_were_all_superseded_is_marked_in_its_excerpt(user
                                   conversation=conversation, supersedes=toyota.pk)
     context = ctx.context_for(owner=user, query="What car does Ana drive?", budget=400)
     turns = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
-    assert f"Ana: I drive a little Toyota Corolla.{exc.OUTDATED}" in turns
+    # since the day the Tesla became true (the memory's valid time ends there)
+    assert "Ana: I drive a little Toyota Corolla. [no longer true since 1 June 2024]" in turns
     assert "Ana: I switched to a Tesla Model 3 this spring." in turns
+
+
+def test_the_no_longer_true_mark_reads_as_a_sentence_with_or_without_a_day():
+    may, june = "2024-05-03T09:30:00+00:00", "2024-06-20T00:00:00+00:00"
+    assert exc.outdated_note([(1, "Drives a Corolla.", [], june), (2, "Lives in Paris.", None, may)]) == (
+        " [no longer true since 3 May 2024]")  # since the first of them stopped being true
+    assert exc.outdated_note([(1, "Drives a Corolla.", [], None)]) == " [no longer true: superseded]"
+    assert exc.outdated_note([(1, "Drives a Corolla.", [], may), (None, "Plays the cello.", [], None)]) == (
+        " [no longer true: Drives a Corolla]")
+    assert exc.outdated_note([(None, "Plays the cello.", [], None)]) == ""
 
 
 def test_a_turn_that_also_said_what_is_still_true_names_what_is_no_longer_true(user, eager,
@@ -310,5 +322,5 @@ def test_a_turn_that_ended_something_is_not_marked_as_no_longer_true(user, eager
     Memory.objects.filter(content="Ana left her job at Acme").update(superseded_by=doctolib)
     context = ctx.context_for(owner=user, query="Where does Ana work?", budget=400)
     lines = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
-    assert f"Ana: I work at Acme as a data engineer.{exc.OUTDATED}" in lines
+    assert "Ana: I work at Acme as a data engineer. [no longer true since 10 January 2024]" in lines
     assert "Ana: I joined Doctolib. I left my job at Acme." in lines

@@ -101,7 +101,8 @@ def test_pages_fit_a_phone_screen(browser, live_server, someone, live_requests_c
     try:
         log_in(page, live_server, someone)
         for path, name in (("/", "overview-phone"), ("/memories/", "memories-phone"),
-                           ("/documents/", "documents-phone"), ("/settings/", "settings-phone")):
+                           ("/documents/", "documents-phone"), ("/settings/", "settings-phone"),
+                           ("/profile/", "profile-phone")):
             page.goto(f"{live_server.url}{path}")
             assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
             screenshot(page, name)
@@ -147,7 +148,8 @@ def test_upload_follows_processing_to_completed(page, live_server, someone, work
 def test_create_a_token_and_download_the_export(page, live_server, someone):
     demo_memories(someone)
     log_in(page, live_server, someone)
-    page.click("nav >> text=Access")
+    page.click("header nav >> text=Settings")  # access, webhooks and imports are its tabs
+    page.click("#settings-tabs >> text=Access")
     page.fill("#id_name", "browser test")
     page.click("button:has-text('Create token')")
     key = page.inner_text("#new-token")
@@ -166,7 +168,7 @@ def test_create_a_token_and_download_the_export(page, live_server, someone):
     assert requests.get(f"{live_server.url}/api/memories/", headers={"Authorization": f"Token {key}"},
                         timeout=30).status_code == 401
 
-    page.click("nav >> text=Settings")
+    page.click("header nav >> text=Settings")
     screenshot(page, "settings")
     with page.expect_download() as download:
         page.click("text=Download memories.jsonl")
@@ -227,7 +229,8 @@ def test_an_import_is_followed_to_completed(page, live_server, someone, worker):
     from tests.imports.samples import SAMPLES
 
     log_in(page, live_server, someone)
-    page.click("nav >> text=Import")
+    page.click("header nav >> text=Settings")  # access, webhooks and imports are its tabs
+    page.click("#settings-tabs >> text=Import")
     page.set_input_files("input[name=file]", str(SAMPLES / "claude_conversations.json"))
     page.click("button:has-text('Import')")
     page.wait_for_url(f"{live_server.url}/imports/*/")
@@ -268,3 +271,60 @@ def test_a_new_user_adds_a_memory_in_one_box_and_browses_by_namespace(page, live
     page.wait_for_url("**namespace=**")
     assert page.locator("#memory-results .content").all_inner_texts() == ["likes oolong tea"]
     assert page.locator("select[name=namespace] option:checked").inner_text() == "users/alice/prefs (1)"
+
+
+def test_the_wide_layout_nav_on_one_line_aligned_actions_and_superseded_marks(
+        browser, live_server, someone, live_requests_close_connections):
+    from conversations import processing
+    from conversations import services as conversation_services
+    from profiles import selectors as profile_selectors
+    from profiles import services as profile_services
+
+    conversation = ConversationFactory(owner=someone, title="Moving")
+    for text in ("I live in Acme.", "I work at Bosch now.", "My brother works at Siemens.",
+                 "I moved to Lisbon last month."):
+        (message, _), = conversation_services.messages_append(conversation=conversation,
+                                                              messages=[{"role": "user", "content": text}])
+        processing.message_extract(message_id=message.pk)
+    services.memory_create(owner=someone, content="Is allergic to peanuts", category="restriction")
+    entries = [e for _, es in profile_selectors.profile_view(owner=someone).sections for e in es]
+    profile_services.entry_update(entry=entries[0], data={"text": "Lives in sunny Lisbon", "pinned": True})
+    profile_services.entry_update(entry=entries[-1], data={"hidden": True})
+    old = Memory.objects.get(owner=someone, content__contains="Acme")
+    assert old.superseded_by_id is not None
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        log_in(page, live_server, someone)
+        for path, name in (("/", "overview-1280"), ("/profile/", "profile-1280"),
+                           (f"/conversations/{conversation.pk}/", "conversation-1280"),
+                           (f"/memories/{old.pk}/", "memory-superseded-1280"), ("/reminders/", "reminders-1280"),
+                           ("/access/tokens/", "tokens-1280"), ("/webhooks/", "webhooks-1280")):
+            page.goto(f"{live_server.url}{path}")
+            screenshot(page, name)
+            tops = page.eval_on_selector_all("header.top nav a", "as => as.map(a => a.getBoundingClientRect().top)")
+            assert len(tops) >= 11 and max(tops) - min(tops) < 4, (path, tops)  # one line
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280, path
+
+        page.goto(f"{live_server.url}/profile/")
+        rows = page.eval_on_selector_all("tr[id^=entry-]", """rows => rows.map(row => {
+            const cells = [...row.children].filter(td => getComputedStyle(td).display !== 'none');
+            return cells.map(td => [getComputedStyle(td).display, Math.round(td.getBoundingClientRect().top),
+                                    Math.round(td.getBoundingClientRect().height)]);
+        })""")
+        assert len(rows) >= 3
+        for cells in rows:  # every cell of a row, the actions too, is a table cell spanning the row
+            assert {display for display, _, _ in cells} == {"table-cell"}, cells
+            assert len({(top, height) for _, top, height in cells}) == 1, cells
+        lefts = page.eval_on_selector_all("td.actions", "cells => cells.map(td => td.getBoundingClientRect().x)")
+        assert len(set(lefts)) == 1, lefts  # the sections' tables keep their Actions column under one another
+
+        page.goto(f"{live_server.url}/conversations/{conversation.pk}/")
+        acme = page.locator(".produced li", has_text="Acme")
+        assert acme.locator(".badge.superseded").inner_text() == "superseded"
+        assert acme.locator("a").evaluate("a => getComputedStyle(a).textDecorationLine") == "line-through"
+        lisbon = page.locator(".produced li", has_text="Lisbon")
+        assert lisbon.locator(".badge").count() == 0
+    finally:
+        context.close()

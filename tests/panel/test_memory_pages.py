@@ -176,3 +176,33 @@ def test_the_versions_name_fields_and_related_things_as_people_read_them(panel, 
     assert rows["conversation"] == "Conversation" and rows["happened_at"] == "Happened at"
     conversation_row = re.search(r'data-field="conversation">.*?</tr>', page, re.S).group(0)
     assert "Planning dinner" in conversation_row and str(conversation.pk) not in conversation_row
+
+
+def _change(page: str, field: str) -> tuple[str, str]:
+    row = re.search(rf'<tr class="change" data-field="{field}">(.*?)</tr>', page, re.S).group(1)
+    old, new = re.search(r"<del>(.*?)</del> → <ins>(.*?)</ins>", row, re.S).groups()
+    return old.strip(), new.strip()
+
+
+def test_the_versions_show_a_link_set_or_emptied_as_none_and_the_linked_memory(panel, user):
+    from django.utils import timezone
+
+    old = services.memory_create(owner=user, content="Lives in Lisbon").memory
+    new = services.memory_create(owner=user, content="Lives in Porto", supersedes=old.pk).memory
+    page = panel.get(f"/memories/{old.pk}/").content.decode()
+    assert "Deleted memory" not in page and "pk=None" not in page
+    none = '<span class="muted" title="none">—</span>'
+    assert _change(page, "superseded_by") == (none, f'<a href="/memories/{new.pk}/">Lives in Porto</a>')
+    # a moment as the page writes it elsewhere (2026-11-27 14:14), not Django's default "Nov. 27, 2026, 2:14 p.m."
+    old.refresh_from_db()
+    assert _change(page, "valid_to") == (none, timezone.localtime(old.valid_to).strftime("%Y-%m-%d %H:%M"))
+    # the supersession undone: the link emptied again
+    record = old.history.filter(superseded_by__isnull=True).order_by("-history_date").first()
+    services.memory_revert(memory=old, history_id=record.history_id, actor=user)
+    page = panel.get(f"/memories/{old.pk}/").content.decode()
+    newest = re.search(r'<li class="version".*?</li>', page, re.S).group(0)
+    assert _change(newest, "superseded_by") == (f'<a href="/memories/{new.pk}/">Lives in Porto</a>', none)
+    # a linked memory since erased is named by its id
+    services.memory_forget(memory=new, actor=user)
+    page = panel.get(f"/memories/{old.pk}/").content.decode()
+    assert f"memory {new.pk} (no longer exists)" in page and "pk=" not in page

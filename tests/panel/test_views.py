@@ -274,7 +274,7 @@ def test_detail_shows_validity_and_why_it_was_superseded_and_undoes_it(panel, us
     assert validity.startswith("2022-05-03 12:00</dd>") and 'id="valid-to">2024-11-09 08:00' in validity
     notice = re.sub(r"\s+", " ", page.split('id="supersession"')[1].split("</section>")[0])
     assert reverse("panel:memory_detail", args=[new.pk]) in notice and "“Has a Pixel 8”" in notice
-    assert "(why: switched phones: same phone attribute, newer value" in notice
+    assert 'Why:</strong> <span class="reason-text">switched phones: same phone attribute, newer value' in notice
     assert "Undo this supersession" in notice and "automatically" in notice  # no person made it
     history_id = re.search(r'name="history_id" value="(\d+)"', notice).group(1)
     response = panel.post(reverse("panel:memory_revert", args=[old.pk]),
@@ -520,3 +520,26 @@ def test_a_lockout_page_leads_back_to_the_same_log_in_with_next(client, user, se
         response = client.post(login, {"username": user.username, "password": "wrong", "next": "/profile/"})
     assert response.status_code == 429
     assert '<a href="/accounts/login/?next=/profile/">Back to the log-in page</a>' in response.content.decode()
+
+
+def test_a_conversation_marks_the_memories_it_produced_that_were_since_superseded(panel, user):
+    from tests.factories import ConversationFactory, MessageFactory
+
+    conversation = ConversationFactory(owner=user, title="Moving")
+    said = MessageFactory(conversation=conversation, content="I live in Acme.", sequence=1)
+    old = services.memory_create(owner=user, content="Lives in Acme", conversation=conversation, message=said).memory
+    services.memory_create(owner=user, content="Lives in Lisbon", supersedes=old.pk)
+    page = panel.get(reverse("panel:conversation_detail", args=[conversation.pk])).content.decode()
+    produced = re.search(r'<ul class="produced">(.*?)</ul>', page, re.S).group(1)
+    assert (f'<a href="{reverse("panel:memory_detail", args=[old.pk])}" class="superseded">Lives in Acme</a> '
+            f'<span class="badge superseded"' in produced)
+
+
+def test_settings_holds_access_webhooks_and_import_as_tabs(panel):
+    for name in ("settings", "access_tokens", "access_end_users", "access_activity", "webhooks", "import_list"):
+        page = panel.get(reverse(f"panel:{name}")).content.decode()
+        header = re.search(r'<header class="top">.*?</header>', page, re.S).group(0)
+        assert re.search(r'<a href="/settings/" aria-current="page">Settings</a>', header), name
+        tabs = re.search(r'<nav class="tabs" id="settings-tabs".*?</nav>', page, re.S).group(0)
+        assert len(re.findall(r"<a ", tabs)) == 4 and tabs.count('aria-current="page"') == 1, name
+        assert "Access</a>" not in header and "Webhooks</a>" not in header  # the bar fits one line at 1280 px

@@ -81,7 +81,8 @@ def test_registering_in_a_browser_shows_the_secret_and_the_pages_fit_a_phone(bro
     page = context.new_page()
     try:
         log_in(page, live_server, someone)
-        page.click("nav >> text=Webhooks")
+        page.click("header nav >> text=Settings")  # webhooks are one of its tabs
+        page.click("#settings-tabs >> text=Webhooks")
         page.fill("input[name=url]", "https://1.1.1.1/" + "a-rather-long-path/" * 6 + "hook")
         page.check("input[value='memory.created']")
         page.click("button:has-text('Add endpoint')")

@@ -127,3 +127,22 @@ def test_a_run_on_the_real_worker(celery_worker):
     run = consolidation.consolidation_start(owner=user)
     done = wait_for(lambda: ConsolidationRun.objects.filter(pk=run.pk, status="done").first(), worker=celery_worker)
     assert len([c for c in done.changes if c["action"] == "merge"]) == 2
+
+
+def test_another_persons_attribute_is_no_near_duplicate_of_the_users(user, run_now, settings):
+    def frame(holder):
+        return {"attribute": "employer", "value": "siemens",
+                "frames": [{"holder": holder, "attribute": "employer", "value": "siemens", "single": True,
+                            "ended": False, "score": 0.9}]}
+
+    own = _write(user, "Caroline works at Siemens.", category="fact", metadata=frame(""))
+    brothers = _write(user, "Caroline's brother works at Siemens.", category="fact", metadata=frame("brother"))
+    settings.CONSOLIDATION_THRESHOLD = 0.85
+    assert 1.0 - consolidation.nearest_of_owner(
+        Memory.objects.filter(pk=brothers.pk), owner_id=user.pk, vector=own.embedding, model=own.embedding_model,
+        limit=1)[0].distance >= settings.CONSOLIDATION_THRESHOLD  # near enough to merge, were it the same person
+    run = run_now(user)
+    assert not [c for c in run.changes if c["action"] == "merge"]
+    for memory in (own, brothers):
+        memory.refresh_from_db()
+        assert memory.superseded_by_id is None

@@ -93,3 +93,15 @@ def test_a_project_profile_adds_the_projects_memories(user):
     assert "tabs" not in selectors.profile_view(owner=user).text
     text = selectors.profile_view(owner=user, project=project).text
     assert "tabs" in text and "vegetarian" in text
+
+
+def test_an_entrys_evidence_is_about_its_own_subject_not_another_persons(user, said):
+    # both say "employer"; the second is the brother's (its frame's holder), no evidence of where the user works
+    said(user, "I work at Bosch now.", "My brother works at Siemens.")
+    bosch = user.memories.get(content__contains="Bosch")
+    brother = user.memories.get(content__contains="Siemens")
+    entries = {e.key: e for e in _entries(user)}
+    employer = entries["user|employer"]
+    assert employer.text == bosch.content and employer.memory_ids == [bosch.pk] and employer.evidence_count == 1
+    theirs = next(e for e in entries.values() if brother.pk in e.memory_ids)
+    assert theirs.key == "user>brother|employer" and theirs.memory_ids == [brother.pk]
