@@ -99,7 +99,10 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
             return True
     words = sentence.split()
     if anchor == "implied" and not own & (SINGULAR | PLURAL) - {"i", "i'm", "i've"}:
-        return len(words) < 5 or _content_words(sentence) < 2  # "I mixed emotions" was "Mixed emotions."
+        # "I mixed emotions" was "Mixed emotions."; "dating Noor now" names someone ("missing Tom" is a feeling)
+        named = re.search(r"\s(?!I\b)[A-Z]", sentence) and not re.match(
+            r"(?i)I'm (?:\w+ )?(?:missing|loving|enjoying|hating|craving|adoring|wishing)\b", sentence)
+        return (len(words) < 5 and not named) or _content_words(sentence) < 2
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."
     return _content_words(sentence) < 1

@@ -8,6 +8,7 @@ import re
 
 from extraction import nlp
 from extraction.english import PAST, SINGULAR, is_first_person
+from extraction.slots import DIETS
 
 # past participles that are not also past forms: a sentence led by one has an implied "I've"
 PARTICIPLES = set("gone become begun grown taken given done seen written chosen driven eaten fallen forgotten gotten "
@@ -110,7 +111,10 @@ def with_implied_subject(sentence: str) -> str:
 # iPhone now", "back to eating meat", "45 today", "still at Google": an implied "I'm"
 _FRAGMENT_LEAD = set("on at in with into onto off over out back still now officially finally".split())
 _FRAGMENT_NOW = re.compile(r"(?i)\b(?:now|today|anymore|any more|these days|nowadays|again|officially|as of|"
-                           r"since (?:yesterday|today|\w+day|last|this|\w+ \d{4}|\d))\b")
+                           r"since \w+)\b")
+_STATES = set("single married engaged divorced separated widowed retired unemployed sober pregnant freelance "
+              "self-employed".split())
+_DIET = re.compile(rf"(?i)(?:{DIETS})")
 _AGE_AFTER = set("today now yesterday since as years yrs".split())
 
 
@@ -120,6 +124,9 @@ def implied_be(sentence: str) -> bool:
     doc = nlp.parse(head)
     if len(doc) < 2 or any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") or t.dep_ in ("nsubj", "expl") for t in doc):
         return False
+    if (state := next((t for t in doc if t.pos_ != "ADV"), None)) is not None and state.i <= 2 and (
+            state.lower_ in _STATES or _DIET.fullmatch(state.text)):  # "fully vegetarian since january"
+        return bool(_FRAGMENT_NOW.search(head))
     first = doc[0]
     if first.like_num:  # "45 today", "thirty now": an age
         return doc[1].lower_ in _AGE_AFTER

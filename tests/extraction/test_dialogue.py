@@ -565,3 +565,13 @@ def test_a_leading_past_tense_before_a_comma_is_the_speakers():
 def test_a_remark_before_a_comma_splice_leaves_every_statement():
     assert contents("Aww that's sweet, I have a Kindle and I'm 38, my email is jo@mail.de") == [
         "The user has a Kindle.", "The user is 38.", "The user's email address is jo@mail.de."]
+
+
+def test_a_short_implied_statement_naming_someone_is_kept_but_a_feeling_is_not():
+    assert contents("seeing Priya these days") == ["The user is seeing Priya these days."]
+    assert contents("Missing Tom") == [] == contents("Loving Lisbon!")
+
+
+def test_a_diet_or_status_fragment_with_a_time_is_the_speakers():
+    assert contents("totally vegan since june") == ["The user is vegan since june."]
+    assert contents("divorced as of last month") != []
