@@ -36,14 +36,17 @@ _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
                      r"(?:called|named) (?=[A-Z])")
+# "seeing a guy called Ben" says "seeing Ben"
+_A_NAMED = re.compile(r"\b(?:a|an|this|some) (?:\w+ )?(?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) "
+                      r"(?:called|named) (?=[A-Z])")
 _NAME_IS = re.compile(r"(?i)\b(?P<who>\w+)'s (?:first |full )?name (?P<verb>is|was) (?=[A-Z])")
 
 
 def said_plainly(content: str) -> str:
     """The statement with a naming idiom said plainly: "is a woman named Clara" -> "is Clara", "my husband's name
-    is Victor" -> "my husband is Victor"."""
+    is Victor" -> "my husband is Victor", "seeing a guy called Ben" -> "seeing Ben"."""
     return _NAME_IS.sub(lambda m: f"{m['who']} {m['verb']} " if m["who"].lower() != "user" else m[0],
-                        _CALLED.sub(r"\1 ", content))
+                        _A_NAMED.sub("", _CALLED.sub(r"\1 ", content)))
 
 
 def _names_a_relation(head) -> bool:
@@ -242,7 +245,7 @@ def _names(doc) -> list:
     run: list = []
     for token in [*doc, None]:
         if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES
-                and token.text[:1].isupper()  # the tagger calls some dishes proper nouns ("hates cilantro")
+                and (token.text[:1].isupper() or _lower_name(token))
                 and (token.pos_ == "PROPN" or (token.i > 0 and token.dep_ in _NAME_ROLES))):
             run.append(token)
             continue
@@ -250,6 +253,14 @@ def _names(doc) -> list:
             spans.append(doc[run[0].i:run[-1].i + 1])
         run = []
     return sorted(spans, key=lambda span: span.start)
+
+
+def _lower_name(token) -> bool:
+    """A name chat wrote in lower case ("moved to york", "chloe dumped me"): a proper noun where a place or a
+    person goes; the tagger calls some dishes proper nouns too ("hates cilantro"), never after "at"/"to"."""
+    return token.pos_ == "PROPN" and token.text.isalpha() and (
+        token.ent_type_ == "PERSON" and token.dep_ == "nsubj"
+        or token.dep_ == "pobj" and token.head.lower_ in ("at", "to", "in", "from", "near", "with", "for"))
 
 
 def nested_names(doc) -> set[str]:

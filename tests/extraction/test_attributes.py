@@ -357,3 +357,14 @@ def test_an_interview_for_a_job_names_no_employer():
 
 def test_a_statement_of_one_fact_restates_nothing():
     assert frame("The user lives in Turin.").restated == ""
+
+
+def test_a_person_said_as_a_guy_called_so_and_so_is_that_person():
+    assert (frame("The user is seeing a guy called Mateo now.").attribute,
+            frame("The user is seeing a guy called Mateo now.").value) == ("partner", "mateo")
+    assert frame("The user met a woman named Ines at the climbing gym.").attribute != "partner"
+
+
+def test_a_name_chat_wrote_in_lower_case_is_still_a_value():
+    assert frame("The user moved to bristol in May 2024.").value == "bristol"
+    assert frame("The user works at aldi now.").value == "aldi"
