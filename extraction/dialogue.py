@@ -250,8 +250,9 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         anchor = speaker_in(sentence) or ("object" if own_day else None)
         if anchor is None and (owned := _bare_subject(sentence)):
             sentence, anchor = owned, "subject"
-        elif anchor is None and implied_be(sentence):
-            sentence, anchor = f"I'm {sentence[0].lower()}{sentence[1:]}", "subject"
+        elif anchor is None and implied_be(sentence):  # "45 today": turned 45 today
+            verb = "I turned" if re.match(r"(?i)[\w-]+ today\b", sentence) else "I'm"
+            sentence, anchor = f"{verb} {sentence[0].lower()}{sentence[1:]}", "subject"
         if anchor is None and not explicit or strict and anchor == "implied":
             return []
         if anchor == "implied":

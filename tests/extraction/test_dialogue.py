@@ -575,3 +575,7 @@ def test_a_short_implied_statement_naming_someone_is_kept_but_a_feeling_is_not()
 def test_a_diet_or_status_fragment_with_a_time_is_the_speakers():
     assert contents("totally vegan since june") == ["The user is vegan since june."]
     assert contents("divorced as of last month") != []
+
+
+def test_an_age_said_with_today_is_a_birthday():
+    assert contents("61 today!", when=SENT) == ["The user turned 61 on 8 May 2023."]
