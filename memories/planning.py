@@ -198,5 +198,10 @@ def carried(stored: list[dict], found: list[dict], content: str) -> list[dict]:
         return []
     said = {(f["holder"], f["attribute"]) for f in found}
     ended = [set(f["value"].split()) for f in found if f["ended"] and f["value"]]  # "I've left St Mary's"
+    # the value being replaced, read as another attribute too ("a student at King's College": a school, and an
+    # employer), goes with it
+    replaced = {word for f in stored if (f["holder"], f["attribute"]) in said and f.get("restated")
+                for word in f["value"].split()}
     return [f for f in stored if f.get("restated") and not f.get("ended") and (f["holder"], f["attribute"]) not in said
-            and not any(words <= set(f["value"].split()) for words in ended)]
+            and not any(words <= set(f["value"].split()) for words in ended)
+            and not replaced & set(f["value"].split())]

@@ -289,4 +289,11 @@ def test_what_a_superseded_memory_says_of_another_attribute_still_holds(api, use
 def test_a_fact_the_new_statement_ends_is_not_kept(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "I'm a pharmacist at Boots in Leeds."),
                    ("2024-06-01T10:00:00Z", "I quit Boots, I'm a locum pharmacist now.")])
-    assert not any("Boots" in text for text in current(api)), current(api)
+    live = current(api)
+    assert "The user quit Boots." in live and not any("works at Boots" in text for text in live), live
+
+
+def test_the_replaced_value_read_as_another_attribute_too_is_not_kept(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm a student at Trinity College Dublin."),
+                   ("2024-06-01T10:00:00Z", "I'm studying at UCD now.")])
+    assert not any("Trinity" in text for text in current(api)), current(api)
