@@ -273,6 +273,9 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
             shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
     if (org := roles.work_place(doc)) and not any(f.attribute == "employer" for f in found + shaped):
         shaped.append(Frame("employer", True, org, holder, False, round(best["employer"], 3)))
+    if (status := roles.said_status(doc)) and any(f.attribute == "partner" for f in found) and not any(
+            f.attribute == "relationship status" for f in found + shaped):  # "married Lukas": the partner, and how
+        shaped.append(Frame("relationship status", True, status, holder, False, round(best["relationship status"], 3)))
     if (diet := roles.said_diet(doc)) is not None and not any(f.attribute == "diet" for f in found):
         shaped.append(Frame("diet", True, diet.lower_, holder, parts.ends(parts.governing_verb(diet)),
                             round(best["diet"], 3)))

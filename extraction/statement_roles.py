@@ -185,6 +185,21 @@ def work_place(doc) -> str:
     return ""
 
 
+_STATUSES = {"married": "married", "marry": "married", "engaged": "engaged", "engage": "engaged",
+             "divorced": "divorced", "divorce": "divorced", "separated": "separated", "widowed": "widowed",
+             "single": "single"}
+
+
+def said_status(doc) -> str:
+    """The relationship status said of the holder ("married Lukas in June", "I'm engaged to Tom"), not of
+    others ("a married couple") or in a plan ("we want to get married"), else ""."""
+    for token in doc:
+        status = _STATUSES.get(token.lower_) or (_STATUSES.get(token.lemma_.lower()) if token.pos_ == "VERB" else None)
+        if status and token.dep_ not in ("amod", "compound") and token.head.lemma_ not in ("want", "plan", "hope"):
+            return status
+    return ""
+
+
 def said_diet(doc):
     """The diet word said of the holder ("so pescatarian now I guess"), not of a dish ("a vegan cake"), else
     None."""

@@ -103,9 +103,12 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             if not ended and frame["value"]:
                 # "I've left St Mary's" read as another attribute than "a nurse at St Mary's Hospital": the
                 # speaker's current value it names is what ends
-                ended = [m for m, fs in candidates_pool if any(
-                    f["single"] and not f.get("ended") and f["holder"] == frame["holder"] and f["value"]
-                    and set(frame["value"].split()) <= set(f["value"].split()) for f in fs)]
+                named = [(m, f) for m, fs in candidates_pool for f in fs
+                         if f["single"] and not f.get("ended") and f["holder"] == frame["holder"] and f["value"]
+                         and set(frame["value"].split()) <= set(f["value"].split())]
+                ended = list(dict.fromkeys(m for m, _ in named))
+                if named:  # the ending is of that attribute: a new value of it retires the ending in turn
+                    frame["attribute"], frame["single"] = named[0][1]["attribute"], True
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
@@ -120,7 +123,7 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
         same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
         # a new value also retires a current "I left Acme" (it speaks of the old value)
         other = [(m, f) for m, f in every if m not in same]
-        if same and plan is None:
+        if same and plan is None and not _changes(found, known.frames.get(same[0].pk, [])):
             return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
                         [same[0]])
         if frame["single"] and other:

@@ -262,10 +262,12 @@ def test_an_ending_that_names_another_attributes_value_ends_it(api, user):
     """"I've left St Mary's" read as another attribute than "a nurse at St Mary's Hospital" still ends it."""
     converse(api, [("2024-03-01T10:00:00Z", "I'm a nurse at St Mary's Hospital."),
                    ("2024-06-01T10:00:00Z", "I've left St Mary's; I'm at the Royal Free now.")])
-    retired = Memory.objects.get(owner=user, superseded_by__isnull=False)
-    assert "Hospital" in retired.content and retired.valid_to is not None
+    retired = Memory.objects.get(owner=user, superseded_by__isnull=False, content__contains="Hospital")
+    assert retired.valid_to is not None
     assert "ended" in Memory.objects.get(pk=retired.superseded_by_id).history.earliest(
         "history_date").history_change_reason
+    # the ending is of the employer, so the new employer retires it in turn: no current line names St Mary's
+    assert not any("St Mary" in text for text in current(api)), current(api)
 
 
 def test_a_new_partner_retires_the_ending_that_names_the_old_one(api, user):
@@ -297,3 +299,10 @@ def test_the_replaced_value_read_as_another_attribute_too_is_not_kept(api, user)
     converse(api, [("2024-03-01T10:00:00Z", "I'm a student at Trinity College Dublin."),
                    ("2024-06-01T10:00:00Z", "I'm studying at UCD now.")])
     assert not any("Trinity" in text for text in current(api)), current(api)
+
+
+def test_a_relationship_status_that_changes_with_the_same_partner_is_an_update(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I'm engaged to Mateo."),
+                   ("2024-09-01T10:00:00Z", "Mateo and I got married last weekend!")])
+    live = current(api)
+    assert any("married" in text for text in live) and not any("engaged" in text for text in live), live
