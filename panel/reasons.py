@@ -197,6 +197,8 @@ def _clause(piece: str, texts: list[str]) -> str:
         return f"{labelled(m['label'], texts)} {v(m['old'])} ended while {v(m['new'])} is current"
     if m := re.fullmatch(r"(?P<label>[^:]+): (?P<value>.*) ended", piece):
         return f"{labelled(m['label'], texts)} {v(m['value'])} ended"
+    if m := re.fullmatch(r"(?P<label>[^:]+): (?P<value>.*) still holds", piece):  # reconcile._carry
+        return f"{labelled(m['label'], texts)} {v(m['value'])} still holds"
     if m := re.fullmatch(r"(?P<label>[^:]+): same value \((?P<value>.*)\)", piece):
         return f"{labelled(m['label'], texts)} is still {v(m['value'])}"
     if m := re.fullmatch(r"(?P<label>[^:]+): another value beside (?P<n>\d+) stored \((?:accumulates|kept)\)",

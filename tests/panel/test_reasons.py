@@ -49,6 +49,7 @@ def shown_text(html: str) -> str:
     ("home: acme -> lisbon; frame cosine 0.91; said of 2024-05-03, before the current memory's 2026-11-27",
      "home changed from Acme to Lisbon; said of 3 May 2024, before the current memory's 27 Nov 2026"),
     ("the user prefers tea now", "the user prefers tea now"),  # an LLM's own words, as they are
+    ("home: lisbon still holds", "home Lisbon still holds"),  # a fact restated from a superseded memory
 ])
 def test_the_planners_rule_reads_as_a_clause(why, sentence):
     texts = ["I moved from Acme to Lisbon", "My brother works at Siemens", "sold the Subaru, got a Rivian"]
