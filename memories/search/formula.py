@@ -26,10 +26,14 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 # question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
 # "The user is allergic to penicillin": 52 of bench/paraphrase_needs.py's 60 in the top 5 against 55)
 MIN_SIMILARITY = SEMANTIC_FLOOR
-# ... unless the query's nearest memory passes it: then memories within NEAR_BAND of that one are related too, down
-# to NEAR_FLOOR ("Which concert tickets would the user appreciate?": the nearest fact 0.31, "loves jazz" 0.19), and
-# a cosine between NEAR_FLOOR and SEMANTIC_FLOOR ranks them by NEAR_SLOPE (the calibrated part is 0 there)
+# ... unless the query's nearest memory is clearly related (NEAR_BEST): then memories within NEAR_BAND of that one
+# are related too, down to NEAR_FLOOR ("Which concert tickets would the user appreciate?": the nearest fact 0.31,
+# "loves jazz" 0.19), and a cosine between NEAR_FLOOR and SEMANTIC_FLOOR ranks them by NEAR_SLOPE (the calibrated
+# part is 0 there). A nearest memory that is itself barely related opens no band: "what does the user like?" ->
+# "Prefers tea" 0.27 let "Lives in Paris" (0.16) and "has an iPhone 12" (0.13) in (bench/paraphrase_needs.py's
+# figures are the same at 0.3 as at SEMANTIC_FLOOR, all four sets)
 NEAR_BAND, NEAR_FLOOR, NEAR_SLOPE = 0.15, 0.1, 0.3
+NEAR_BEST = 0.3
 # a keyword match on a memory unrelated by meaning (cosine <= GATE_FLOOR) counts KEYWORD_ALONE of itself, in full
 # from GATE_FULL: a shared common word ("how does the user get to the office?" -> "Gets migraines from strong
 # perfume", 0.08) must not outrank the fact the question needs
@@ -146,7 +150,8 @@ RANKINGS = {
         f"hits lends "
         f"{' / '.join(f'{share:.0%}' for share in CONTEXT_SHARES)} of that to the memories stored "
         f"{' / '.join(str(i) for i in range(1, len(CONTEXT_SHARES) + 1))} places before and after it in the same "
-        f"conversation (context); +{DATE_BONUS} when the memory happened within a date the query names; up to "
+        f"conversation (context: it adds to a memory related to the query in its own right, and makes none related); "
+        f"+{DATE_BONUS} when the memory happened within a date the query names; up to "
         f"+{INTENT_WEIGHT} "
         "when the query asks for a kind of memory (a restriction, a preference, a goal: 'what should I not cook for "
         "them?') and the memory is of that kind, by its category or its meaning (intent); + importance x "

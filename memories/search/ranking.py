@@ -18,6 +18,7 @@ from memories.search.formula import (  # noqa: F401 (RANKINGS: the panel reads i
     CONTEXT_SHARES,
     MIN_SIMILARITY,
     NEAR_BAND,
+    NEAR_BEST,
     NEAR_FLOOR,
     RANKINGS,
     SEMANTIC_CEILING,
@@ -165,12 +166,17 @@ def split_context_rows(rows) -> tuple[list[tuple], list[tuple]]:
 
 def lend_context(candidates: list[SearchCandidate], hits: list[SearchCandidate], side_rows) -> list[SearchCandidate]:
     """`add_context`'s lending, given each hit's neighbour rows (hit id, id, direction, created, similarity,
-    importance, updated, happened, thread)."""
+    importance, updated, happened, thread). Only a hit related to the query in its own right (`related`) lends:
+    one that merely ranks (a cosine below the floor) would carry in its neighbours with nothing of the query in
+    either."""
     sides: dict[tuple, list] = {}
     for row in side_rows:
         sides.setdefault((row[0], row[2]), []).append(row)
     by_id = {c.id: c for c in candidates}
+    floor = related_floor(candidates)
     for hit in hits:
+        if not related(hit, floor):
+            continue
         for direction in (-1, 1):
             rows = sorted(sides.get((hit.id, direction), []), key=lambda r: r[3], reverse=direction < 0)
             for share, row in zip(CONTEXT_SHARES, rows, strict=False):
@@ -192,11 +198,18 @@ def recency(c: SearchCandidate, now: float) -> float:
 
 def related_floor(candidates: list[SearchCandidate]) -> float:
     """The cosine a candidate without a keyword match needs to be related at all: MIN_SIMILARITY, or less when the
-    nearest candidate passes it (formula.NEAR_BAND)."""
+    nearest candidate is clearly related (NEAR_BEST: formula.NEAR_BAND)."""
     best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
-    if best is None or best < MIN_SIMILARITY:
+    if best is None or best < NEAR_BEST:
         return MIN_SIMILARITY
     return max(NEAR_FLOOR, min(MIN_SIMILARITY, best - NEAR_BAND))
+
+
+def related(c: SearchCandidate, floor: float) -> bool:
+    """Whether a candidate is related to the query in its own right: it holds a query word, its cosine reaches
+    `floor` (`related_floor`), or it is of the kind of memory the query asks for (intent). Context, importance and
+    recency add to a related memory; they never make one related."""
+    return c.keyword > 0 or c.intent > 0 or (c.similarity is not None and c.similarity >= floor)
 
 
 def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tuple[SearchCandidate, float, dict]]:
@@ -208,9 +221,8 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tu
     floor = related_floor(candidates)
     for c in candidates:
         fresh = recency(c, now)
-        if (ranking not in ("similarity", "keyword") and c.keyword <= 0 and c.context <= 0 and c.intent <= 0
-                and (c.similarity is None or c.similarity < floor)):
-            continue  # unrelated: no floor-less padding in hybrid search
+        if ranking not in ("similarity", "keyword") and not related(c, floor):
+            continue  # unrelated: no padding in hybrid search, whatever its importance, recency or context
         if (ranking == "similarity" and c.similarity is None) or (ranking == "keyword" and c.keyword <= 0):
             continue  # nothing to rank it by
         # the date counts for a memory related to the query at all (not one that only ranks by importance)

@@ -320,3 +320,82 @@ def test_the_query_vector_cache_is_per_owner(api, other_api, monkeypatch):
     for client in (api, api, other_api, other_api):
         assert client.post("/api/memories/search/", {"query": text}, format="json").status_code == 200
     assert len(asked) == 2  # once per owner: each owner's second search is served from their own entry
+
+
+# --- a new user's memories: a few written by hand, most extracted from one chat ------------------------------------
+
+# (content, category) in the order the chat said them; each extracted from a message of its own
+CHAT_STATEMENTS = [
+    ("The user lives in Lisbon.", "fact"),
+    ("The user works at Bosch as an engineer.", "fact"),
+    ("The user's brother works at Siemens.", "relationship"),
+    ("The user is 41 years old.", "fact"),
+    ("The user's phone number is +351 912 345 678.", "fact"),
+    ("The user's work phone number is +49 170 1234567.", "fact"),
+    ("The user has an iPhone 12.", "fact"),
+    ("The user's wife has a Pixel 9.", "relationship"),
+    ("The user got a promotion in October 2026.", "history"),
+    ("The user hates cilantro.", "preference"),
+    ("The user prefers tea.", "preference"),
+    ("The user's favourite band is Radiohead.", "preference"),
+    ("The user goes running every Sunday.", "fact"),
+]
+BY_HAND = ["Lives in Paris", "Prefers tea", "Is allergic to peanuts", "Loves Italian food"]
+
+
+@pytest.fixture(params=["sql", "snapshot"])
+def new_user(request, user, settings):
+    """The memories of a new user who tried the API, searched by the SQL path or from a snapshot."""
+    from tests.factories import ConversationFactory, MessageFactory
+
+    if request.param == "sql":
+        settings.SEARCH_SNAPSHOT_ROWS = 0
+    else:
+        settings.SEARCH_SNAPSHOT_AFTER = 1
+    store(user, BY_HAND)
+    conversation = ConversationFactory(owner=user)
+    for content, category in CHAT_STATEMENTS:  # one at a time: stored in the order they were said
+        message = MessageFactory(conversation=conversation, content=content.replace("The user", "I"))
+        store(user, [content], category=category, source="extracted", conversation=conversation, message=message,
+              source_ref={"conversation_id": str(conversation.pk), "message_id": str(message.pk)})
+    return user
+
+
+def contents(result):
+    return [r.memory.content for r in result.results]
+
+
+def test_a_need_returns_what_is_related_and_never_pads_with_the_rest(new_user):
+    found = contents(memory_search(owner=new_user, query="what does the user like?"))
+    # preferences only: no phone number, no home, no phone model carried in by importance, recency or a neighbour
+    assert set(found) <= {"The user's favourite band is Radiohead.", "The user prefers tea.", "Prefers tea",
+                          "The user hates cilantro.", "Loves Italian food"}
+    assert "Loves Italian food" in found
+
+
+def test_a_hit_lends_context_only_to_memories_related_in_their_own_right(new_user):
+    # "phone" is in both phone numbers: they lend context to what was said right before and after them
+    found = contents(memory_search(owner=new_user, query="what phone does the user have?"))
+    assert "The user has an iPhone 12." in found
+    # unrelated by words and meaning (cosines 0.07 and 0.2): never carried in by a neighbour's context
+    assert not {"The user works at Bosch as an engineer.", "The user's brother works at Siemens."} & set(found)
+    # only the memories holding the word "phone" come before the phone the user has
+    iphone = found.index("The user has an iPhone 12.")
+    assert all("phone" in content.split() for content in found[:iphone])
+
+    home = contents(memory_search(owner=new_user, query="where do I live?"))
+    assert set(home[:2]) == {"The user lives in Lisbon.", "Lives in Paris"}  # both homes first (none superseded here)
+    # said right after "I live in Lisbon", but nothing to do with where the user lives
+    assert not {"The user works at Bosch as an engineer.", "The user's brother works at Siemens."} & set(home)
+
+
+def test_turns_beside_a_hit_gain_its_context(user):
+    turns = ["Melanie: What did you paint last weekend?", "Caroline: I painted the lake at sunset, in oils.",
+             "Caroline: The traffic on the bridge was awful this morning."]
+    stored = []
+    for turn in turns:  # one at a time: stored in the order they were said
+        stored += store(user, [turn], source="import", source_ref={"conversation_id": "locomo/session_1"})
+    result = memory_search(owner=user, query="what did Melanie paint?")
+    answer = next(r for r in result.results if r.memory.pk == stored[1].pk)
+    assert answer.parts["context"] > 0
+    assert stored[2].pk not in ids(result)  # beside the hit too, but unrelated to the question
