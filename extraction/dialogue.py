@@ -110,7 +110,8 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
 
 # words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
 _OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
-_NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me", "normal"}
+_NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me",
+              "normal"}
 
 
 def _bare_subject(sentence: str) -> str:

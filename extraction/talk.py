@@ -66,8 +66,8 @@ NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{
                        # a number or an address needs no colon: "new number 0151 555 0199"
                        r"(?:\s*[:\u2013\u2014]\s*|\s+(?=[+(\d]|\S+@))(?P<value>[\w+(].*)$")
 # "bye bye Panda, hello Tesla": one thing given up for another
-SWAP = re.compile(r"(?i)^(?:bye(?:\s*bye)?|goodbye|farewell|so long|rip)\s+(?P<old>[^,;.!]+?)\s*[,;.!\-\u2013\u2014]+\s*"
-                  r"(?:and\s+)?(?:hello|hi|welcome)\s+(?P<new>\w.*)$")
+SWAP = re.compile(r"(?i)^(?:bye(?:\s*bye)?|goodbye|farewell|so long|rip)\s+(?P<old>[^,;.!]+?)"
+                  r"\s*[,;.!\-\u2013\u2014]+\s*(?:and\s+)?(?:hello|hi|welcome)\s+(?P<new>\w.*)$")
 HOME_IS = re.compile(r"(?i)^home(?:'s| is) (?:now |currently |still )?(?:a|an|in|near|outside|just)\b")
 # "Everyone calls me Liz": the name the speaker goes by
 CALLED_ME = re.compile(r"(?i)^(?:everyone|everybody|people|most people|(?:all )?my friends|friends|they)\s+"

@@ -244,6 +244,7 @@ def _carry(owner, decision: Decision, found: list[dict], known: Known, *, reason
                 "happened_at": target.happened_at, "valid_from": target.valid_from,
             })
             vector = known.restated.get(frame["restated"])
-            write = write_one(owner=owner, item=item, vector=vector, model_name=model_name if vector is not None else "",
-                              duplicate=None, actor=None, reason=note)
+            write = write_one(owner=owner, item=item, vector=vector,
+                              model_name=model_name if vector is not None else "", duplicate=None, actor=None,
+                              reason=note)
             known.frames[write.memory.pk] = [frame]

@@ -1,6 +1,6 @@
 """The OpenAPI schema documents every status code an operation can answer (schemathesis, in
-tests/memento/test_schemathesis.py, checks the answers against it); error details never carry lone surrogates; an oversized body is a JSON 413 and
-every missing object the same 404."""
+tests/memento/test_schemathesis.py, checks the answers against it); error details never carry lone surrogates; an
+oversized body is a JSON 413 and every missing object the same 404."""
 
 import json
 import logging
