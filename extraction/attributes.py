@@ -25,6 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
+from extraction.naming import said_plainly
 from extraction.slots import at_work
 from integrations import embeddings
 
@@ -114,7 +115,7 @@ _cache: dict[tuple, list[Frame]] = {}
 
 
 def _classify(statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
-    statements = [(parts.said_plainly(content), subject) for content, subject in statements]
+    statements = [(said_plainly(content), subject) for content, subject in statements]
     with _lock:  # spaCy's pipeline is not shared across threads
         docs = [nlp.pipeline()(content) for content, _ in statements]
         # a statement of clauses with subjects of their own is read clause by clause too ("I said goodbye to

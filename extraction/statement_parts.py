@@ -33,20 +33,6 @@ _FILLER = {"now", "just", "again", "currently", "recently", "finally", "official
 _STAND_INS = ("it", "that", "this")
 _GROUPS = {"team", "company", "department", "group", "club", "shared", "joint"}
 _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
-# "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
-_CALLED = re.compile(r"\b(is|was|'s) (?:(?:a|an) (?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) )?"
-                     r"(?:called|named) (?=[A-Z])")
-# "seeing a guy called Ben" says "seeing Ben"
-_A_NAMED = re.compile(r"\b(?:a|an|this|some) (?:\w+ )?(?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow) "
-                      r"(?:called|named) (?=[A-Z])")
-_NAME_IS = re.compile(r"(?i)\b(?P<who>\w+)'s (?:first |full )?name (?P<verb>is|was) (?=[A-Z])")
-
-
-def said_plainly(content: str) -> str:
-    """The statement with a naming idiom said plainly: "is a woman named Clara" -> "is Clara", "my husband's name
-    is Victor" -> "my husband is Victor", "seeing a guy called Ben" -> "seeing Ben"."""
-    return _NAME_IS.sub(lambda m: f"{m['who']} {m['verb']} " if m["who"].lower() != "user" else m[0],
-                        _A_NAMED.sub("", _CALLED.sub(r"\1 ", content)))
 
 
 def _names_a_relation(head) -> bool:
