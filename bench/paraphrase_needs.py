@@ -2,7 +2,8 @@
 semantic, and the cosines a question has with the fact it needs (what semantic mode's default threshold must let
 through).
 
-    .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses] [--heldout | --heldout-2 | --heldout-3]
+    .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses]
+        [--heldout | --heldout-2 | --heldout-3 | --heldout-4]
 
 The set (written for this repository) is one owner's facts, in the styles memories arrive in (extracted: "The
 user ...", subject "user", a category; written by hand: no subject, often no category), some distractors no
@@ -56,6 +57,8 @@ def main() -> None:
                         help="ask the second held-out questions (written in a later session, asked once) instead")
     parser.add_argument("--heldout-3", action="store_true",
                         help="ask the third held-out questions (written in the eleventh session, asked once) instead")
+    parser.add_argument("--heldout-4", action="store_true",
+                        help="ask the fourth held-out questions (thirty, written in the fifteenth session, asked once)")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
     setup_django()
@@ -68,8 +71,8 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    chosen = ("heldout_3" if args.heldout_3 else "heldout_2" if args.heldout_2 else "heldout" if args.heldout
-              else "questions")
+    chosen = next((name for name in ("heldout_4", "heldout_3", "heldout_2", "heldout") if getattr(args, name)),
+                  "questions")
     questions = data[chosen]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
