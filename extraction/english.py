@@ -23,7 +23,7 @@ went grew got had was were spent took left began became made met bought ran saw 
 came did found lost won sold drove flew gave knew said told thought broke fell felt kept put set sat stood swam
 spoke understood caught brought fought chose ate drank forgot held hurt led lent let meant paid rode rose sang
 shot shut slept stole struck threw wore woke dealt dreamt burnt spelt hid hit cut cost beat bit blew dug drew
-froze hung lay lit overcame sent shook sank spun tore underwent withdrew read spread bet upset snuck
+froze hung lay lit overcame sent shook sank spun tore underwent withdrew read spread bet upset snuck split
 """.split())
 PARTICIPLES = PAST | set("""
 been gone done seen taken given known written heard thought become come run begun grown won eaten fallen
@@ -58,8 +58,15 @@ def is_adverb(word: str) -> bool:
 
 
 def is_past(word: str) -> bool:
+    """A past tense or a past participle ("moved", "went", "been")."""
     low = word.lower()
     return low in PARTICIPLES or (low.endswith("ed") and low not in NOT_PAST_ED)
+
+
+def is_past_tense(word: str) -> bool:
+    """A past tense ("moved", "went", "split"); not a participle that is also a present ("come", "run")."""
+    low = word.lower()
+    return low in PAST or (low.endswith("ed") and low not in NOT_PAST_ED)
 
 
 def third_singular(verb: str) -> str:

@@ -13,6 +13,7 @@ import re
 from datetime import date, datetime
 
 from core import calendar_words
+from extraction import english
 
 MONTHS = [month.title() for month in calendar_words.MONTHS]
 _MONTH_NAMES = calendar_words.alternation(calendar_words.MONTHS)
@@ -31,8 +32,7 @@ _FULL = re.compile(
     rf"|(?P<only>(?:19|20)\d{{2}}))\b")
 RECURRING = re.compile(r"(?i)\b(?:birthday|bday|anniversary|name day|every|each|annual\w*|yearly|turns? \d+|"
                        r"turning \d+)\b")
-_PAST = re.compile(r"(?i)\b(?:was|were|did|had|ago|last|since|back|this past|\w+ed|went|got|began|became|left|"
-                   r"moved|bought|took|made|met|started|quit|came|found|lost|won|sold|gave|grew|spent)\b")
+_PAST = re.compile(r"(?i)\b(?:ago|last|since|back|this past)\b")
 _FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|next|this coming|hop(?:e|ing) to|want to|about to|"
                      r"upcoming|soon)\b")
 _DIRECTIONS = {"last": "past", "this past": "past", "since": "past", "ever since": "past", "back": "past",
@@ -51,7 +51,12 @@ def _direction(text: str, prep: str) -> str:
             return direction
     if _FUTURE.search(text):
         return "future"
-    return "past" if _PAST.search(text) else "future"
+    return "past" if _PAST.search(text) or _past_tense(text) else "future"
+
+
+def _past_tense(text: str) -> bool:
+    """A verb in the past tense ("moved", "broke", "split"), by the grammar's one list."""
+    return any(english.is_past_tense(word) for word in re.findall(r"[A-Za-z]+", text))
 
 
 def complete(text: str, today: date, starts: list) -> str:
@@ -109,8 +114,6 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
 _WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
-_CLEARLY_PAST = re.compile(r"(?i)\b(?:was|were|did|had|went|got|turned|\w+ed|began|became|left|bought|took|made|met|"
-                           r"quit|came|found|lost|won|sold|gave|grew|spent)\b")
 _CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
 
 
@@ -118,7 +121,7 @@ def weekdays(text: str, today: date, starts: list) -> str:
     """`text` with "on Tuesday" dated ("on Tuesday, 18 June 2024") when its tense is plain past or future."""
     if _CLEARLY_FUTURE.search(text):
         direction = 1
-    elif _CLEARLY_PAST.search(text):
+    elif _past_tense(text):
         direction = -1
     else:
         return text

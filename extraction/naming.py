@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from core.calendar_words import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
+
 _PERSON = r"(?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow)"
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(rf"\b(is|was|'s) (?:(?:a|an) {_PERSON} )?(?:called|named) (?=[A-Z])")
@@ -17,3 +19,19 @@ def said_plainly(content: str) -> str:
     """`content` with its naming idioms said plainly."""
     return _NAME_IS.sub(lambda m: f"{m['who']} {m['verb']} " if m["who"].lower() != "user" else m[0],
                         _A_NAMED.sub("", _CALLED.sub(r"\1 ", content)))
+
+
+_TIME = ("DATE", "TIME")
+_PLACE_BEFORE = ("in", "to", "from", "at", "near")
+_CALENDAR = frozenset(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS)
+
+
+def time_word(token) -> bool:
+    """A word of a date or a time, unless it is a place the tagger folded into the time after it ("based in
+    Manchester these days": one DATE). A name alone in its date stays one ("at Christmas")."""
+    if token.ent_type_ not in _TIME:
+        return False
+    entity = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+    return not (entity is not None and len(entity) > 1 and token.i == entity.start and token.pos_ == "PROPN"
+                and token.text[:1].isupper() and token.lower_ not in _CALENDAR and token.dep_ == "pobj"
+                and token.head.lower_ in _PLACE_BEFORE and not any(t.pos_ == "PROPN" for t in entity[1:]))

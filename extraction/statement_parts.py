@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import MASKS, ROLES
+from extraction.naming import time_word
 from extraction.slots import RELATIONS as _RELATIONS
 from extraction.statement_roles import left_thing
 
@@ -230,7 +231,8 @@ def _names(doc) -> list:
     taken = {t.i for span in spans for t in span}
     run: list = []
     for token in [*doc, None]:
-        if (token is not None and token.i not in taken and token.ent_type_ not in _NOT_NAMES
+        if (token is not None and token.i not in taken and (token.ent_type_ not in _NOT_NAMES or (
+                token.ent_type_ in _TIME and not time_word(token)))
                 and (token.text[:1].isupper() or _lower_name(token))
                 and (token.pos_ == "PROPN" or (token.i > 0 and token.dep_ in _NAME_ROLES))):
             run.append(token)
@@ -308,7 +310,7 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
         if (token.lower_ == "the" and token.head.lower_ == "user") or (
                 token.lower_ == "'s" and token.head.lower_ == "user"):
             continue
-        if (token.ent_type_ in _TIME and token.i not in ages) or token.lower_ in ("now", "again"):
+        if (time_word(token) and token.i not in ages) or token.lower_ in ("now", "again"):
             continue
         if token.like_email:
             out.append(MASKS["thing"])
@@ -334,7 +336,7 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     for token in doc:
         named = token.i > 0 and token.text[:1].isupper() and (token.pos_ == "PROPN" or token.dep_ in _NAME_ROLES)
         if (token in subject or (token.is_stop and not named) or  # a name may be a common word: "Go"
-                token.is_punct or token.ent_type_ in _TIME
+                token.is_punct or time_word(token)
                 or any(c.dep_ == "neg" for c in token.children)  # "Go, not chess": chess is what it is not
                 or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
                 or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))

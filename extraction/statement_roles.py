@@ -223,12 +223,20 @@ def drives_somewhere(doc) -> bool:
 _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
 
 
+# a thing that takes another's place ("ramen has overtaken sushi as my favourite"): the subject is the new value
+_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust"}
+
+
 def replaced(doc) -> tuple[str, str] | None:
     """(old, new) of a replacement said outright: "swapped the Prius for an electric Polestar 2" -> ("prius",
-    "electric polestar 2"), "upgraded from the corsa to a golf gti", "replaced my iPhone with a Pixel"."""
-    for verb in (t for t in doc if t.lemma_.lower() in _SWAPS and t.pos_ == "VERB"):
+    "electric polestar 2"), "upgraded from the corsa to a golf gti", "replaced my iPhone with a Pixel", "ramen
+    has overtaken sushi as my favourite"."""
+    for verb in (t for t in doc if t.lemma_.lower() in _SWAPS | _OVERTAKES and t.pos_ == "VERB"):
         old = next((c for c in verb.children if c.dep_ == "dobj"), None) or _object_of(verb, ("from",))
         new = _object_of(verb, ("for", "with", "to", "into"))
+        if new is None and verb.lemma_.lower() in _OVERTAKES:
+            new = next((c for c in verb.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
+                        and c.ent_type_ != "PERSON" and c.lower_ != "user"), None)
         if old is not None and new is not None:
             return _words(old), _words(new)
     return None

@@ -150,9 +150,11 @@ def _adopted(found: list[dict], pool) -> tuple[list[dict], list[Memory]]:
     unread: list[Memory] = []
     for frame in (f for f in found if f.get("replaces")):
         old = set(frame["replaces"].split())
-        frame["attribute"] = frame["attribute"] or next((
+        # a bare "favourite" takes the favourite it replaces ("ramen has overtaken sushi as my favourite")
+        frame["attribute"] = next((
             f["attribute"] for _, fs in pool for f in fs if f["single"] and f["attribute"]
-            and f["holder"] == frame["holder"] and old <= set(f["value"].split())), "")
+            and f["attribute"].startswith(frame["attribute"]) and f["holder"] == frame["holder"]
+            and old <= set(f["value"].split())), "") if frame["attribute"] in ("", "favourite") else frame["attribute"]
         if not frame["holder"]:
             unread += [m for m, fs in pool if not fs and m.subject.lower() in ("", "user")
                        and old <= set(re.findall(r"[\w-]+", m.content.lower()))]

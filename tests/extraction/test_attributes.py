@@ -29,6 +29,7 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("Mail for the user goes to pat.q@fastmail.com now.", "email", "pat.q@fastmail.com"),
     ("The user gave up meat and eats plant-based.", "diet", None),
     ("The user went to Tallinn for a long weekend.", "visit", "tallinn"),
+    ("The user is based in Manchester these days.", "home", "manchester"),  # the tagger's DATE "Manchester these days"
     ("The user is allergic to mustard.", "allergy", None),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
@@ -269,6 +270,8 @@ def test_a_replacement_said_outright_names_what_it_retires_whatever_its_kind():
     assert [(f.attribute, f.value, f.replaces) for f in found] == [("", "smeg", "old kettle")]
     found = statement_frames([("The user has swapped the Prius for an electric Polestar 2.", "user")])[0]
     assert [(f.attribute, f.value, f.replaces) for f in found] == [("car", "electric polestar 2", "prius")]
+    found = statement_frames([("Ramen has overtaken sushi as the user's favourite.", "user")])[0]
+    assert [(f.attribute, f.value, f.replaces) for f in found] == [("favourite", "ramen", "sushi")]
 
 
 def test_a_relations_name_said_as_theirs_names_the_relation():

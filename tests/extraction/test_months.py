@@ -24,6 +24,9 @@ SENT = date(2024, 6, 20)  # a Thursday
     ("I was in Peru from March to May", "I was in Peru from March 2024 to May 2024"),
     ("I arrived here in June", "I arrived here in June 2024"),  # the send month is this year's either way
     ("I'm off from Dec 20 to Jan 3", "I'm off from 20 December 2024 to 3 January 2025"),
+    ("Hannah and I split in May", "Hannah and I split in May 2024"),  # a past tense that is no "-ed"
+    ("we broke up in March", "we broke up in March 2024"),
+    ("they come to stay in August", "they come to stay in August 2024"),  # "come" is a participle, no past
 ])
 def test_a_month_without_a_year_gets_the_year_the_sentence_means(text, completed):
     assert complete(text, SENT, []) == completed

@@ -2,7 +2,8 @@
 
 import pytest
 
-from extraction.naming import said_plainly
+from extraction import nlp
+from extraction.naming import said_plainly, time_word
 
 
 @pytest.mark.parametrize(("text", "plain"), [
@@ -13,3 +14,14 @@ from extraction.naming import said_plainly
 ])
 def test_a_naming_idiom_is_said_plainly(text, plain):
     assert said_plainly(text) == plain
+
+
+@pytest.mark.parametrize(("text", "word", "timely"), [
+    ("The user is based in Manchester these days.", "Manchester", False),  # one DATE to the tagger
+    ("The user is based in Manchester these days.", "days", True),
+    ("The user split with Hannah in June 2024.", "June", True),
+    ("The user is in Paris at Christmas.", "Christmas", True),
+])
+def test_a_place_the_tagger_folded_into_a_date_is_no_time_word(text, word, timely):
+    doc = nlp.pipeline()(text)
+    assert time_word(next(t for t in doc if t.text == word)) is timely

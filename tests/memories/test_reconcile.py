@@ -306,3 +306,11 @@ def test_a_relationship_status_that_changes_with_the_same_partner_is_an_update(a
                    ("2024-09-01T10:00:00Z", "Mateo and I got married last weekend!")])
     live = current(api)
     assert any("married" in text for text in live) and not any("engaged" in text for text in live), live
+
+
+def test_a_favourite_that_overtakes_another_takes_its_place(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "Pho is my favourite food."),
+                   ("2024-06-01T10:00:00Z", "Lately tacos have overtaken pho as my favourite.")])
+    live = current(api)
+    assert any("tacos" in text.lower() for text in live) and not any(
+        text.lower().startswith("pho is") for text in live), live
