@@ -80,6 +80,7 @@ KINDS = (
         "my boyfriend is {person}",
         "I'm married to {person}", "my girlfriend is {person}", "I'm seeing someone new, {person}",
         "I broke up with {person}", "{person} and I got divorced", "{person} and I split up", "{person} and I are done",
+        "{person} and I are over",
         "my fiancee is {person}", "my fiance is {person}", "my gf is {person}", "my bf is {person}",
         "I'm with {person} now", "{person} and I called off the engagement", "{person} dumped me",
         "I'm seeing {person} now", "{person} is my ex now")),

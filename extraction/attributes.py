@@ -25,7 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
-from extraction.naming import said_plainly
+from extraction.naming import nested_names, said_plainly
 from extraction.slots import at_work
 from integrations import embeddings
 
@@ -323,7 +323,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         own = {e.text.lower() for e in doc.ents if e.label_ in _LABELS.get(kind.value, ())}
         live = [v for v in live if v in own] or live
         if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says
-            live = [v for v in live if v not in parts.nested_names(doc)] or live
+            live = [v for v in live if v not in nested_names(doc)] or live
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))

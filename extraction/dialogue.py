@@ -45,6 +45,7 @@ def _normalise(text: str) -> str:
     # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
+    text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
     return talk.EMOJI.sub("", text)
 
 
@@ -64,8 +65,9 @@ def _strip_front(sentence: str) -> str:
         if match and match["w"].lower() not in talk.OPENERS and not match["w"].endswith("ly"):
             sentence = sentence[match.end():].strip()
     vocative = talk.TRAILING_VOCATIVE.search(sentence)
-    if vocative and talk.NAMED_PLACE.search(sentence[:vocative.start()]):
-        return sentence  # "I work for a private clinic, Bupa": the place's name, not a name called
+    if vocative and (talk.NAMED_PLACE.search(sentence[:vocative.start()])
+                     or talk.NAMED_PERSON.search(sentence[:vocative.start()])):
+        return sentence  # "I work for a private clinic, Bupa", "seeing someone new, Ben": named, not called
     return talk.TRAILING_VOCATIVE.sub(r"\1", sentence).strip()
 
 

@@ -56,7 +56,9 @@ def speaker_in(sentence: str) -> str | None:
         # a bare "-ing" phrase is mostly a wish or a feeling ("Looking forward to it!"; talk.CHATTER drops
         # "Sending hugs to Mel" before); one that names someone or something and has no verb of its own says what
         # the speaker is doing ("Seeing a guy named Omar", "Working at Tesco now")
-        named = re.search(r"\s(?!I\b)[A-Z]", sentence) and not re.search(
+        where_now = _FRAGMENT_NOW.search(sentence) and re.match(r"\s+(?:in|at|for|with|near|from)\s", sentence[
+            implied.end():])
+        named = (re.search(r"\s(?!I\b)[A-Z]", sentence) or where_now) and not re.search(
             r"(?i)\b(?:is|are|was|were|has|have|had|will|would|can|could)\b", sentence)
         if verb.endswith("ing") and no_self and not implied["adv"] and not named:
             gerund_subject = True
@@ -64,8 +66,8 @@ def speaker_in(sentence: str) -> str | None:
             return None  # "Been a busy week": it has been; "Gone are the days": inverted
         # "Founded in 1999, the company ...": a participle of the subject after the comma; but a past tense is the
         # speaker's own ("switched to a Samsung, the iPhone died")
-        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and re.search(
-            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence) and not any(
+        participial = no_self and re.search(r"(?:ed|ing|en)$", verb) and (after := re.search(
+            r",\s+(?:[A-Z]\w*|the|a|an)\b", sentence)) and _has_verb(sentence[after.start() + 1:]) and not any(
             t.lower_ == verb and (t.tag_ == "VBD" or t.nbor(1).lower_ in ("to", "into", "over"))
             for t in nlp.parse(sentence)[:-1])
         if not gerund_subject and not been_it and not participial and verb not in _NOT_IMPLIED:
@@ -104,14 +106,24 @@ def with_implied_subject(sentence: str) -> str:
         return f"I've {adverbs}{low}{rest}"
     if low.endswith("ing") or low in _FEELING_ED:
         return f"I'm {adverbs}{low}{rest}"
+    if low in _DONE_TO:  # "promoted to tech lead today": I got promoted
+        return f"I {adverbs}got {low}{rest}"
     return f"I {adverbs}{low}{rest}"
+
+
+# what is done to the speaker, said without "got": "promoted to tech lead", "hired as a designer"
+_DONE_TO = set("promoted hired fired diagnosed transferred appointed elected laid dumped".split())
+
+
+def _has_verb(text: str) -> bool:
+    return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in nlp.parse(text))
 
 
 # a chat fragment with no subject and no verb of its own that says where or what the speaker is now: "on an
 # iPhone now", "back to eating meat", "45 today", "still at Google": an implied "I'm"
 _FRAGMENT_LEAD = set("on at in with into onto off over out back still now officially finally".split())
 _FRAGMENT_NOW = re.compile(r"(?i)\b(?:now|today|anymore|any more|these days|nowadays|again|officially|as of|"
-                           r"since \w+)\b")
+                           r"since \w+|atm|at the moment|currently|rn|no longer)\b")
 _STATES = set("single married engaged divorced separated widowed retired unemployed sober pregnant freelance "
               "self-employed".split())
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
@@ -124,10 +136,13 @@ def implied_be(sentence: str) -> bool:
     doc = nlp.parse(head)
     if len(doc) < 2 or any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") or t.dep_ in ("nsubj", "expl") for t in doc):
         return False
-    if (state := next((t for t in doc if t.pos_ != "ADV"), None)) is not None and state.i <= 2 and (
-            state.lower_ in _STATES or _DIET.fullmatch(state.text)):  # "fully vegetarian since january"
+    # "fully vegetarian since january", "not vegan anymore"
+    state = next((t for t in doc if t.pos_ != "ADV" and t.lower_ not in ("not", "no")), None)
+    if state is not None and state.i <= 2 and (state.lower_ in _STATES or _DIET.fullmatch(state.text)):
         return bool(_FRAGMENT_NOW.search(head))
     first = doc[0]
+    if first.lower_ in ("currently", "still", "now") and doc[1].lower_ in ("a", "an"):  # "currently a junior dev"
+        return True
     if first.like_num:  # "45 today", "thirty now": an age
         return doc[1].lower_ in _AGE_AFTER
     return first.lower_ in _FRAGMENT_LEAD and (first.lower_ in ("back", "still") or bool(_FRAGMENT_NOW.search(head)))

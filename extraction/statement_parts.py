@@ -7,13 +7,10 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import MASKS, ROLES
-from extraction.naming import time_word
-from extraction.slots import RELATIONS as _RELATIONS
+from extraction.naming import NAME_ROLES, RELATIONS, names, time_word
 from extraction.statement_roles import left_thing
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
-# person and pet words: a statement whose subject is "my brother", "the user's wife" is about them
-RELATIONS = _RELATIONS | {"parent", "parents", "kids", "children"}
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
 _MAYBE = {"might", "may", "could", "would", "should"}
@@ -23,8 +20,6 @@ _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
 _TIME = {"DATE", "TIME"}
-_NOT_NAMES = _NUMBER | _TIME | {"ORDINAL", "PERCENT", "MONEY", "LANGUAGE"}
-_NAME_ROLES = {"attr", "acomp", "pobj", "dobj", "appos", "oprd"}  # a capitalised word there is a name the tagger missed
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
 _AGE_UNITS = {"year", "yr", "years", "yrs"}
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
@@ -224,40 +219,6 @@ def for_someone(doc) -> bool:
     return False
 
 
-def _names(doc) -> list:
-    """Proper names as spans: the model's entities of any kind (its small model often calls a city an
-    organisation), and runs of proper nouns it missed."""
-    spans = [ent for ent in doc.ents if ent.label_ not in _NOT_NAMES]
-    taken = {t.i for span in spans for t in span}
-    run: list = []
-    for token in [*doc, None]:
-        if (token is not None and token.i not in taken and (token.ent_type_ not in _NOT_NAMES or (
-                token.ent_type_ in _TIME and not time_word(token)))
-                and (token.text[:1].isupper() or _lower_name(token))
-                and (token.pos_ == "PROPN" or (token.i > 0 and token.dep_ in _NAME_ROLES))):
-            run.append(token)
-            continue
-        if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
-            spans.append(doc[run[0].i:run[-1].i + 1])
-        run = []
-    return sorted(spans, key=lambda span: span.start)
-
-
-def _lower_name(token) -> bool:
-    """A name chat wrote in lower case ("moved to york", "chloe dumped me"): a proper noun where a place or a
-    person goes; the tagger calls some dishes proper nouns too ("hates cilantro"), never after "at"/"to"."""
-    return token.pos_ == "PROPN" and token.text.isalpha() and (
-        token.ent_type_ == "PERSON" and token.dep_ == "nsubj"
-        or token.dep_ == "pobj" and token.head.lower_ in ("at", "to", "in", "from", "near", "with", "for"))
-
-
-def nested_names(doc) -> set[str]:
-    """Names said of a thing rather than of the verb ("moved to Lyon for work at Acme": Acme is where the work
-    is, Lyon where the speaker moved)."""
-    return {span.text.strip().lower() for span in _names(doc)
-            if span.root.dep_ == "pobj" and span.root.head.head.pos_ in ("NOUN", "PROPN")}
-
-
 def _is_age(ent) -> bool:
     """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
     text = ent.text.strip()
@@ -268,7 +229,7 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
     """Values by kind ("name", "number", "email", "phone"), each with whether it ended (2: its verb ends it, 1:
     it follows "from", the old value when a new one is said: "moved from Paris to Lyon")."""
     found: dict[str, list[tuple[str, bool]]] = {}
-    for span in _names(doc):
+    for span in names(doc):
         verb = governing_verb(span.root)
         behind = span.root.dep_ == "pobj" and left_thing(verb)  # "left my umbrella in Paris": Paris holds
         ended = 2 if (ends(verb) and not behind) or _last_day(span.root) else 1 if (
@@ -292,7 +253,7 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     """The statement with its subject said as "I" ("the user's" as "my"), its values masked and its time words
     left out."""
     subject = set(holder_token.subtree) if holder_token is not None else set()
-    names = {t.i: span.start for span in _names(doc) for t in span}
+    name_starts = {t.i: span.start for span in names(doc) for t in span}
     ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
     self_they = holder_token is not None and holder_token.lower_ == "user"
     out = []
@@ -317,8 +278,8 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
         elif _PHONE.fullmatch(token.text) or (token.like_num and token.ent_type_ not in ("ORDINAL",)):
             if not out or out[-1] != MASKS["number"]:
                 out.append(MASKS["number"])
-        elif token.i in names and not keep_names:
-            if names[token.i] == token.i:
+        elif token.i in name_starts and not keep_names:
+            if name_starts[token.i] == token.i:
                 out.append(MASKS["name"])
         else:
             out.append(token.text)
@@ -334,13 +295,14 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     live_verb = any(not ends(v) for v in verbs)
     words = []
     for token in doc:
-        named = token.i > 0 and token.text[:1].isupper() and (token.pos_ == "PROPN" or token.dep_ in _NAME_ROLES)
+        named = token.i > 0 and token.text[:1].isupper() and (token.pos_ == "PROPN" or token.dep_ in NAME_ROLES)
         if (token in subject or (token.is_stop and not named) or  # a name may be a common word: "Go"
                 token.is_punct or time_word(token)
                 or any(c.dep_ == "neg" for c in token.children)  # "Go, not chess": chess is what it is not
                 or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
                 or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))
-                or token.lower_ in _FILLER or token.lemma_.lower() in exclude or token.lower_ == "user"):
+                or token.lower_ in _FILLER or token.lower_ == "user" or (token.lemma_.lower() in exclude and not any(
+                    c.dep_ == "compound" for c in token.children))):  # a frame's word naming a job: "tech lead"
             continue
         if live_verb and ends(governing_verb(token)):
             continue

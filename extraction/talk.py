@@ -10,7 +10,7 @@ from core import calendar_words
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 MARKER = re.compile(
-    r"^(?:(?:hey|hi|hello|hiya|yo|wow|whoa|woah|oh|ooh|ah|aw+|yeah|yea|yes|yep|yup|no|nope|nah|sure|ok|okay|"
+    r"^(?:(?:hey|hi|hello|hiya|yo|wow|whoa|woah|oh|ooh|ah|aw+|yeah|yea|yes|yep|yup|no(?!\s+(?:longer|more)\b)|nope|nah|sure|ok|okay|"
     r"alright|cool|awesome|great|nice|sweet|amazing|haha+|hehe|lol|lmao|omg|well|so|and|but|also|anyway|anyways|"
     r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
     r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
@@ -23,6 +23,8 @@ TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to
 # a place said before a trailing name, which names it: "at a startup, Pitch", "for a private clinic, Bupa"
 NAMED_PLACE = re.compile(
     r"(?i)\b(?:at|for|with|from|to|in|joined)\s+(?:a|an|the|this|my|our)\s+(?:[\w-]+\s+){0,2}[\w-]+$")
+# someone said before a trailing name, which names them: "seeing someone new, Ben"
+NAMED_PERSON = re.compile(r"(?i)\b(?:someone|somebody|a (?:new )?(?:guy|girl|man|woman|bloke|lad|lass))(?: new)?$")
 EXPLICIT = re.compile(
     r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
     r"be sure to|try to|please|always|pls)\s+)*"

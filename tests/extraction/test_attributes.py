@@ -30,6 +30,8 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("The user gave up meat and eats plant-based.", "diet", None),
     ("The user went to Tallinn for a long weekend.", "visit", "tallinn"),
     ("The user is based in Manchester these days.", "home", "manchester"),  # the tagger's DATE "Manchester these days"
+    ("The user is renting in cardiff at the moment.", "home", "cardiff"),  # a town the tagger calls a noun
+    ("The user got promoted to sous chef.", "job title", "sous chef"),
     ("The user is allergic to mustard.", "allergy", None),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
@@ -371,3 +373,10 @@ def test_a_person_said_as_a_guy_called_so_and_so_is_that_person():
 def test_a_name_chat_wrote_in_lower_case_is_still_a_value():
     assert frame("The user moved to bristol in May 2024.").value == "bristol"
     assert frame("The user works at aldi now.").value == "aldi"
+
+
+def test_a_bare_word_said_with_the_speaker_is_somebody():
+    found = frame("The user and ines are over.")
+    assert (found.attribute, found.value, found.ended) == ("partner", "ines", True)
+    assert frame("The user moved to town last year.") is None  # a place without its name
+

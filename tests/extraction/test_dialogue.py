@@ -528,9 +528,21 @@ def test_the_speakers_clause_after_and_now_stands_alone():
     ("back to eating fish, veganism wasn't for me", "The user is back to eating fish, veganism wasn't for them."),
     ("still at Siemens", "The user is still at Siemens."),
     ("52 now", "The user is 52 now."),
+    ("currently a trainee solicitor", "The user is currently a trainee solicitor."),
+    ("no longer vegetarian, eating meat again", "The user is no longer vegetarian, eating meat again."),
+    ("renting in bristol atm", "The user is renting in bristol at the moment."),
 ])
 def test_a_fragment_saying_where_or_what_the_speaker_is_has_an_implied_im(text, content):
     assert contents(text) == [content]
+
+
+def test_what_is_done_to_the_speaker_is_said_with_got():
+    assert contents("hired as a barista at the new cafe") == ["The user got hired as a barista at the new cafe."]
+
+
+def test_someone_new_named_after_a_comma_is_named_not_called():
+    assert contents("dating someone new, Priya") == ["The user is dating someone new, Priya."]
+    assert contents("Looking forward to the weekend now") == []  # a feeling, with no place or person
 
 
 def test_a_fragment_that_says_nothing_of_the_speaker_stays_dropped():
