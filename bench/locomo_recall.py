@@ -231,7 +231,7 @@ def table(scores, labels, category: int | None) -> str:
         if not chosen:
             continue
         means = [statistics.fmean(m[c] for m in chosen) for c in columns]
-        lines.append(f"{labels[run]:<{width}}{len(chosen):>6}" + "".join(f"{v:>9.3f}" for v in means))
+        lines.append(f"{labels[run]:<{width}}{len(chosen):>6}" + "".join(f"{v:>9.4f}" for v in means))
     return "\n".join(lines)
 
 

@@ -59,10 +59,17 @@ def _past_tense(text: str) -> bool:
     return any(english.is_past_tense(word) for word in re.findall(r"[A-Za-z]+", text))
 
 
+# a month chat writes in lower case, after a word for time ("since january"); not "may" or "march" (verbs)
+_LOWER_MONTH = re.compile(r"\b(?P<prep>(?:since|in|from|until|till|by|before|after|last|next|early|late|mid|"
+                          r"end of|start of|beginning of)[\s-]+)(?P<month>" + "|".join(
+                              m for m in calendar_words.MONTHS if m not in ("may", "march")) + r")\b")
+
+
 def complete(text: str, today: date, starts: list) -> str:
     """`text` with a year on each month said without one; each completed date's first day goes to `starts` as
     (position, preposition, date)."""
     recurring = bool(RECURRING.search(text))
+    text = _LOWER_MONTH.sub(lambda m: f"{m['prep']}{m['month'].title()}", text)
 
     def replace(m: re.Match) -> str:
         prep, month = (m["prep"] or "").lower(), m["month"]

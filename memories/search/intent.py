@@ -1,7 +1,8 @@
 """What a query needs, by meaning, and which memories answer that kind of need.
 
 An agent asks on the user's behalf: "what should I not cook for them?" needs the restrictions ("Is allergic to
-peanuts"), "what can I get her for her birthday?" the preferences. The question and the fact share no word and
+peanuts"), "what can I get her for her birthday?" the preferences, "which city should I post the parcel to?" where
+they live. The question and the fact share no word and
 little meaning for a small embedding model (cosine ~0.1-0.2), but the question is close to other questions of the
 same need, and the fact to other facts of its kind. So:
 
@@ -39,6 +40,8 @@ NEEDS = {
                    "what are they into?", "what would make them happy?", "what do they love doing?"),
     "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?",
              "what are they working towards?", "what are they saving up for?"),
+    "home": ("where do they live?", "what is their address?", "where should I send it to them?",
+             "which city are they based in?", "where could I visit them?"),
 }
 # What memories of each kind say, for memories whose category does not name it (averaged into one direction).
 KINDS = {
@@ -46,6 +49,7 @@ KINDS = {
                     "allergies, intolerances, diets and medical conditions"),
     "preference": ("likes, loves, enjoys, prefers; favourite things and hobbies", "dislikes and hates"),
     "goal": ("plans to, wants to, hopes to, is saving for; goals and wishes",),
+    "home": ("lives in a city, their home address", "their flat or house in a town"),
 }
 # Not relationships: questions about family and pets name them ("what pets does she have?") and find them by their
 # words; as a kind, "family" is in so many dialogue turns that boosting it cost LoCoMo (R@10 0.7445 against 0.745;

@@ -11,7 +11,7 @@ PART_MEANINGS = {
     "similarity": "meaning: how close the memory is to the query in sense",
     "keyword": "words: how much of the query's wording the memory contains",
     "context": "context: a neighbouring turn of the same conversation matched",
-    "intent": "kind: the query asks for this kind of memory (a restriction, a preference, a goal…)",
+    "intent": "kind: the query asks for this kind of memory (a restriction, a preference, a goal, where they live…)",
     "date": "date: it happened within a date the query names",
     "importance": "importance: how much the memory matters",
     "recency": "recency: how recently the memory changed",

@@ -27,6 +27,8 @@ SENT = date(2024, 6, 20)  # a Thursday
     ("Hannah and I split in May", "Hannah and I split in May 2024"),  # a past tense that is no "-ed"
     ("we broke up in March", "we broke up in March 2024"),
     ("they come to stay in August", "they come to stay in August 2024"),  # "come" is a participle, no past
+    ("vegetarian since january", "vegetarian since January 2024"),  # chat's lower case
+    ("we march in june", "we march in June 2024"),
 ])
 def test_a_month_without_a_year_gets_the_year_the_sentence_means(text, completed):
     assert complete(text, SENT, []) == completed

@@ -55,6 +55,13 @@ def test_a_gift_question_finds_what_they_enjoy(user):
     assert {"Likes long hikes along the coast", "Collects vintage vinyl records"} & set(contents(result, 3))
 
 
+def test_where_to_send_something_finds_where_they_live(user):
+    home = "Lives in a flat in Leipzig with her partner Jonas"
+    store(user, [*FACTS[:6], (home, ""), ("Birthday is on 3 April", "")])
+    result = memory_search(owner=user, query="Which city should I post the parcel to?", limit=5)
+    assert home in contents(result), contents(result)  # no word and a cosine of 0.1: by the need alone
+
+
 def test_only_a_clear_need_has_an_intent(user):
     from integrations.embeddings import embed_text
 
