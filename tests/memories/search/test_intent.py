@@ -62,6 +62,15 @@ def test_where_to_send_something_finds_where_they_live(user):
     assert home in contents(result), contents(result)  # no word and a cosine of 0.1: by the need alone
 
 
+@pytest.mark.parametrize(("query", "fact"), [
+    ("What food should I buy for the animal she lives with?", "Has a grey rabbit called Pixel"),
+    ("How does she get around the city?", "Takes the tram to work"),
+])
+def test_a_pet_or_a_way_of_getting_around_is_found_by_the_need(user, query, fact):
+    store(user, [*FACTS, ("Her sister Ines works in Vienna", ""), ("Loves spicy Thai food", "preference")])
+    assert contents(memory_search(owner=user, query=query, limit=5), 1) == [fact]
+
+
 def test_only_a_clear_need_has_an_intent(user):
     from integrations.embeddings import embed_text
 
