@@ -3,7 +3,7 @@ semantic, and the cosines a question has with the fact it needs (what semantic m
 through).
 
     .venv/bin/python bench/paraphrase_needs.py [--set FILE] [--misses]
-        [--heldout | --heldout-2 | --heldout-3 | --heldout-4]
+        [--heldout | --heldout-2 | --heldout-3 | --heldout-4 | --heldout-5]
 
 The set (written for this repository) is one owner's facts, in the styles memories arrive in (extracted: "The
 user ...", subject "user", a category; written by hand: no subject, often no category), some distractors no
@@ -59,6 +59,8 @@ def main() -> None:
                         help="ask the third held-out questions (written in the eleventh session, asked once) instead")
     parser.add_argument("--heldout-4", action="store_true",
                         help="ask the fourth held-out questions (thirty, written in the fifteenth session, asked once)")
+    parser.add_argument("--heldout-5", action="store_true",
+                        help="ask the fifth held-out questions (written after the fifteenth session's search changes)")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
     setup_django()
@@ -71,7 +73,7 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    chosen = next((name for name in ("heldout_4", "heldout_3", "heldout_2", "heldout") if getattr(args, name)),
+    chosen = next((name for name in ("heldout_5", "heldout_4", "heldout_3", "heldout_2", "heldout") if getattr(args, name)),
                   "questions")
     questions = data[chosen]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
