@@ -73,8 +73,8 @@ def main() -> None:
     wipe_users(USERNAME)
     owner = get_user_model().objects.create(username=USERNAME)
     fact_of = load(owner, data["facts"])
-    chosen = next((name for name in ("heldout_5", "heldout_4", "heldout_3", "heldout_2", "heldout") if getattr(args, name)),
-                  "questions")
+    heldouts = ("heldout_5", "heldout_4", "heldout_3", "heldout_2", "heldout")
+    chosen = next((name for name in heldouts if getattr(args, name)), "questions")
     questions = data[chosen]
     vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},

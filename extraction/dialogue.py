@@ -156,7 +156,10 @@ _SPLICE = re.compile(r",\s+(?=(?:I|I'm|I've|I'd|we|We|we're|we've|he|He|he's|she
                      r"Our)\s"
                      # or a name saying how it is: "we moved to Seattle, Denver got too expensive" (a reason, and
                      # not the speaker's: the piece is dropped, and its name is no value of the move)
-                     r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b)")
+                     r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b"
+                     # or the speaker's own act, said without "I", after what happened to a thing: "the polo got
+                     # written off, replaced it with a Mazda 2"
+                     r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for)\s)")
 _SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as|after|before|once|"
                           r"unless|until|even if|even though|so that|now that)\b")
 
@@ -166,7 +169,9 @@ def _splices(piece: str) -> list[str]:
     if len(parts) == 1 or _SUBORDINATE.match(parts[0]):
         return [piece]
     if speaker_in(parts[0]) is None:  # a remark before ("it's great, I ..."): it stays with the statement after it
-        return [piece] if len(parts) == 2 else [f"{parts[0]}, {parts[1]}", *parts[2:]]
+        if speaker_in(parts[1]) == "implied":  # what the speaker did about it: "..., replaced it with a Mazda 2"
+            parts[1] = with_implied_subject(parts[1])
+        return [f"{parts[0]}, {parts[1]}"] if len(parts) == 2 else [f"{parts[0]}, {parts[1]}", *parts[2:]]
     return parts
 
 

@@ -237,6 +237,10 @@ def replaced(doc) -> tuple[str, str] | None:
         if new is None and verb.lemma_.lower() in _OVERTAKES:
             new = next((c for c in verb.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
                         and c.ent_type_ != "PERSON" and c.lower_ != "user"), None)
+        if old is not None and old.lower_ in ("it", "them", "that") and old.i > 0:
+            # "the polo got written off, the user replaced it with ...": what "it" stands for, said before
+            old = next((t for t in reversed(doc[:verb.i]) if t.dep_ in ("nsubj", "nsubjpass")
+                        and t.pos_ in ("NOUN", "PROPN") and t.lower_ != "user"), None)
         if old is not None and new is not None:
             return _words(old), _words(new)
     return None

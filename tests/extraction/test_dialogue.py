@@ -591,3 +591,8 @@ def test_a_diet_or_status_fragment_with_a_time_is_the_speakers():
 
 def test_an_age_said_with_today_is_a_birthday():
     assert contents("61 today!", when=SENT) == ["The user turned 61 on 8 May 2023."]
+
+
+def test_what_the_speaker_did_about_a_thing_is_theirs_with_the_thing():
+    assert contents("the kettle broke, replaced it with a Smeg") == [
+        "The kettle broke, the user replaced it with a Smeg."]

@@ -314,3 +314,10 @@ def test_a_favourite_that_overtakes_another_takes_its_place(api, user):
     live = current(api)
     assert any("tacos" in text.lower() for text in live) and not any(
         text.lower().startswith("pho is") for text in live), live
+
+
+def test_a_thing_replaced_after_what_happened_to_it_is_superseded(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I drive a Ford Fiesta."),
+                   ("2024-06-01T10:00:00Z", "the fiesta got stolen, replaced it with a Kia Picanto")])
+    live = current(api)
+    assert any("Picanto" in text for text in live) and not any("drives a Ford Fiesta" in text for text in live), live
