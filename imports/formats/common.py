@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
+
 from core.text import unstorable
 
 CONVERSATION = "conversation"
@@ -136,8 +138,10 @@ def storable_json(value: Any, field: str) -> Any:
 
 def message(*, role: str, content: str, sent_at: str | None, client_id: str, name: str = "",
             metadata: dict | None = None) -> dict[str, Any]:
-    return {"role": role, "content": content, "sent_at": sent_at, "client_message_id": client_id[:NAME_MAX],
-            "name": name[:NAME_MAX], "metadata": metadata or {}}
+    """One message of a conversation; its content cut to MESSAGE_MAX_CHARS, the bound the API refuses beyond (an
+    export is taken whole rather than refused for one long paste)."""
+    return {"role": role, "content": content[:settings.MESSAGE_MAX_CHARS], "sent_at": sent_at,
+            "client_message_id": client_id[:NAME_MAX], "name": name[:NAME_MAX], "metadata": metadata or {}}
 
 
 def conversation(*, source: str, original_id: str, title: str, created_at: str | None, messages: list[dict],

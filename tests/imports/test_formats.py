@@ -93,6 +93,13 @@ def test_json_lines_group_messages_into_conversations():
     assert cat["title"] == "chat-7" and cat["messages"][0]["sent_at"] == "2024-02-03T08:46:40+00:00"
 
 
+def test_an_imported_message_is_cut_to_the_message_limit(settings):
+    settings.MESSAGE_MAX_CHARS = 50
+    line = dumps({"conversation": "long", "role": "user", "content": "x" * 80})
+    parsed = formats.read(line + b"\n", format="jsonl")
+    assert parsed.items[0][1]["messages"][0]["content"] == "x" * 50
+
+
 def test_a_bad_line_is_named_by_number_and_field():
     lines = raw("jsonl") + b'{"conversation": "x", "role": "robot", "content": "hi"}\nnot json\n'
     parsed = formats.read(lines, format="jsonl")
