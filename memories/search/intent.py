@@ -43,7 +43,7 @@ NEEDS = {
     "home": ("where do they live?", "what is their address?", "where should I send it to them?",
              "which city are they based in?", "where could I visit them?"),
     "pet": ("what pet do they have?", "what animal do they live with?", "who looks after their pet?",
-            "what should I feed their pet?"),
+            "what is their pet called?"),
     "transport": ("how do they get around?", "how do they get to work?", "do they drive?",
                   "how do they commute?"),
 }
