@@ -131,7 +131,7 @@ def normalised(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", str(text).lower())).strip()
 
 
-def evaluate(chosen: list[dict], users: dict, budget: int) -> dict:
+def evaluate(chosen: list[dict], users: dict, budget: int, show_updates: bool = False) -> dict:
     from conversations.context import context_for
     from conversations.models import Message
     from core import rls
@@ -174,6 +174,11 @@ def evaluate(chosen: list[dict], users: dict, budget: int) -> dict:
             row["newest"].append(has_newest)
             row["update strict"].append(has_newest and not any(t in in_excerpts | as_current for t in older))
             row["update as memory"].append(has_newest and not any(t in as_current for t in older))
+            if show_updates and not row["update as memory"][-1]:
+                stale = [i.text for i in context.items if i.type == "memory" and i.memory.message_id
+                         and turn_of.get(i.memory.message_id) in older and "[no longer true" not in i.text]
+                print(f"\n{question['question']} -> {question['answer']!r}; shown as current from older turns:",
+                      *(f"\n    {text}" for text in stale))
         row["superseded"].append(Memory.objects.filter(owner=user, superseded_by__isnull=False).count())
         row["memories"].append(Memory.objects.filter(owner=user, is_active=True).count())
     return rows
@@ -209,6 +214,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="the first N questions of each type")
     parser.add_argument("--budget", type=int, default=1000)
     parser.add_argument("--reuse", action="store_true", help="keep users whose messages are all loaded")
+    parser.add_argument("--show-updates", action="store_true",
+                        help="print the memory lines of older evidence turns a knowledge update shows as current")
     parser.add_argument("--floor", type=float, default=None, help="override EXCERPT_FLOOR (tuning, oracle only)")
     parser.add_argument("--turn-tokens", type=int, default=None, help="override TURN_TOKENS (tuning, oracle only)")
     args = parser.parse_args()
@@ -225,7 +232,7 @@ def main() -> None:
         chosen = questions(args.data, tag, args.limit)
         started = time.perf_counter()
         users = load(chosen, tag=tag, reuse=args.reuse)
-        rows = evaluate(chosen, users, args.budget)
+        rows = evaluate(chosen, users, args.budget, args.show_updates)
         report(tag, chosen, rows, args.budget, time.perf_counter() - started)
 
 

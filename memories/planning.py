@@ -69,6 +69,8 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
     if near and near[0][1] >= settings.MEMORY_DUPLICATE_THRESHOLD and numbers_in(near[0][0].content) == numbers_in(
             candidate.content) and not _changes(found, known.frames.get(near[0][0].pk, [])):
         return Plan("NOOP", f"already known (cosine {near[0][1]:.2f})", [near[0][0]])
+    if near and (count := _recounted(candidate, *near[0])):
+        return _timed(Plan("UPDATE", count, [near[0][0]]), when)
     if llm_decide is not None:
         action, target_id, why = llm_decide(candidate, [(str(m.pk), m.content) for m, _ in near])
         target = next((m for m, _ in near if str(m.pk) == target_id), None)
@@ -141,6 +143,33 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
         frame = found[0]
         plan = Plan("ADD", f"new information ({_label(frame)}: {frame['value'] or '?'})")
     return _timed(plan, when)
+
+
+# a count that runs ("has bought five tops so far", "now has 25 titles on the list"), said without a day of its own
+_RUNNING = re.compile(r"(?i)\b(?:so far|now|currently|right now|in total|altogether|to date|at the moment)\b")
+_A_DAY = re.compile(r"(?i)\b(?:today|yesterday|tonight|tomorrow|this morning|last night|on \w+day|"
+                    r"\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b")
+RECOUNT_SIMILARITY = 0.85  # the same statement but its count (all-MiniLM-L6-v2: "three tops" ~ "five tops" 0.88)
+
+
+_NUMBER_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)\b")
+
+
+def _count_in(text: str) -> list[str]:
+    return numbers_in(text) or _NUMBER_WORDS.findall(text.lower())
+
+
+def _recounted(candidate, memory: Memory, similarity: float) -> str:
+    """Why the candidate gives a running count of the memory's anew ("has already bought three tops from H&M" ->
+    "has bought five tops from H&M so far"), or "": one figure each, and they differ, in nearly the same words,
+    of the same subject; the new one runs (so far, now) and neither is an event of its day ("ran 5 km today")."""
+    if similarity < RECOUNT_SIMILARITY or (memory.subject or "").lower() != (candidate.subject or "").lower():
+        return ""
+    old, new = _count_in(memory.content), _count_in(candidate.content)
+    if len(old) != 1 or len(new) != 1 or old == new or not _RUNNING.search(candidate.content) or any(
+            _A_DAY.search(text) for text in (memory.content, candidate.content)):
+        return ""
+    return f"the same count, now {new[0]} (was {old[0]}); cosine {similarity:.2f}"
 
 
 def _adopted(found: list[dict], pool) -> tuple[list[dict], list[Memory]]:

@@ -321,3 +321,18 @@ def test_a_thing_replaced_after_what_happened_to_it_is_superseded(api, user):
                    ("2024-06-01T10:00:00Z", "the fiesta got stolen, replaced it with a Kia Picanto")])
     live = current(api)
     assert any("Picanto" in text for text in live) and not any("drives a Ford Fiesta" in text for text in live), live
+
+
+def test_a_running_count_said_anew_supersedes_the_old_count(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I've already read four books by Le Guin."),
+                   ("2024-06-01T10:00:00Z", "I've read six books by Le Guin so far.")])
+    live = current(api)
+    assert any("six books" in text for text in live) and not any("four books" in text for text in live), live
+    history = Memory.objects.get(owner=user, content__contains="four books").history.first()
+    assert "the same count, now six (was four)" in history.history_change_reason
+
+
+def test_counts_of_events_on_their_own_days_coexist(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I swam 20 lengths today."),
+                   ("2024-03-02T10:00:00Z", "I swam 30 lengths today, so far my best.")])
+    assert len(current(api)) == 2, current(api)
