@@ -336,3 +336,9 @@ def test_counts_of_events_on_their_own_days_coexist(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "I swam 20 lengths today."),
                    ("2024-03-02T10:00:00Z", "I swam 30 lengths today, so far my best.")])
     assert len(current(api)) == 2, current(api)
+
+
+def test_running_counts_of_different_things_coexist(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I've run 3 marathons so far."),
+                   ("2024-06-01T10:00:00Z", "I've run 5 half marathons so far.")])
+    assert len(current(api)) == 2, current(api)
