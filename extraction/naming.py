@@ -9,7 +9,9 @@ import re
 from core.calendar_words import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
 from extraction.slots import RELATIONS as _RELATIONS
 
-_PERSON = r"(?:guy|man|woman|lady|girl|boy|person|bloke|chap|fellow)"
+# a person said without their name ("a guy called Ben", "someone new, Ben")
+PERSON_WORDS = ("guy", "man", "woman", "lady", "girl", "boy", "person", "bloke", "chap", "fellow", "lad", "lass")
+_PERSON = rf"(?:{'|'.join(PERSON_WORDS)})"
 # "my boss is (a guy) called Henrik" says "my boss is Henrik" (not that the speaker is called Henrik)
 _CALLED = re.compile(rf"\b(is|was|'s) (?:(?:a|an) {_PERSON} )?(?:called|named) (?=[A-Z])")
 # "seeing a guy called Ben" says "seeing Ben"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from core import calendar_words
+from extraction.naming import PERSON_WORDS
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 MARKER = re.compile(
@@ -24,7 +25,7 @@ TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to
 NAMED_PLACE = re.compile(
     r"(?i)\b(?:at|for|with|from|to|in|joined)\s+(?:a|an|the|this|my|our)\s+(?:[\w-]+\s+){0,2}[\w-]+$")
 # someone said before a trailing name, which names them: "seeing someone new, Ben"
-NAMED_PERSON = re.compile(r"(?i)\b(?:someone|somebody|a (?:new )?(?:guy|girl|man|woman|bloke|lad|lass))(?: new)?$")
+NAMED_PERSON = re.compile(rf"(?i)\b(?:someone|somebody|a (?:new )?(?:{'|'.join(PERSON_WORDS)}))(?: new)?$")
 EXPLICIT = re.compile(
     r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
     r"be sure to|try to|please|always|pls)\s+)*"

@@ -12,10 +12,10 @@ import re
 from datetime import date, datetime, timedelta
 
 from core.calendar_words import WEEKDAYS
+from core.number_words import NUMBER_WORDS
 from extraction import months
 
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2}
+_NUMBERS = {"a": 1, "an": 1, **NUMBER_WORDS, "a couple of": 2, "a couple": 2}
 _SEASONS = ("spring", "summer", "fall", "autumn", "winter")
 # a preposition already in front of the phrase: "since yesterday" -> "since 7 May 2023", not "since on ..."
 _LEAD = r"(?:(?P<prep>\b(?:since|until|till|by|before|after|from|for|as of|of)\s+))?"

@@ -9,6 +9,8 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from core.calendar_words import MONTH_ABBREVIATIONS, WEEKDAYS
+from core.number_words import NUMBER_WORDS
 from memories.models import Memory
 from memories.vectors import numbers_in
 
@@ -147,14 +149,14 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
 
 # a count that runs ("has bought five tops so far", "now has 25 titles on the list"), said without a day of its own
 _RUNNING = re.compile(r"(?i)\b(?:so far|now|currently|right now|in total|altogether|to date|at the moment)\b")
-_A_DAY = re.compile(r"(?i)\b(?:today|yesterday|tonight|tomorrow|this morning|last night|on \w+day|"
-                    r"\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b")
+_A_DAY = re.compile(rf"(?i)\b(?:today|yesterday|tonight|tomorrow|this morning|last night|"
+                    rf"on (?:{'|'.join(WEEKDAYS)})|\d{{1,2}} (?:{'|'.join(MONTH_ABBREVIATIONS + ('may',))})\w*)\b")
 # the same statement but its count (all-MiniLM-L6-v2: LongMemEval's "three tops from H&M" ~ "five tops ... so far,
 # and ..." 0.81; "ran 5 km on Monday" ~ "ran 10 km on Tuesday" 0.89, kept apart by its day)
 RECOUNT_SIMILARITY = 0.8
 
 
-_NUMBER_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)\b")
+_NUMBER_WORDS = re.compile(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b")
 
 
 def _count_in(text: str) -> list[str]:
