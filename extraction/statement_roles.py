@@ -136,7 +136,7 @@ def _article_before(doc, i: int) -> bool:
 
 def says_occupation(doc, token) -> bool:
     """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now", or
-    to have been made one ("got bumped up to sous chef", "was hired as a nurse")."""
+    to have been made one ("got bumped up to sous chef", "was hired as a nurse", "was made head chef")."""
     verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
     if verb is None:
         return False
@@ -148,6 +148,8 @@ def says_occupation(doc, token) -> bool:
             for p in t.children) for t in doc):
         return True
     made = any(c.dep_ == "auxpass" for c in verb.children) or verb.lemma_.lower() in ("move", "step", "start")
+    if made and any(c.dep_ == "oprd" and c.lemma_.lower() in OCCUPATIONS for c in verb.children):
+        return True  # "was made head chef", "got named captain"
     # "to" a title has no article ("bumped up to sous chef", not "sent to a doctor"); "as" may ("hired as a nurse")
     return made and any(p.dep_ == "prep" and p.lower_ in ("to", "as") and any(
         g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS

@@ -293,6 +293,7 @@ def test_a_drive_somewhere_is_a_trip_and_no_car():
     ("The user picked up a secondhand Skoda Octavia.", ("car", "secondhand skoda octavia")),  # a make, unlike frames
     ("Zoe manages the user's team.", ("manager", "zoe")),
     ("The user just got bumped up to sous chef.", ("job title", "sous chef")),  # made an occupation
+    ("The user got made head chef at the bistro.", ("job title", "head chef bistro")),  # the title its object
     ("The user was hired as a nurse.", ("job title", "nurse")),
     ("The Corsa is gone, the user is in a Cupra Born now.", ("car", "cupra bear")),  # a model the tagger made a verb
 ])
