@@ -144,7 +144,7 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     mode = "hybrid" if vector is not None else "keyword"
     filters = MemoryFilters(project=project, as_of=as_of, include_superseded=past)
     memories = memory_search(owner=owner_id, query=query, mode=mode, limit=limit, filters=filters,
-                             query_vector=vector)
+                             query_vector=vector, fill=False)  # budget goes to what is related
     hits = message_hits(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
                         conversation=conversation if stay_in_conversation else None, sent_before=as_of,
                         query_vector=vector)

@@ -7,16 +7,17 @@ little meaning for a small embedding model (cosine ~0.1-0.2), but the question i
 same need, and the fact to other facts of its kind. So:
 
 - the query's need: its vector's best cosine with a few generic need questions per kind (NEEDS), turned into a
-  strength (0 below INTENT_FLOOR, 1 from INTENT_FULL, scaled down when the next kind is nearly as close); only
-  the best kind counts, and only when it is clear;
-- a memory's membership of that kind: 1 when its `category` names the kind, else its vector's cosine with the kind's
-  description (KINDS; for memories written by hand without a category, or filed under another one), 0 below
-  MEMBER_FLOOR, 1 from MEMBER_FULL;
+  strength (0 below INTENT_FLOOR, 1 from INTENT_FULL, scaled down when the next kind is nearly as close, unless
+  one of the two holds the other: what suits them holds restrictions, limits and preferences); only the best kind
+  counts, and only when it is clear;
+- a memory's membership of that kind: 1 when its `category` names the kind, else its vector's best cosine with
+  the kind's prototypes (KINDS; for memories written by hand without a category, or filed under another one), 0
+  below MEMBER_FLOOR, 1 from MEMBER_FULL;
 - the boost: INTENT_WEIGHT x strength x membership (the `intent` part of the fused ranking), less the share the
   query's best match by meaning already has (`boost`).
 
 The anchors are embedded once per process and provider (a few dozen short texts); a search then costs one small
-matrix product for the query and one cosine per candidate (memories.search.query computes those the way its path
+matrix product for the query and a few cosines per candidate (memories.search.query computes those the way its path
 computes cosines: pgvector's halfvec in SQL, the same arithmetic in the snapshot).
 """
 
@@ -39,24 +40,40 @@ NEEDS = {
                    "what could I give them as a present?", "what are their hobbies?",
                    "what are they into?", "what would make them happy?", "what do they love doing?"),
     "goal": ("what are they planning to do?", "what do they want to achieve?", "what are they hoping for?",
-             "what are they working towards?", "what are they saving up for?"),
+             "what are they working towards?", "what are they saving up for?", "what are they preparing for?"),
     "home": ("where do they live?", "what is their address?", "where should I send it to them?",
              "which city are they based in?", "where could I visit them?"),
     "pet": ("what pet do they have?", "what animal do they live with?", "who looks after their pet?",
             "what is their pet called?"),
     "transport": ("how do they get around?", "how do they get to work?", "do they drive?",
                   "how do they commute?"),
+    "work": ("what is their job?", "what is their profession?", "what is their occupation?",
+             "what career are they in?"),
+    "suitability": ("would they like that?", "is that a good idea for them?", "would that suit them?",
+                    "would they be ok with that?", "is that a good plan for them?"),
+    "limitation": ("is there anything they are afraid of?", "would that activity be too much for them?",
+                   "would they feel uncomfortable there?", "could that outing be a problem for them?",
+                   "can they manage that physically?"),
 }
-# What memories of each kind say, for memories whose category does not name it (averaged into one direction).
+# What memories of each kind say, as short generic facts: a memory whose category does not name the kind (written by
+# hand, or filed under another) is of it as much as its best cosine with one of them. The best of several, not
+# their average: a small model puts "teaches maths at a secondary school" near "works as a teacher" (0.43) and
+# nowhere near the average of what jobs are like (0.21).
 KINDS = {
-    "restriction": ("allergic to, intolerant of, cannot eat, must avoid",
-                    "allergies, intolerances, diets and medical conditions"),
-    "preference": ("likes, loves, enjoys, prefers; favourite things and hobbies", "dislikes and hates"),
-    "goal": ("plans to, wants to, hopes to, is saving for; goals and wishes",),
-    "home": ("lives in a city, their home address", "their flat or house in a town"),
-    "pet": ("has a dog, a cat or another pet animal", "their pet's name"),
-    "transport": ("drives a car, rides a bike, takes the bus or the train", "commutes to work by"),
+    "restriction": ("is allergic to something", "can't eat certain foods", "doesn't drink something",
+                    "follows a special diet", "has a medical condition", "must not take a medicine"),
+    "preference": ("loves something", "likes doing something", "hates something", "their favourite things",
+                   "enjoys a hobby"),
+    "goal": ("plans to do something", "wants to achieve something", "is saving up for something",
+             "hopes to one day"),
+    "home": ("lives in a city", "their home address", "their flat or house in a town"),
+    "pet": ("has a dog", "has a cat", "has a pet animal", "has a pet called"),
+    "transport": ("drives a car", "cycles to work", "takes the bus or the train"),
+    "work": ("works as a teacher", "works at a company", "their job", "is a nurse", "is an engineer"),
+    "limitation": ("is afraid of something", "gets sick easily", "can't do strenuous activity", "has a phobia"),
 }
+# whether something would suit them: anything that rules it out or in
+KINDS["suitability"] = KINDS["restriction"] + KINDS["limitation"] + KINDS["preference"]
 # Not relationships: questions about family name them ("where does her sister live?") and find them by their
 # words; as a kind, "family" is in so many dialogue turns that boosting it cost LoCoMo (R@10 0.7445 against 0.745).
 # A pet or a way of getting around is asked for without its name ("what should I feed their pet?" -> "has a cat named
@@ -64,18 +81,19 @@ KINDS = {
 # all-MiniLM-L6-v2: need questions of one kind reach ~0.45-0.65 with each other; a question of another kind
 # ~0.1-0.35 (LoCoMo's questions: 90% below 0.33)
 INTENT_FLOOR, INTENT_FULL = 0.35, 0.55
-# and the best kind must stand out from the next: a question near two kinds ("would a steak dinner be a good idea
-# for them?": a preference 0.47, a restriction 0.41) asks for neither clearly
+# and the best kind must stand out from the next: a question near two kinds ("how does she get to her job?": a way
+# of getting around 0.50, work 0.47) asks for neither clearly, unless one holds the other (a restriction 0.54 and
+# what suits them 0.50: "would a steak dinner be a good idea for them?")
 MARGIN_FLOOR, MARGIN_FULL = 0.05, 0.15
-# a memory and its kind's description: ~0.25-0.6 (allergies ~0.45-0.6), unrelated memories ~0.0-0.2
-MEMBER_FLOOR, MEMBER_FULL = 0.2, 0.4
+# a memory and the nearest of its kind's prototypes: members ~0.4-0.7, others ~0.1-0.35
+MEMBER_FLOOR, MEMBER_FULL = 0.3, 0.45
 
 
 @dataclass(frozen=True)
 class Intent:
     kind: str  # a key of NEEDS: also the `category` value that makes a memory a member outright
     strength: float  # 0..1
-    direction: tuple[float, ...]  # the kind's description as a unit vector
+    directions: tuple[tuple[float, ...], ...]  # the kind's prototypes (KINDS) as unit vectors
 
 
 def _unit(vectors) -> np.ndarray:
@@ -84,19 +102,18 @@ def _unit(vectors) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, tuple[float, ...]]]:
+def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, tuple[tuple[float, ...], ...]]]:
     """(every need question's unit vector as one float32 matrix, the index where each kind's rows start, the kinds
-    in that order, each kind's description direction), embedded once per provider."""
+    in that order, each kind's prototypes as unit vectors), embedded once per provider."""
     texts = [t for kind in NEEDS for t in NEEDS[kind]] + [t for kind in KINDS for t in KINDS[kind]]
     vectors = _unit(provider.embed(texts))
     count = sum(len(questions) for questions in NEEDS.values())
     starts = np.cumsum([0, *(len(NEEDS[kind]) for kind in NEEDS)])[:-1]
-    directions, at = {}, count
+    prototypes, at = {}, count
     for kind in KINDS:
-        mean = vectors[at:at + len(KINDS[kind])].mean(axis=0)
-        directions[kind] = tuple((mean / np.linalg.norm(mean)).tolist())
+        prototypes[kind] = tuple(tuple(row.tolist()) for row in vectors[at:at + len(KINDS[kind])])
         at += len(KINDS[kind])
-    return vectors[:count].astype(np.float32), starts, list(NEEDS), directions
+    return vectors[:count].astype(np.float32), starts, list(NEEDS), prototypes
 
 
 def ramp(value: float | None, floor: float, full: float) -> float:
@@ -106,25 +123,33 @@ def ramp(value: float | None, floor: float, full: float) -> float:
     return min(1.0, max(0.0, (value - floor) / (full - floor)))
 
 
+def _holds(wider: str, kind: str) -> bool:
+    """Whether `wider`'s prototypes hold all of `kind`'s (a preference is part of what suits them; each kind holds
+    itself)."""
+    return set(KINDS[wider]) >= set(KINDS[kind])
+
+
 def query_intent(vector) -> Intent | None:
     """The kind of memory the query (its vector) needs, when one is clearly asked for; None otherwise (and when
     the embedding provider cannot embed the anchors)."""
     if vector is None:
         return None
     try:
-        needs, starts, kinds, directions = _anchors(embeddings.provider_for(embeddings.model_of(vector)))
+        needs, starts, kinds, prototypes = _anchors(embeddings.provider_for(embeddings.model_of(vector)))
     except embeddings.EmbeddingError:
         return None
     query = np.asarray(vector, dtype=np.float32)
     per_kind = np.maximum.reduceat(needs @ query, starts) / max(float(np.linalg.norm(query)), 1e-12)
     order = np.argsort(-per_kind)
     best, second, kind = float(per_kind[order[0]]), float(per_kind[order[1]]), kinds[order[0]]
-    strength = ramp(best, INTENT_FLOOR, INTENT_FULL) * ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
-    return Intent(kind, strength, directions[kind]) if strength > 0 else None
+    strength = ramp(best, INTENT_FLOOR, INTENT_FULL)
+    if not (_holds(kind, kinds[order[1]]) or _holds(kinds[order[1]], kind)):  # one inside the other agree
+        strength *= ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
+    return Intent(kind, strength, prototypes[kind]) if strength > 0 else None
 
 
 def membership(intent: Intent, category: str | None, similarity: float | None) -> float:
-    """How much a memory (its `category`, its cosine with the intent's direction) is of the kind asked for."""
+    """How much a memory (its `category`, its best cosine with the kind's prototypes) is of the kind asked for."""
     if (category or "").strip().lower() == intent.kind:
         return 1.0
     return ramp(similarity, MEMBER_FLOOR, MEMBER_FULL)

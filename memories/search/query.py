@@ -155,7 +155,7 @@ class SearchResult:
 def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float | None = None, limit: int = 20,
                   filters: MemoryFilters = MemoryFilters(),  # noqa: B008 (frozen: safe as a default)
                   ranking: str | None = None,
-                  query_vector: list[float] | None = None) -> SearchResult:
+                  query_vector: list[float] | None = None, fill: bool = True) -> SearchResult:
     """Search `owner`'s memories (filtered as `filters` says, seed 004's scope rule by default).
 
     - semantic: cosine similarity to the query's embedding; only memories at or above `threshold` (default
@@ -163,7 +163,9 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     - keyword: PostgreSQL full text over the stored tsvector (subject weighted above content): any of the
       query's words may match, ranked by BM25.
     - hybrid: the nearest vectors and the best full-text matches, fused by `ranking` (default "fused", see
-      RANKINGS). A `threshold` here (and in keyword mode) is a minimum score.
+      RANKINGS). A `threshold` here (and in keyword mode) is a minimum score. Only memories related to the query
+      rank (ranking.related); with `fill`, when fewer than `limit` are, the nearly related follow at score 0,
+      nearest first (ranking.near_only), and a search with nothing near returns nothing.
 
     `query_vector` skips embedding the query. When the embedding provider fails, semantic and hybrid answer
     from full text alone with `degraded=True`. Reads only: the caller records what was returned."""
@@ -214,9 +216,10 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             intent = query_intent(vector)
             if intent is not None:  # a need ("what should I not cook for them?"): its kind of memory gains
                 ids = [c.id for c in found]
-                direction = embeddings.ModelVector(intent.direction, embeddings.model_of(vector))
-                kinds = (held.kinds(ids, direction) if held is not None
-                         else kind_similarities(cursor, owner_id, ids, direction))
+                model = embeddings.model_of(vector)
+                directions = [embeddings.ModelVector(d, model) for d in intent.directions]
+                kinds = (held.kinds(ids, directions) if held is not None
+                         else kind_similarities(cursor, owner_id, ids, directions))
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
                 for c in found:
@@ -231,7 +234,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 found = lend_context(found, hits, held.neighbours(hits, held_similarities))
             else:
                 found = add_context(cursor, memory_rows(owner_id, filters), owner_id, found, vector)
-    scored = rank(found, ranking_name, query)
+    scored = rank(found, ranking_name, query, fill=fill)
     if threshold is not None and (mode != "semantic" or degraded):
         scored = [s for s in scored if s[1] >= threshold]
     scored = scored[:limit]

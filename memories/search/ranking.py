@@ -16,6 +16,7 @@ from memories.search.dates import query_periods, within_periods
 from memories.search.formula import (  # noqa: F401 (RANKINGS: the panel reads it from here)
     CONTEXT_HITS,
     CONTEXT_SHARES,
+    FILL_TO,
     MIN_SIMILARITY,
     NEAR_BAND,
     NEAR_BEST,
@@ -212,8 +213,16 @@ def related(c: SearchCandidate, floor: float) -> bool:
     return c.keyword > 0 or c.intent > 0 or (c.similarity is not None and c.similarity >= floor)
 
 
-def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tuple[SearchCandidate, float, dict]]:
-    """(candidate, score, parts) best first; ties go to the more important, then the more recent memory."""
+def near_only(c: SearchCandidate) -> bool:
+    """Whether an unrelated candidate is near the query all the same (a cosine from NEAR_FLOOR: formula.FILL_TO)."""
+    return c.similarity is not None and c.similarity >= NEAR_FLOOR
+
+
+def rank(candidates: list[SearchCandidate], ranking: str, query: str,
+         fill: bool = False) -> list[tuple[SearchCandidate, float, dict]]:
+    """(candidate, score, parts) best first; ties go to the more important, then the more recent memory. With
+    `fill`, fewer than FILL_TO related candidates are followed by nearly related ones (`near_only`), nearest first,
+    at score 0, up to FILL_TO in all."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []
     parts_of = formula.PARTS[ranking]
@@ -221,7 +230,8 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tu
     floor = related_floor(candidates)
     for c in candidates:
         fresh = recency(c, now)
-        if ranking not in ("similarity", "keyword") and not related(c, floor):
+        filler = ranking not in ("similarity", "keyword") and not related(c, floor)
+        if filler and not (fill and near_only(c)):
             continue  # unrelated: no padding in hybrid search, whatever its importance, recency or context
         if (ranking == "similarity" and c.similarity is None) or (ranking == "keyword" and c.keyword <= 0):
             continue  # nothing to rank it by
@@ -230,10 +240,14 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str) -> list[tu
         parts = parts_of(Floats, similarity=c.similarity, keyword=c.keyword, semantic_rank=c.semantic_rank,
                          keyword_rank=c.keyword_rank, importance=c.importance, fresh=fresh, context=c.context,
                          intent=c.intent, dated=dated)
-        score = formula.score(Floats, parts)
+        score = 0.0 if filler else formula.score(Floats, parts)
         # ids last, as UUIDs: they order as their text does, without formatting each one
-        scored.append((c, score, parts, (-score, -c.importance, -fresh, c.id)))
+        scored.append((c, score, parts, (filler, -(c.similarity or 0.0) if filler else -score, -c.importance,
+                                         -fresh, c.id)))
     scored.sort(key=lambda item: item[3])
+    room = max(0, FILL_TO - sum(1 for *_, order in scored if not order[0]))  # fillers sort last
+    fillers = sum(1 for *_, order in scored if order[0])
+    scored = scored[:len(scored) - fillers + min(room, fillers)]
     return [(c, score, parts) for c, score, parts, _ in scored]
 
 

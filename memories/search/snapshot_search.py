@@ -57,13 +57,14 @@ class Snapshot:
             similarity = np.clip(dots / np.sqrt(self.norms[rows] * query_norm), -1.0, 1.0)
         return np.where(self.has_vector[rows], 1.0 - (1.0 - similarity), np.nan)
 
-    def kinds(self, ids, direction) -> dict:
-        """id -> (category, cosine with `direction` or None) of the held rows among `ids`: what
+    def kinds(self, ids, directions) -> dict:
+        """id -> (category, best cosine with any of `directions` or None) of the held rows among `ids`: what
         `sql.kind_similarities` gives for them."""
         ids = [pk for pk in ids if pk in self.position]
         if not ids:
             return {}
-        cosines = self.similarities(direction, np.array([self.position[pk] for pk in ids])).tolist()
+        at = np.array([self.position[pk] for pk in ids])
+        cosines = np.max([self.similarities(d, at) for d in directions], axis=0).tolist()
         return {pk: (self.held[pk].category, None if value != value else value)
                 for pk, value in zip(ids, cosines, strict=True)}
 

@@ -306,15 +306,17 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
     return cursor.fetchall()
 
 
-def kind_similarities(cursor, owner_id: int, ids: list, direction) -> dict:
-    """id -> (category, cosine with `direction` or None) of the owner's memories `ids`: what a candidate needs for
-    the intent boost (memories.search.intent), the cosine as every other one here (halfvec)."""
+def kind_similarities(cursor, owner_id: int, ids: list, directions: list) -> dict:
+    """id -> (category, best cosine with any of `directions` or None) of the owner's memories `ids`: what a
+    candidate needs for the intent boost (memories.search.intent), each cosine as every other one here (halfvec)."""
     if not ids:
         return {}
+    model = model_of(directions[0])
+    cosines = ", ".join(f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" for _ in directions)
     cursor.execute(
-        f"SELECT m.id, m.category, CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding::{VECTOR} <=> %s::{VECTOR}) "
-        f"END FROM memories_memory AS m WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
-        [model_of(direction), HalfVector(list(direction)).to_text(), owner_id, list(ids)])
+        f"SELECT m.id, m.category, CASE WHEN m.embedding_model = %s THEN GREATEST({cosines}) END "
+        f"FROM memories_memory AS m WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
+        [model, *(HalfVector(list(d)).to_text() for d in directions), owner_id, list(ids)])
     return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 

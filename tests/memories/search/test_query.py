@@ -12,6 +12,7 @@ from django.utils import timezone
 from memories import batch, search, services
 from memories.models import Memory, MemoryEvent
 from memories.search import memory_search
+from memories.search.formula import FILL_TO
 from memories.selectors import MemoryFilters
 from tests.factories import ProjectFactory, memories_with_random_vectors
 
@@ -189,8 +190,11 @@ def test_search_endpoint_returns_scores_and_marks_what_it_returned(api, user, se
 
 def test_hybrid_returns_nothing_unrelated(user):
     allergy, _ = store(user, ["Is allergic to peanuts", "Lives in Berlin"])
-    assert ids(memory_search(owner=user, query="allergy")) == [allergy.pk]
-    assert ids(memory_search(owner=user, query="how do I change a bike tyre")) == []
+    assert ids(memory_search(owner=user, query="allergy", fill=False)) == [allergy.pk]
+    assert ids(memory_search(owner=user, query="how do I change a bike tyre")) == []  # nothing near: no filling
+    # "allergy" and "Lives in Berlin": 0.11, nearly related, so it may fill the short list, after and below
+    filled = memory_search(owner=user, query="allergy").results
+    assert filled[0].memory.pk == allergy.pk and all(r.score == 0 for r in filled[1:])
     # "favourite football team" to "Lives in Berlin" is 0.22: just past the model's unrelated level (0.2)
     # the floor is hybrid's: semantic mode keeps its own threshold, which a caller may lower
     assert len(ids(memory_search(owner=user, query="allergy", mode="semantic", threshold=0))) == 2
@@ -365,17 +369,22 @@ def contents(result):
     return [r.memory.content for r in result.results]
 
 
-def test_a_need_returns_what_is_related_and_never_pads_with_the_rest(new_user):
-    found = contents(memory_search(owner=new_user, query="what does the user like?"))
+def test_a_need_ranks_what_is_related_and_fills_only_a_short_list(new_user):
+    result = memory_search(owner=new_user, query="what does the user like?")
+    related = [r.memory.content for r in result.results if r.score > 0]
     # preferences only: no phone number, no home, no phone model carried in by importance, recency or a neighbour
-    assert set(found) <= {"The user's favourite band is Radiohead.", "The user prefers tea.", "Prefers tea",
-                          "The user hates cilantro.", "Loves Italian food"}
-    assert "Loves Italian food" in found
+    assert set(related) <= {"The user's favourite band is Radiohead.", "The user prefers tea.", "Prefers tea",
+                            "The user hates cilantro.", "Loves Italian food"}
+    assert "Loves Italian food" in related
+    # after them, at score 0, the nearly related fill the list up to five, and no further
+    assert contents(result)[:len(related)] == related and len(result.results) == max(len(related), FILL_TO)
+    assert all(r.score == 0 for r in result.results[len(related):])
+    assert contents(memory_search(owner=new_user, query="what does the user like?", fill=False)) == related
 
 
 def test_a_hit_lends_context_only_to_memories_related_in_their_own_right(new_user):
     # "phone" is in both phone numbers: they lend context to what was said right before and after them
-    found = contents(memory_search(owner=new_user, query="what phone does the user have?"))
+    found = contents(memory_search(owner=new_user, query="what phone does the user have?", fill=False))
     assert "The user has an iPhone 12." in found
     # unrelated by words and meaning (cosines 0.07 and 0.2): never carried in by a neighbour's context
     assert not {"The user works at Bosch as an engineer.", "The user's brother works at Siemens."} & set(found)
@@ -383,7 +392,7 @@ def test_a_hit_lends_context_only_to_memories_related_in_their_own_right(new_use
     iphone = found.index("The user has an iPhone 12.")
     assert all("phone" in content.split() for content in found[:iphone])
 
-    home = contents(memory_search(owner=new_user, query="where do I live?"))
+    home = contents(memory_search(owner=new_user, query="where do I live?", fill=False))
     assert set(home[:2]) == {"The user lives in Lisbon.", "Lives in Paris"}  # both homes first (none superseded here)
     # said right after "I live in Lisbon", but nothing to do with where the user lives
     assert not {"The user works at Bosch as an engineer.", "The user's brother works at Siemens."} & set(home)
@@ -395,7 +404,7 @@ def test_turns_beside_a_hit_gain_its_context(user):
     stored = []
     for turn in turns:  # one at a time: stored in the order they were said
         stored += store(user, [turn], source="import", source_ref={"conversation_id": "locomo/session_1"})
-    result = memory_search(owner=user, query="what did Melanie paint?")
+    result = memory_search(owner=user, query="what did Melanie paint?", fill=False)
     answer = next(r for r in result.results if r.memory.pk == stored[1].pk)
     assert answer.parts["context"] > 0
     assert stored[2].pk not in ids(result)  # beside the hit too, but unrelated to the question

@@ -299,11 +299,11 @@ def test_the_snapshot_gives_each_memorys_kind_as_sql_does(user, memories):
     from memories.search.sql import kind_similarities
 
     search(user, QUERIES[0])  # reads the rows
-    direction = _anchors(get_provider())[3]["restriction"]
+    prototypes = _anchors(get_provider())[3]["restriction"]
     ids = [m.pk for m in memories]
     with rls.as_user(user.pk), connection.cursor() as cursor:
-        want = kind_similarities(cursor, user.pk, ids, direction)
-    got = held_snapshot().kinds(ids, direction)
+        want = kind_similarities(cursor, user.pk, ids, prototypes)
+    got = held_snapshot().kinds(ids, prototypes)
     assert got.keys() == want.keys() == set(ids)
     for pk, (category, cosine) in want.items():
         assert got[pk][0] == category
