@@ -65,8 +65,9 @@ def test_where_to_send_something_finds_where_they_live(user):
 @pytest.mark.parametrize(("query", "fact"), [
     ("What food should I buy for the animal she lives with?", "Has a grey rabbit called Pixel"),
     ("How does she get around the city?", "Takes the tram to work"),
+    ("What does she do for a living?", "Works night shifts as a paramedic"),
 ])
-def test_a_pet_or_a_way_of_getting_around_is_found_by_the_need(user, query, fact):
+def test_a_pet_a_way_of_getting_around_or_work_is_found_by_the_need(user, query, fact):
     store(user, [*FACTS, ("Her sister Ines works in Vienna", ""), ("Loves spicy Thai food", "preference")])
     assert contents(memory_search(owner=user, query=query, limit=5), 1) == [fact]
 
