@@ -37,7 +37,7 @@ from memories.search.ranking import (
     split_context_rows,
     with_context,
 )
-from memories.search.selfwords import embedded_text, owner_words
+from memories.search.selfwords import embedded_text, idiom_words, owner_words
 from memories.search.sql import (
     MAX_BOUNDED_LEXEMES,
     candidates,
@@ -186,7 +186,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     owner_id = getattr(owner, "pk", owner)
 
     with connection.cursor() as cursor:
-        unweighted = owner_words(cursor, owner) if use_keyword else ""
+        unweighted = f"{owner_words(cursor, owner)} {idiom_words(query)}".strip() if use_keyword else ""
         figures = owner_figures(cursor, owner_id)
         total, path = figures.total, vector_path(figures)
         semantic_floor = (DEFAULT_THRESHOLD if threshold is None else threshold) if (

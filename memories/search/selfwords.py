@@ -3,7 +3,7 @@ speaks under in conversations. Every memory about the owner may say them, so in 
 nothing but length; worse, they ranked every memory that says them above the one that answers ("what pet does the
 user have?" put the allergies before the cat). They carry no keyword weight against the owner's memories (the
 query's words leave them out: sql.QUERY_LEXEMES), and "the user" is embedded as "someone". The memories' texts
-keep them.
+keep them. So does the word of an idiom that says nothing of its own ("for a living").
 """
 
 import re
@@ -47,6 +47,17 @@ def speaker_name(cursor, owner_id: int) -> str:
         name = best[0] if rows and best[1] >= SPEAKER_SHARE * rows[0][1] else ""
         cache.set(key, name, SPEAKER_CACHE_SECONDS)
     return name
+
+
+# idioms whose word says nothing of its own: "what does she do for a living?" is stemmed to "live" and ranked "Lives
+# in Paris" and "Loves live jazz" above the job; the word carries no keyword weight either
+IDIOMS = {"for a living": "living"}
+
+
+def idiom_words(query: str) -> str:
+    """The words of IDIOMS the query says as part of their idiom."""
+    lowered = query.lower()
+    return " ".join(word for phrase, word in IDIOMS.items() if phrase in lowered)
 
 
 def owner_words(cursor, owner) -> str:

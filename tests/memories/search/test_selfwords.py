@@ -71,3 +71,13 @@ def test_an_account_of_two_speakers_keeps_both_names_as_words(user):
 def test_the_user_is_embedded_as_someone():
     assert embedded_text("What does the user like? The User's job?") == "What does someone like? someone's job?"
     assert embedded_text("users of the app") == "users of the app"
+
+
+def test_the_word_of_an_idiom_carries_no_keyword_weight(user):
+    store(user, ["Lives in Paris", "Loves live jazz", "Works as an architect in Bristol"])
+    result = memory_search(owner=user, query="What does she do for a living?", limit=5)
+    assert contents(result)[0] == "Works as an architect in Bristol"
+    assert all(r.parts["keyword"] == 0 for r in result.results)  # "living" is no "live" here
+    # said alone, the word is a word
+    assert set(contents(memory_search(owner=user, query="living", mode="keyword"))) == {"Lives in Paris",
+                                                                                      "Loves live jazz"}
