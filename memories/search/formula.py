@@ -34,12 +34,12 @@ MIN_SIMILARITY = SEMANTIC_FLOOR
 # figures are the same at 0.3 as at SEMANTIC_FLOOR, all four sets)
 NEAR_BAND, NEAR_FLOOR, NEAR_SLOPE = 0.15, 0.1, 0.3
 NEAR_BEST = 0.3
-# a search that finds fewer related memories than this is topped up to it with the nearly related (cosine from
-# NEAR_FLOOR), nearest first, at score 0: a small model leaves a need and the fact it depends on in that band when
-# world knowledge joins them ("Should we meet in the basement escape room?" -> "Is claustrophobic", 0.15); an agent
-# judges five candidates, and a list of related memories longer than five is never padded (the context endpoint
-# never is)
-FILL_TO = 5
+# a search that finds fewer related memories than FILL_TO is topped up to it with the nearly related (a cosine from
+# FILL_FLOOR: above most unrelated pairs, 0.1 filled "allergy" with "Lives in Berlin"), nearest first, at score 0.
+# A small model leaves a need and the fact it depends on there when world knowledge joins them ("Should we meet in
+# the basement escape room?" -> "Is claustrophobic", 0.15); an agent judges five candidates. A list of five related
+# memories or more is never padded, nor is the context endpoint's.
+FILL_TO, FILL_FLOOR = 5, 0.15
 # a keyword match on a memory unrelated by meaning (cosine <= GATE_FLOOR) counts KEYWORD_ALONE of itself, in full
 # from GATE_FULL: a shared common word ("how does the user get to the office?" -> "Gets migraines from strong
 # perfume", 0.08) must not outrank the fact the question needs

@@ -16,6 +16,7 @@ from memories.search.dates import query_periods, within_periods
 from memories.search.formula import (  # noqa: F401 (RANKINGS: the panel reads it from here)
     CONTEXT_HITS,
     CONTEXT_SHARES,
+    FILL_FLOOR,
     FILL_TO,
     MIN_SIMILARITY,
     NEAR_BAND,
@@ -214,8 +215,8 @@ def related(c: SearchCandidate, floor: float) -> bool:
 
 
 def near_only(c: SearchCandidate) -> bool:
-    """Whether an unrelated candidate is near the query all the same (a cosine from NEAR_FLOOR: formula.FILL_TO)."""
-    return c.similarity is not None and c.similarity >= NEAR_FLOOR
+    """Whether an unrelated candidate is near the query all the same (a cosine from FILL_FLOOR: formula.FILL_TO)."""
+    return c.similarity is not None and c.similarity >= FILL_FLOOR
 
 
 def rank(candidates: list[SearchCandidate], ranking: str, query: str,
