@@ -20,7 +20,7 @@ IMPORTANCE_WEIGHT = 0.1
 RECENCY_WEIGHT = 0.05
 RECENCY_HALF_LIFE_DAYS = 30.0
 # hybrid: a memory with none of the query's words (and no lent context) must be at least this similar to be
-# related at all, so that a search with nothing related returns nothing rather than the nearest noise
+# related at all, so that what ranks is related and a search with nothing near returns nothing (FILL_TO below)
 # (all-MiniLM-L6-v2 between a question and unrelated short texts: ~0.0-0.2; "What is her job?" to "I work as a
 # nurse": 0.34). The model's unrelated level, as semantic mode's default threshold: at 0.25 a need phrased as a
 # question lost the fact it needs when no word matched ("Is there any medicine I must never give her?" ->
