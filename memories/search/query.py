@@ -164,7 +164,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
       query's words may match, ranked by BM25.
     - hybrid: the nearest vectors and the best full-text matches, fused by `ranking` (default "fused", see
       RANKINGS). A `threshold` here (and in keyword mode) is a minimum score. Only memories related to the query
-      rank (ranking.related); with `fill`, when fewer than `limit` are, the nearly related follow at score 0,
+      rank (ranking.related); with `fill`, when fewer than formula.FILL_TO are, the nearly related follow at score 0,
       nearest first (ranking.near_only), and a search with nothing near returns nothing.
 
     `query_vector` skips embedding the query. When the embedding provider fails, semantic and hybrid answer

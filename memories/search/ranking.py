@@ -233,7 +233,7 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str,
         fresh = recency(c, now)
         filler = ranking not in ("similarity", "keyword") and not related(c, floor)
         if filler and not (fill and near_only(c)):
-            continue  # unrelated: no padding in hybrid search, whatever its importance, recency or context
+            continue  # unrelated, and not filling: whatever its importance, recency or context
         if (ranking == "similarity" and c.similarity is None) or (ranking == "keyword" and c.keyword <= 0):
             continue  # nothing to rank it by
         # the date counts for a memory related to the query at all (not one that only ranks by importance)
