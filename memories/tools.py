@@ -172,7 +172,8 @@ def add_memory(user, args):
              "description": "hybrid (default): meaning and exact words; semantic: meaning only; keyword: words."},
     "as_of": AS_OF,
 }, description=(
-    "Search what is remembered about the user, by meaning and by exact words, best match first with a score. "
+    "Search what is remembered about the user, by meaning and by exact words, best match first with a score; "
+    "when few memories match, the nearest others follow at score 0, marked as only near. "
     "Call it before answering anything that may depend on the user's preferences, history, people, plans or "
     "earlier conversations, and before add_memory to check what is already known."))
 def search_memories(user, args):
@@ -181,7 +182,8 @@ def search_memories(user, args):
                                   limit=args.get("limit", 10), filters=selectors.MemoryFilters(as_of=as_of_arg(args)))
     touch_after_response(memory_ids=[r.memory.pk for r in result.results], owner_id=user.pk,
                          action=MemoryEvent.Action.SEARCH, query=query)
-    lines = [f"{i}. (score {r.score:.3f}) {_line(r.memory)}" for i, r in enumerate(result.results, 1)]
+    lines = [f"{i}. (score {r.score:.3f}{'' if r.score else ', only near'}) {_line(r.memory)}"
+             for i, r in enumerate(result.results, 1)]
     text = "\n".join([f"{len(lines)} memories match {query!r}:", *lines]) if lines else f"No memory matches {query!r}."
     if result.degraded:
         text += "\n(Matched by words only: the embedding service is unavailable.)"
