@@ -32,6 +32,7 @@ _OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+(?:so|and|but)\s+")
+_NOW_FRONT = re.compile(r"(?i)^(?:these days|nowadays|lately|these past (?:few )?(?:weeks|months|years)),?\s+")
 
 
 def speaker_in(sentence: str) -> str | None:
@@ -39,6 +40,9 @@ def speaker_in(sentence: str) -> str | None:
     words = sentence.split()
     if not words:
         return None
+    if (front := _NOW_FRONT.match(sentence)) and sentence[front.end():].strip():
+        # "These days Arctic Monkeys are my favourite band": the time said first is no subject ("these" is)
+        return speaker_in(sentence[front.end():])
     implied = _IMPLIED.match(sentence)
     if implied and not is_first_person(words[0]):
         verb = implied["verb"].lower()

@@ -66,6 +66,11 @@ def test_a_clause_that_points_back_stays_with_the_one_it_needs(text):
     ("I get what you mean.", []),
     ("Edinburgh is home now.", ["The user lives in Edinburgh."]),
     ("Paris is home to the Louvre.", []),
+    # a time said first is not the subject: "these" here points at nothing
+    ("These days Arctic Monkeys are my absolute favourite band.",
+     ["These days Arctic Monkeys are the user's absolute favourite band."]),
+    ("Nowadays, pizza is my favourite food.", ["Pizza is the user's favourite food."]),
+    ("These days are hard.", []),
 ])
 def test_statements_that_looked_like_remarks(text, memories):
     assert contents(text, when=SENT) == memories
