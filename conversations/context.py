@@ -89,7 +89,9 @@ def memory_line(memory) -> str:
     20 June 2024]"."""
     since = memory.valid_from or memory.happened_at
     if memory.valid_to is not None:
-        span = f"{said_on(since)} to {said_on(memory.valid_to)}" if since else f"until {said_on(memory.valid_to)}"
+        # a span within one day ("Lives in Paris", written by hand today and replaced today) says only its end
+        held = since and said_on(since) != said_on(memory.valid_to)
+        span = f"{said_on(since)} to {said_on(memory.valid_to)}" if held else f"until {said_on(memory.valid_to)}"
         return f"- {memory.content} [no longer true: {span}]"
     if memory.superseded_by_id is not None:  # superseded before valid time was recorded
         return f"- {memory.content} [no longer true]"

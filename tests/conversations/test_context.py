@@ -192,6 +192,15 @@ def test_a_memory_line_says_when_it_happened_not_when_it_was_said(user, eager, d
     assert "- Ana's beagle Biscuit is afraid of thunder (3 September 2024)" in lines  # said then, not stored today
 
 
+def test_a_past_line_held_within_one_day_says_only_its_end():
+    """"Lives in Paris" written by hand today and replaced by what was said today held no span worth two dates."""
+    written = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+    same_day = Memory(content="Lives in Paris", valid_from=written, valid_to=written.replace(hour=17))
+    assert ctx.memory_line(same_day) == "- Lives in Paris [no longer true: until 28 November 2026]"
+    longer = Memory(content="Lives in Paris", valid_from=written.replace(month=3), valid_to=written)
+    assert ctx.memory_line(longer) == "- Lives in Paris [no longer true: 28 March 2026 to 28 November 2026]"
+
+
 # --- excerpts ---------------------------------------------------------------------------------------------------
 
 
