@@ -69,7 +69,8 @@ KINDS = {
     "home": ("lives in a city", "their home address", "their flat or house in a town"),
     "pet": ("has a dog", "has a cat", "has a pet animal", "has a pet called"),
     "transport": ("drives a car", "cycles to work", "takes the bus or the train"),
-    "work": ("works as a teacher", "works at a company", "their job", "is a nurse", "is an engineer"),
+    "work": ("works as a teacher", "works at a company", "is a product manager", "is a nurse", "is an engineer",
+             "has a job at a bank"),
     "limitation": ("is afraid of something", "gets sick easily", "can't do strenuous activity", "has a phobia"),
 }
 # whether something would suit them: anything that rules it out or in

@@ -72,6 +72,19 @@ def test_a_pet_a_way_of_getting_around_or_work_is_found_by_the_need(user, query,
     assert contents(memory_search(owner=user, query=query, limit=5), 1) == [fact]
 
 
+def test_a_job_said_the_way_extraction_writes_it_is_found_and_a_home_with_their_family_is_not_work(user):
+    """Extracted memories say "their" ("The user and their family ..."): a prototype that said it too ("their job")
+    made the home a member of work and left the job out."""
+    job, home = "The user is now a product manager at Doctolib.", "The user and their family live in Grenoble now."
+    facts = [(job, "fact"), (home, "fact"), ("The user's daughter Mia turns 7 on 14 June.", "relationship"),
+             ("The user is allergic to shellfish.", "restriction")]
+    store(user, facts, subject="user")
+    for query in ("where does the user work?", "what is her job?"):
+        found = memory_search(owner=user, query=query, limit=5).results
+        assert found[0].memory.content == job, query
+        assert not [r for r in found if r.memory.content == home and r.parts.get("intent")], query
+
+
 def test_only_a_clear_need_has_an_intent(user):
     from integrations.embeddings import embed_text
 
