@@ -113,7 +113,8 @@ KINDS = (
         "I got a new phone"), brands=True),
     Kind("diet", True, "thing", (
         "I'm vegetarian", "I follow a keto diet", "I went vegan", "I stopped eating meat", "I eat low carb now",
-        "I'm pescatarian these days", "I gave up dairy and meat", "my diet is plant-based")),
+        "I'm pescatarian these days", "I gave up dairy and meat", "my diet is plant-based", "I'm gluten-free",
+        "I eat everything, no restrictions")),
     Kind("age", True, "number", (
         "I am {number} years old", "I turned {number}", "I'm {number} now", "my age is {number}",
         "I just had my {number}th birthday")),

@@ -234,6 +234,9 @@ def test_a_diet_said_of_the_speaker_is_their_diet_and_a_dishs_is_not():
     assert not [f for f in statement_frames([("The user cooked a vegetarian lasagna for their in-laws.", "user")])[0]
                 if f.attribute == "diet"]
     assert frame("The user's husband is vegan.").holder == "husband"
+    # eating anything is a diet too, the one a restriction replaces
+    assert frame("The user eats pretty much everything, no restrictions.").attribute == "diet"
+    assert frame("The user's doctor told them to cut out gluten, so they're gluten-free now.").attribute == "diet"
 
 
 def test_a_relations_relation_is_theirs():
