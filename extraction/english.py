@@ -41,6 +41,8 @@ _NOT_ADVERB_LY = {"fly", "apply", "reply", "rely", "supply", "ally", "bully", "r
                   "italy", "july", "lily", "holly", "sally", "emily", "molly", "kelly", "polly", "dolly"}
 
 _PART = re.compile(r"^([^\w']*)([\w'\-]*\w|\w?)([^\w]*)$")
+# the present said as a span of time ("these days I drive a Toyota"): a time, never a subject or a stay's dates
+NOWADAYS = ("these days", "nowadays", "lately", "recently")
 # the speaker's own words for themselves, alone and with others
 SINGULAR = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "i'll", "me", "my", "mine", "myself"})
 PLURAL = frozenset({"we", "we're", "we've", "we'd", "we'll", "us", "our", "ours", "ourselves"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from extraction import nlp
-from extraction.english import PAST, SINGULAR, is_first_person
+from extraction.english import NOWADAYS, PAST, SINGULAR, is_first_person
 from extraction.slots import DIETS
 
 # past participles that are not also past forms: a sentence led by one has an implied "I've"
@@ -32,7 +32,7 @@ _OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+(?:so|and|but)\s+")
-_NOW_FRONT = re.compile(r"(?i)^(?:these days|nowadays|lately|these past (?:few )?(?:weeks|months|years)),?\s+")
+_NOW_FRONT = re.compile(rf"(?i)^(?:{'|'.join(NOWADAYS)}),?\s+")
 
 
 def speaker_in(sentence: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import ROLES
+from extraction.english import NOWADAYS
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
@@ -92,7 +93,7 @@ def a_stay(doc) -> bool:
         # not "since March" (a start), not "for three years" (a home), not "for good"
         dated = any(e.label_ == "DATE" and doc[e.start - 1 if e.start else 0].lower_ not in ("since", "from")
                     and e[0].lower_ not in ("since", "now") and "year" not in e.text.lower()
-                    and e.text.lower() not in ("these days", "nowadays", "lately", "recently") for e in doc.ents)
+                    and e.text.lower() not in NOWADAYS for e in doc.ents)
         purpose = any(c.dep_ == "prep" and c.lower_ == "for" and not any(
             g.lower_ in ("good", "now") or g.ent_type_ == "DATE" for g in c.children) for c in verb.children)
         if places and (dated or purpose):
