@@ -5,7 +5,7 @@ import pytest
 
 from memories import batch
 from memories.search import memory_search
-from memories.search.intent import query_intent
+from memories.search.intent import KINDS, query_intent
 
 FACTS = [
     ("Is allergic to peanuts", "restriction"),
@@ -78,6 +78,7 @@ def test_a_job_said_the_way_extraction_writes_it_is_found_and_a_home_with_their_
     job, home = "The user is now a product manager at Doctolib.", "The user and their family live in Grenoble now."
     facts = [(job, "fact"), (home, "fact"), ("The user's daughter Mia turns 7 on 14 June.", "relationship"),
              ("The user is allergic to shellfish.", "restriction")]
+    assert not [p for prototypes in KINDS.values() for p in prototypes if "their" in p.split()]
     store(user, facts, subject="user")
     for query in ("where does the user work?", "what is her job?"):
         found = memory_search(owner=user, query=query, limit=5).results
