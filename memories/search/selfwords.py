@@ -23,9 +23,9 @@ SPEAKER_SHARE = 0.5
 SPEAKER_CACHE_SECONDS = 600
 
 
-# "she", "he" and their forms in a query mostly mean the owner, and a small model finds them alike whatever else is said:
-# "What is she training for?" was 0.37 from "Grows tomatoes and herbs on her allotment" and 0.16 from "Wants to run
-# the Berlin marathon next year" (0.10 and 0.20 as "they"). Embedded as "they", they draw nothing.
+# "she", "he" and their forms in a query mostly mean the owner, and a small model finds them alike whatever else is
+# said: "What is she training for?" was 0.37 from "Grows tomatoes and herbs on her allotment" and 0.16 from "Wants to
+# run the Berlin marathon next year" (0.10 and 0.20 as "they"). Embedded as "they", they draw nothing.
 _THEY = {"she": "they", "he": "they", "him": "them", "his": "their", "hers": "theirs", "herself": "themselves",
          "himself": "themselves", "her": "their"}
 _THEY_WORD = re.compile(r"(?i)\b(" + "|".join(_THEY) + r")\b")

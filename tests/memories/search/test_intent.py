@@ -72,6 +72,18 @@ def test_a_pet_a_way_of_getting_around_or_work_is_found_by_the_need(user, query,
     assert contents(memory_search(owner=user, query=query, limit=5), 1) == [fact]
 
 
+@pytest.mark.parametrize(("query", "fact"), [
+    ("What does she work as?", "The user is an architect at a small firm in Bristol."),  # not how she gets to work
+    ("What is her dream holiday?", "Saving up to walk the Inca Trail in Peru"),
+])
+def test_a_job_or_a_dream_asked_in_other_words_is_found_by_the_need(user, query, fact):
+    store(user, [("The user is an architect at a small firm in Bristol.", "fact"), ("Saving up to walk the Inca "
+                 "Trail in Peru", "goal"), ("Cycles everywhere, doesn't own a car", ""), ("Does pottery on Thursday "
+                 "evenings", ""), ("The user's birthday is 9 May.", "fact"), ("Goes to bed by 10pm every night", ""),
+                 ("The user went to a wedding in Oxford in June.", "history")])
+    assert contents(memory_search(owner=user, query=query, limit=5), 1) == [fact]
+
+
 def test_a_job_said_the_way_extraction_writes_it_is_found_and_a_home_with_their_family_is_not_work(user):
     """Extracted memories say "their" ("The user and their family ..."): a prototype that said it too ("their job")
     made the home a member of work and left the job out."""
