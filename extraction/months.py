@@ -121,6 +121,7 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
 _WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
+_DAY_IS_SUBJECT = re.compile(r"\s+(?:was|is|were|will be)\b")
 _CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
 
 
@@ -137,7 +138,8 @@ def weekdays(text: str, today: date, starts: list) -> str:
         target = _DAYS.index(m["day"])
         delta = ((today.weekday() - target) % 7 or 7) * -1 if direction < 0 else (target - today.weekday()) % 7 or 7
         day = date.fromordinal(today.toordinal() + delta)
-        prep = (m["prep"] or "on ").lower()
+        # a day that is the subject ("Friday was my last day") takes no preposition
+        prep = (m["prep"] or ("" if _DAY_IS_SUBJECT.match(text, m.end()) else "on ")).lower()
         prep = "on " if prep.strip() in ("last", "this past") else prep
         starts.append((m.start(), prep.strip(), day))
         return f"{prep}{m['day']}, {day.day} {day:%B} {day.year}"

@@ -77,6 +77,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         return "", None
     if given and given not in SELF_WORDS and given not in self_names:
         return given, subjects[0] if subjects else None
+    if subjects and subjects[0].pos_ == "PROPN" and subjects[0].head.lemma_ not in ("call", "name") and any(
+            c.dep_ == "dobj" and (c.lower_ == "me" or _is_self(c, self_names)) for c in subjects[0].head.children):
+        return "", None  # "Sarah manages me now": said of the speaker, the name is the value ("Sarah called me": no)
     if not subjects:
         # the small model found no subject in "The user's mum works at IKEA" (a noun "works"): the relation named
         opening = re.match(r"(?i)(?:the user's|my|our) (\w+)\b", doc.text)
@@ -264,6 +267,9 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
             continue
         if token.lower_ == "user" and token.dep_ == "poss":
             out.append("my")
+            continue
+        if holder_token is None and token.lower_ == "user" and token.dep_ in ("dobj", "pobj"):
+            out.append("me")  # "Sarah manages the user now": the speaker's, said as they would
             continue
         if self_they and token.lower_ in ("they", "their"):  # the extractor's "I" in a later clause
             out.append("I" if token.lower_ == "they" else "my")

@@ -51,6 +51,18 @@ def test_the_holder_is_the_speaker_or_someone_else():
     assert frame("The user's office line changed, it's 020 7946 1111 now.").holder == ""  # "it": the line
 
 
+@pytest.mark.parametrize(("text", "manager"), [
+    ("Sarah manages the user now.", "sarah"),
+    ("Ingrid is managing the user these days.", "ingrid"),
+    ("Claire left the company, so Tomás is managing the user now.", "tomás"),  # the whole said employer before
+])
+def test_a_manager_said_as_the_one_who_manages_the_speaker(text, manager):
+    found = statement_frames([(text, "user")])[0]
+    assert ("manager", manager, "") in [(f.attribute, f.value, f.holder) for f in found]
+    # a name that did something to the speaker is no value of theirs
+    assert not [f for f in statement_frames([("Ingrid called the user yesterday.", "user")])[0] if f.value]
+
+
 @pytest.mark.parametrize(("text", "attribute", "value"), [
     ("My boss is a guy called Henrik.", "manager", "henrik"),
     ("The user's manager is a woman named Clara.", "manager", "clara"),

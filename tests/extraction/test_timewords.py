@@ -89,6 +89,7 @@ def test_the_start_keeps_the_send_times_zone():
     ("I turned 35 on Tuesday", "I turned 35 on Tuesday, 18 June 2024"),
     ("I'll call the plumber on Monday", "I'll call the plumber on Monday, 24 June 2024"),
     ("I'm seeing her on Friday", "I'm seeing her on Friday"),  # this week or next: left as said
+    ("Monday was my last day at Zalando", "Monday, 17 June 2024 was my last day at Zalando"),  # the day is the subject
 ])
 def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
     assert resolve_dated(text, THURSDAY)[0] == resolved
