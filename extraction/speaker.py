@@ -32,7 +32,7 @@ _OBJECT_VERBS = set("keep make help give let bring remind take get drive inspire
 _FEELING_ED = set("excited interested tired thrilled stoked pumped amazed blessed scared worried bored surprised "
                   "impressed inspired obsessed relieved pleased delighted overwhelmed exhausted swamped".split())
 _CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+(?:so|and|but)\s+")
-_NOW_FRONT = re.compile(rf"(?i)^(?:{'|'.join(NOWADAYS)}),?\s+")
+_NOW_FRONT = re.compile(rf"(?i)^(?:{'|'.join(NOWADAYS)}|these past (?:few )?(?:weeks|months|years)),?\s+")
 
 
 def speaker_in(sentence: str) -> str | None:

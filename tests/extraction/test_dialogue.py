@@ -70,6 +70,8 @@ def test_a_clause_that_points_back_stays_with_the_one_it_needs(text):
     ("These days Arctic Monkeys are my absolute favourite band.",
      ["These days Arctic Monkeys are the user's absolute favourite band."]),
     ("Nowadays, pizza is my favourite food.", ["Pizza is the user's favourite food."]),
+    ("These past weeks Arctic Monkeys are my favourite band.",
+     ["These past weeks Arctic Monkeys are the user's favourite band."]),
     ("These days are hard.", []),
 ])
 def test_statements_that_looked_like_remarks(text, memories):
