@@ -35,7 +35,8 @@ MIN_SIMILARITY = SEMANTIC_FLOOR
 NEAR_BAND, NEAR_FLOOR, NEAR_SLOPE = 0.15, 0.1, 0.3
 NEAR_BEST = 0.3
 # a search that finds fewer related memories than FILL_TO is topped up to it with the nearly related (a cosine from
-# FILL_FLOOR: above most unrelated pairs, 0.1 filled "allergy" with "Lives in Berlin"), nearest first, at score 0.
+# FILL_FLOOR with the query, or with the kind of memory it asks for: above most unrelated pairs, 0.1 filled
+# "allergy" with "Lives in Berlin"), nearest first, at score 0.
 # A small model leaves a need and the fact it depends on there when world knowledge joins them ("Should we meet in
 # the basement escape room?" -> "Is claustrophobic", 0.15); an agent judges five candidates. A list of five related
 # memories or more is never padded, nor is the context endpoint's.

@@ -47,7 +47,7 @@ NEEDS = {
     "pet": ("what pet do they have?", "what animal do they live with?", "who looks after their pet?",
             "what is their pet called?"),
     "transport": ("how do they get around?", "how do they get to work?", "do they drive?",
-                  "how do they commute?"),
+                  "how do they commute?", "could they drive me somewhere?"),
     "work": ("what is their job?", "what is their profession?", "what is their occupation?",
              "what career are they in?", "what do they work as?"),
     "suitability": ("would they like that?", "is that a good idea for them?", "would that suit them?",
@@ -96,6 +96,7 @@ class Intent:
     kind: str  # a key of NEEDS: also the `category` value that makes a memory a member outright
     strength: float  # 0..1
     directions: tuple[tuple[float, ...], ...]  # the kind's prototypes (KINDS) as unit vectors
+    rivals: tuple[tuple[float, ...], ...]  # the prototypes of the kinds it does not hold (for `kin`)
 
 
 def _unit(vectors) -> np.ndarray:
@@ -147,7 +148,10 @@ def query_intent(vector) -> Intent | None:
     strength = ramp(best, INTENT_FLOOR, INTENT_FULL)
     if not (_holds(kind, kinds[order[1]]) or _holds(kinds[order[1]], kind)):  # one inside the other agree
         strength *= ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
-    return Intent(kind, strength, prototypes[kind]) if strength > 0 else None
+    if strength <= 0:
+        return None
+    rivals = tuple(d for other in kinds if not (_holds(kind, other) or _holds(other, kind)) for d in prototypes[other])
+    return Intent(kind, strength, prototypes[kind], rivals)
 
 
 def membership(intent: Intent, category: str | None, similarity: float | None) -> float:
@@ -155,6 +159,16 @@ def membership(intent: Intent, category: str | None, similarity: float | None) -
     if (category or "").strip().lower() == intent.kind:
         return 1.0
     return ramp(similarity, MEMBER_FLOOR, MEMBER_FULL)
+
+
+def kin(similarity: float | None, rival: float | None) -> float | None:
+    """A memory's cosine with the kind asked for (`similarity`) when that kind is nearer to it than any kind it does
+    not hold (`rival`): what lets it fill a short list (memories.search.ranking.nearness) when it is too far to be a
+    member ("Loves Studio Ghibli films": a preference 0.24, the nearest kind), and keeps out what is nearer another
+    kind ("Lives in Berlin" for a restriction)."""
+    if similarity is None or (rival is not None and rival >= similarity):
+        return None
+    return similarity
 
 
 def boost(intent: Intent | None, category: str | None, similarity: float | None, *, best: float = 0.0) -> float:

@@ -22,7 +22,7 @@ from memories.search.formula import (
     SEMANTIC_FLOOR,
     SUBJECT_TF,
 )
-from memories.search.intent import boost, query_intent
+from memories.search.intent import boost, kin, query_intent
 from memories.search.paths import owner_figures, vector_path
 from memories.search.ranking import (
     CANDIDATE_COLUMNS,
@@ -217,13 +217,19 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             if intent is not None:  # a need ("what should I not cook for them?"): its kind of memory gains
                 ids = [c.id for c in found]
                 model = embeddings.model_of(vector)
-                directions = [embeddings.ModelVector(d, model) for d in intent.directions]
-                kinds = (held.kinds(ids, directions) if held is not None
-                         else kind_similarities(cursor, owner_id, ids, directions))
+
+                def nearest(prototypes):  # id -> (category, best cosine with any of the prototypes)
+                    directions = [embeddings.ModelVector(d, model) for d in prototypes]
+                    return (held.kinds(ids, directions) if held is not None
+                            else kind_similarities(cursor, owner_id, ids, directions))
+
+                kinds, rivals = nearest(intent.directions), nearest(intent.rivals)
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
                 for c in found:
-                    c.intent = boost(intent, *kinds.get(c.id, ("", None)), best=min(best, 1.0))
+                    category, similarity = kinds.get(c.id, ("", None))
+                    c.intent = boost(intent, category, similarity, best=min(best, 1.0))
+                    c.kin = kin(similarity, rivals.get(c.id, ("", None))[1])
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:

@@ -57,6 +57,7 @@ class SearchCandidate:
     relevance: float = 0.0
     context: float = 0.0
     intent: float = 0.0  # memories.search.intent.boost
+    kin: float | None = None  # its cosine with the kind of memory the query asks for, when nearest (intent.kin)
 
 
 def candidates_from_rows(rows) -> list[SearchCandidate]:
@@ -214,9 +215,16 @@ def related(c: SearchCandidate, floor: float) -> bool:
     return c.keyword > 0 or c.intent > 0 or (c.similarity is not None and c.similarity >= floor)
 
 
+def nearness(c: SearchCandidate) -> float:
+    """How near an unrelated candidate is all the same: its cosine with the query, or with the kind of memory the
+    query asks for (`kin`) when that is nearer (a sparse owner's "Loves Studio Ghibli films" for "what could I get
+    her for her birthday?": 0.09 and 0.24)."""
+    return max(c.similarity if c.similarity is not None else -1.0, c.kin if c.kin is not None else -1.0)
+
+
 def near_only(c: SearchCandidate) -> bool:
-    """Whether an unrelated candidate is near the query all the same (a cosine from FILL_FLOOR: formula.FILL_TO)."""
-    return c.similarity is not None and c.similarity >= FILL_FLOOR
+    """Whether an unrelated candidate is near the query all the same (`nearness` from FILL_FLOOR: formula.FILL_TO)."""
+    return nearness(c) >= FILL_FLOOR
 
 
 def rank(candidates: list[SearchCandidate], ranking: str, query: str,
@@ -243,7 +251,7 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str,
                          intent=c.intent, dated=dated)
         score = 0.0 if filler else formula.score(Floats, parts)
         # ids last, as UUIDs: they order as their text does, without formatting each one
-        scored.append((c, score, parts, (filler, -(c.similarity or 0.0) if filler else -score, -c.importance,
+        scored.append((c, score, parts, (filler, -nearness(c) if filler else -score, -c.importance,
                                          -fresh, c.id)))
     scored.sort(key=lambda item: item[3])
     room = max(0, FILL_TO - sum(1 for *_, order in scored if not order[0]))  # fillers sort last

@@ -75,8 +75,9 @@ def test_a_pet_a_way_of_getting_around_or_work_is_found_by_the_need(user, query,
 @pytest.mark.parametrize(("query", "fact"), [
     ("What does she work as?", "The user is an architect at a small firm in Bristol."),  # not how she gets to work
     ("What is her dream holiday?", "Saving up to walk the Inca Trail in Peru"),
+    ("Could she collect me from the airport?", "Cycles everywhere, doesn't own a car"),  # a lift: getting around
 ])
-def test_a_job_or_a_dream_asked_in_other_words_is_found_by_the_need(user, query, fact):
+def test_a_job_a_dream_or_a_lift_asked_in_other_words_is_found_by_the_need(user, query, fact):
     store(user, [("The user is an architect at a small firm in Bristol.", "fact"), ("Saving up to walk the Inca "
                  "Trail in Peru", "goal"), ("Cycles everywhere, doesn't own a car", ""), ("Does pottery on Thursday "
                  "evenings", ""), ("The user's birthday is 9 May.", "fact"), ("Goes to bed by 10pm every night", ""),
@@ -127,3 +128,13 @@ def test_other_rankings_and_modes_have_no_intent_part(user):
     for options in ({"ranking": "blend"}, {"mode": "semantic"}, {"mode": "keyword"}):
         result = memory_search(owner=user, query="what should I not cook for them?", **options)
         assert all("intent" not in r.parts for r in result.results)
+
+
+def test_a_need_that_finds_too_few_is_topped_up_with_the_nearest_of_its_kind(user):
+    """A new owner with a handful of memories: the favourite films are 0.09 from a birthday question, too far to be
+    related or to fill by meaning, but the nearest memory of the kind asked for (0.24 from "loves something")."""
+    store(user, [("Loves Studio Ghibli films", ""), ("Lives in Lyon", ""), ("Works as a nurse", ""),
+                 ("Has a cat named Miso", "")])
+    result = memory_search(owner=user, query="what could I get her for her birthday?", limit=5)
+    assert contents(result, 1) == ["Loves Studio Ghibli films"]
+    assert result.results[0].score == 0  # a filler: nothing here is related outright
