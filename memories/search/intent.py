@@ -94,9 +94,9 @@ MEMBER_FLOOR, MEMBER_FULL = 0.3, 0.45
 @dataclass(frozen=True)
 class Intent:
     kind: str  # a key of NEEDS: also the `category` value that makes a memory a member outright
-    strength: float  # 0..1
-    directions: tuple[tuple[float, ...], ...]  # the kind's prototypes (KINDS) as unit vectors
-    rivals: tuple[tuple[float, ...], ...]  # the prototypes of the kinds it does not hold (for `kin`)
+    strength: float  # 0..1 (0: two kinds nearly as close, neither gains)
+    directions: np.ndarray  # the kind's prototypes (KINDS) as unit vectors, one per row (both kinds': a tie)
+    rivals: np.ndarray  # the prototypes of the kinds it does not hold (for `kin`)
 
 
 def _unit(vectors) -> np.ndarray:
@@ -105,16 +105,16 @@ def _unit(vectors) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, tuple[tuple[float, ...], ...]]]:
+def _anchors(provider) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, np.ndarray]]:
     """(every need question's unit vector as one float32 matrix, the index where each kind's rows start, the kinds
-    in that order, each kind's prototypes as unit vectors), embedded once per provider."""
+    in that order, each kind's prototypes as unit vectors, one per row), embedded once per provider."""
     texts = [t for kind in NEEDS for t in NEEDS[kind]] + [t for kind in KINDS for t in KINDS[kind]]
     vectors = _unit(provider.embed(texts))
     count = sum(len(questions) for questions in NEEDS.values())
     starts = np.cumsum([0, *(len(NEEDS[kind]) for kind in NEEDS)])[:-1]
     prototypes, at = {}, count
     for kind in KINDS:
-        prototypes[kind] = tuple(tuple(row.tolist()) for row in vectors[at:at + len(KINDS[kind])])
+        prototypes[kind] = vectors[at:at + len(KINDS[kind])]
         at += len(KINDS[kind])
     return vectors[:count].astype(np.float32), starts, list(NEEDS), prototypes
 
@@ -133,8 +133,9 @@ def _holds(wider: str, kind: str) -> bool:
 
 
 def query_intent(vector) -> Intent | None:
-    """The kind of memory the query (its vector) needs, when one is clearly asked for; None otherwise (and when
-    the embedding provider cannot embed the anchors)."""
+    """The kind of memory the query (its vector) needs: with a strength when one is clearly asked for, at strength 0
+    (both kinds' prototypes: nothing gains, the nearest of either may fill a short list) when a second kind is
+    nearly as close; None when none is near (and when the embedding provider cannot embed the anchors)."""
     if vector is None:
         return None
     try:
@@ -146,12 +147,17 @@ def query_intent(vector) -> Intent | None:
     order = np.argsort(-per_kind)
     best, second, kind = float(per_kind[order[0]]), float(per_kind[order[1]]), kinds[order[0]]
     strength = ramp(best, INTENT_FLOOR, INTENT_FULL)
-    if not (_holds(kind, kinds[order[1]]) or _holds(kinds[order[1]], kind)):  # one inside the other agree
-        strength *= ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
     if strength <= 0:
         return None
-    rivals = tuple(d for other in kinds if not (_holds(kind, other) or _holds(other, kind)) for d in prototypes[other])
-    return Intent(kind, strength, prototypes[kind], rivals)
+    asked = [kind]
+    if not (_holds(kind, kinds[order[1]]) or _holds(kinds[order[1]], kind)):  # one inside the other agree
+        strength *= ramp(best - second, MARGIN_FLOOR, MARGIN_FULL)
+        if strength <= 0:  # two kinds nearly as close: neither gains, the nearest of either may fill a short list
+            asked.append(kinds[order[1]])
+    directions = np.concatenate([prototypes[k] for k in asked])
+    rivals = np.concatenate([prototypes[other] for other in kinds
+                             if not any(_holds(k, other) or _holds(other, k) for k in asked)])
+    return Intent(kind, strength, directions, rivals)
 
 
 def membership(intent: Intent, category: str | None, similarity: float | None) -> float:

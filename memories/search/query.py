@@ -218,10 +218,11 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 ids = [c.id for c in found]
                 model = embeddings.model_of(vector)
 
-                def nearest(prototypes):  # id -> (category, best cosine with any of the prototypes)
-                    directions = [embeddings.ModelVector(d, model) for d in prototypes]
-                    return (held.kinds(ids, directions) if held is not None
-                            else kind_similarities(cursor, owner_id, ids, directions))
+                def nearest(prototypes):  # id -> (category, best cosine with any of the prototypes' rows)
+                    if held is not None:
+                        return held.kinds(ids, prototypes)
+                    directions = [embeddings.ModelVector(row.tolist(), model) for row in prototypes]
+                    return kind_similarities(cursor, owner_id, ids, directions)
 
                 kinds, rivals = nearest(intent.directions), nearest(intent.rivals)
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),

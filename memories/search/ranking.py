@@ -230,8 +230,8 @@ def near_only(c: SearchCandidate) -> bool:
 def rank(candidates: list[SearchCandidate], ranking: str, query: str,
          fill: bool = False) -> list[tuple[SearchCandidate, float, dict]]:
     """(candidate, score, parts) best first; ties go to the more important, then the more recent memory. With
-    `fill`, fewer than FILL_TO related candidates are followed by nearly related ones (`near_only`), nearest first,
-    at score 0, up to FILL_TO in all."""
+    `fill`, fewer than FILL_TO related candidates are followed by nearly related ones (`near_only`), nearest to the
+    query first, at score 0, up to FILL_TO in all."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []
     parts_of = formula.PARTS[ranking]
@@ -251,7 +251,7 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str,
                          intent=c.intent, dated=dated)
         score = 0.0 if filler else formula.score(Floats, parts)
         # ids last, as UUIDs: they order as their text does, without formatting each one
-        scored.append((c, score, parts, (filler, -nearness(c) if filler else -score, -c.importance,
+        scored.append((c, score, parts, (filler, -(c.similarity or 0.0) if filler else -score, -c.importance,
                                          -fresh, c.id)))
     scored.sort(key=lambda item: item[3])
     room = max(0, FILL_TO - sum(1 for *_, order in scored if not order[0]))  # fillers sort last

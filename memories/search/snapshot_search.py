@@ -64,7 +64,14 @@ class Snapshot:
         if not ids:
             return {}
         at = np.array([self.position[pk] for pk in ids])
-        cosines = np.max([self.similarities(d, at) for d in directions], axis=0).tolist()
+        # every direction at once, as `similarities` computes each
+        prototypes = np.asarray(directions, dtype=np.float16).astype(np.float32)
+        dots = (self.vectors[at].astype(np.float32) @ prototypes.T).astype(np.float64)
+        norms = np.einsum("ij,ij->i", prototypes, prototypes).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            similarity = np.clip(dots / np.sqrt(np.outer(self.norms[at], norms)), -1.0, 1.0)
+        best = np.where(self.has_vector[at], np.max(1.0 - (1.0 - similarity), axis=1), np.nan)
+        cosines = best.tolist()
         return {pk: (self.held[pk].category, None if value != value else value)
                 for pk, value in zip(ids, cosines, strict=True)}
 

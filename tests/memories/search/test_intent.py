@@ -106,9 +106,10 @@ def test_only_a_clear_need_has_an_intent(user):
     assert query_intent(embed_text("what does she enjoy doing at the weekend?")).kind == "preference"
     for plain in ("When did Caroline move to Sweden?", "quarterly revenue of the Lyon office"):
         assert query_intent(embed_text(plain)) is None, plain
-    # near two kinds, neither inside the other (a way of getting around 0.50, work 0.47): neither clearly
+    # near two kinds, neither inside the other (a way of getting around 0.50, work 0.47): neither clearly, so
+    # neither gains, and the nearest memories of either may fill a short list
     ambiguous = query_intent(embed_text("how does she get to her job?"))
-    assert ambiguous is None or ambiguous.strength < 0.25
+    assert ambiguous.strength == 0 and len(ambiguous.directions) == len(KINDS["transport"]) + len(KINDS["work"])
     # near a kind and a wider one holding it (a restriction 0.54, what suits them 0.50): they agree
     steak = query_intent(embed_text("would a steak dinner be a good idea for them?"))
     assert steak.kind == "restriction" and steak.strength > 0.9
