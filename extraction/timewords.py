@@ -141,6 +141,8 @@ def resolve_dated(text: str, when: datetime | date | None) -> tuple[str, datetim
             starts.append((m.start(), (m["prep"] or "").strip().lower(), start))
             if not m.string[:m.start()].strip() and re.match(r"\s+(?:was|is|will be)\b", m.string[m.end():]):
                 return phrase  # the date is the subject: "Last Friday was my final day" -> "Friday, 28 June ... was"
+            if re.match(r"['’]s\b", m.string[m.end():]):  # "during yesterday's class": its own preposition
+                return m.string[m.start():m.start("phrase")] + phrase
             return (m["prep"] or preposition) + phrase
 
         text = regex.sub(replace, text)

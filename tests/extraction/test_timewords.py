@@ -28,6 +28,8 @@ MONDAY = datetime(2023, 5, 8, 13, 56)
     ("I moved here 3 years ago", "I moved here in 2020"),
     ("We swam a lot last summer", "We swam a lot in summer 2022"),
     ("I ran this morning", "I ran on the morning of 8 May 2023"),
+    ("I met Anna during yesterday's yoga class", "I met Anna during 7 May 2023's yoga class"),
+    ("Today's lecture was dull", "8 May 2023's lecture was dull"),
 ])
 def test_relative_dates_become_absolute(text, resolved):
     assert resolve(text, MONDAY) == resolved
