@@ -217,20 +217,16 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
             if intent is not None:  # a need ("what should I not cook for them?"): its kind of memory gains
                 ids = [c.id for c in found]
                 model = embeddings.model_of(vector)
-
-                def nearest(prototypes):  # id -> (category, best cosine with any of the prototypes' rows)
-                    if held is not None:
-                        return held.kinds(ids, prototypes)
-                    directions = [embeddings.ModelVector(row.tolist(), model) for row in prototypes]
-                    return kind_similarities(cursor, owner_id, ids, directions)
-
-                kinds, rivals = nearest(intent.directions), nearest(intent.rivals)
+                groups = (intent.directions, intent.rivals)
+                kinds = (held.kinds(ids, groups) if held is not None else kind_similarities(
+                    cursor, owner_id, ids, [[embeddings.ModelVector(d.tolist(), model) for d in g] for g in groups]))
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
                 for c in found:
-                    category, similarity = kinds.get(c.id, ("", None))
+                    category, cosines = kinds.get(c.id, ("", None))
+                    similarity, rival = cosines or (None, None)
                     c.intent = boost(intent, category, similarity, best=min(best, 1.0))
-                    c.kin = kin(similarity, rivals.get(c.id, ("", None))[1])
+                    c.kin = kin(similarity, rival)
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:

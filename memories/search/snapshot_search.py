@@ -52,28 +52,31 @@ class Snapshot:
         query = np.asarray(vector, dtype=np.float16).astype(np.float32)
         # held in half precision (half the memory), multiplied in single precision as pgvector does
         dots = (self.vectors[rows].astype(np.float32) @ query).astype(np.float64)
-        query_norm = float(np.dot(query, query))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            similarity = np.clip(dots / np.sqrt(self.norms[rows] * query_norm), -1.0, 1.0)
-        return np.where(self.has_vector[rows], 1.0 - (1.0 - similarity), np.nan)
+        return self._cosines(dots, self.norms[rows] * float(np.dot(query, query)), self.has_vector[rows])
 
-    def kinds(self, ids, directions) -> dict:
-        """id -> (category, best cosine with any of `directions` or None) of the held rows among `ids`: what
-        `sql.kind_similarities` gives for them."""
+    @staticmethod
+    def _cosines(dots: np.ndarray, norms: np.ndarray, has_vector: np.ndarray) -> np.ndarray:
+        """pgvector's halfvec cosine from the float32 dot products and the products of squared norms (the quotient
+        in float8); NaN where a row has no vector."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            similarity = np.clip(dots / np.sqrt(norms), -1.0, 1.0)
+        return np.where(has_vector, 1.0 - (1.0 - similarity), np.nan)
+
+    def kinds(self, ids, groups) -> dict:
+        """id -> (category, each group's best cosine, or None) of the held rows among `ids`: what
+        `sql.kind_similarities` gives for them (every direction in one product, each cosine as `similarities`)."""
         ids = [pk for pk in ids if pk in self.position]
         if not ids:
             return {}
         at = np.array([self.position[pk] for pk in ids])
-        # every direction at once, as `similarities` computes each
-        prototypes = np.asarray(directions, dtype=np.float16).astype(np.float32)
-        dots = (self.vectors[at].astype(np.float32) @ prototypes.T).astype(np.float64)
-        norms = np.einsum("ij,ij->i", prototypes, prototypes).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            similarity = np.clip(dots / np.sqrt(np.outer(self.norms[at], norms)), -1.0, 1.0)
-        best = np.where(self.has_vector[at], np.max(1.0 - (1.0 - similarity), axis=1), np.nan)
-        cosines = best.tolist()
-        return {pk: (self.held[pk].category, None if value != value else value)
-                for pk, value in zip(ids, cosines, strict=True)}
+        directions = np.asarray(np.concatenate(groups), dtype=np.float16).astype(np.float32)
+        dots = (self.vectors[at].astype(np.float32) @ directions.T).astype(np.float64)
+        norms = np.outer(self.norms[at], np.einsum("ij,ij->i", directions, directions).astype(np.float64))
+        cosines = self._cosines(dots, norms, self.has_vector[at][:, None])
+        ends = np.cumsum([len(group) for group in groups])
+        best = np.stack([part.max(axis=1) for part in np.split(cosines, ends[:-1], axis=1)], axis=1)
+        return {pk: (self.held[pk].category, None if np.isnan(row[0]) else tuple(row.tolist()))
+                for pk, row in zip(ids, best, strict=True)}
 
     def _similarity_list(self, vector, similarity: np.ndarray | None) -> list:
         """`similarity` as Python floats, None where a row has no vector (or there is no query vector)."""
