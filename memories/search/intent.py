@@ -59,10 +59,13 @@ NEEDS = {
 # What memories of each kind say, as short generic facts: a memory whose category does not name the kind (written by
 # hand, or filed under another) is of it as much as its best cosine with one of them. The best of several, not
 # their average: a small model puts "teaches maths at a secondary school" near "works as a teacher" (0.43) and
-# nowhere near the average of what jobs are like (0.21).
+# nowhere near the average of what jobs are like (0.21). A job said by what they do is nearer its topic than any
+# "works as": "Teaches chemistry at a secondary school in Leeds" was 0.28 from the nearest job here, 0.50 from
+# "teaches at a school"; "Vegan since 2019" 0.30 from a special diet, 0.70 from "is vegan or vegetarian".
 KINDS = {
     "restriction": ("is allergic to something", "can't eat certain foods", "doesn't drink something",
-                    "follows a special diet", "has a medical condition", "must not take a medicine"),
+                    "follows a special diet", "is vegan or vegetarian", "has a medical condition",
+                    "must not take a medicine"),
     "preference": ("loves something", "likes doing something", "hates something", "favourite things",
                    "prefers something", "enjoys a hobby"),
     "goal": ("plans to do something", "wants to achieve something", "is saving up for something",
@@ -71,7 +74,7 @@ KINDS = {
     "pet": ("has a dog", "has a cat", "has a pet animal", "has a pet called"),
     "transport": ("drives a car", "cycles to work", "takes the bus or the train"),
     "work": ("works as a teacher", "works at a company", "is a product manager", "is a nurse", "is an engineer",
-             "has a job at a bank"),
+             "has a job at a bank", "teaches at a school", "runs a business"),
     "limitation": ("is afraid of something", "gets sick easily", "can't do strenuous activity", "has a phobia"),
 }
 # whether something would suit them: anything that rules it out or in

@@ -227,6 +227,7 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                     similarity, rival = cosines or (None, None)
                     c.intent = boost(intent, category, similarity, best=min(best, 1.0))
                     c.kin = kin(similarity, rival)
+                    c.clear = intent.strength > 0
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:

@@ -58,6 +58,7 @@ class SearchCandidate:
     context: float = 0.0
     intent: float = 0.0  # memories.search.intent.boost
     kin: float | None = None  # its cosine with the kind of memory the query asks for, when nearest (intent.kin)
+    clear: bool = False  # the query asks for that kind clearly (intent strength > 0), not as one of a near tie
 
 
 def candidates_from_rows(rows) -> list[SearchCandidate]:
@@ -227,11 +228,19 @@ def near_only(c: SearchCandidate) -> bool:
     return nearness(c) >= FILL_FLOOR
 
 
+def fills_first(c: SearchCandidate) -> bool:
+    """Whether a filler is of the kind the query clearly asks for (`kin` from FILL_FLOOR): it fills before those
+    only near the question's words ("Cuts hair in a salon", 0.18 from a generic job and nearer work than any other
+    kind, before "Lives in a terraced house" for "what does she do for a living?"). A near tie fills by the
+    question's words alone: either kind may be the one meant."""
+    return c.clear and c.kin is not None and c.kin >= FILL_FLOOR
+
+
 def rank(candidates: list[SearchCandidate], ranking: str, query: str,
          fill: bool = False) -> list[tuple[SearchCandidate, float, dict]]:
     """(candidate, score, parts) best first; ties go to the more important, then the more recent memory. With
-    `fill`, fewer than FILL_TO related candidates are followed by nearly related ones (`near_only`), nearest to the
-    query first, at score 0, up to FILL_TO in all."""
+    `fill`, fewer than FILL_TO related candidates are followed by nearly related ones (`near_only`), those of the kind
+    clearly asked for first (`fills_first`), then nearest to the query, at score 0, up to FILL_TO in all."""
     now = timezone.now().timestamp()
     periods = query_periods(query) if ranking == "fused" else []
     parts_of = formula.PARTS[ranking]
@@ -251,8 +260,8 @@ def rank(candidates: list[SearchCandidate], ranking: str, query: str,
                          intent=c.intent, dated=dated)
         score = 0.0 if filler else formula.score(Floats, parts)
         # ids last, as UUIDs: they order as their text does, without formatting each one
-        scored.append((c, score, parts, (filler, -(c.similarity or 0.0) if filler else -score, -c.importance,
-                                         -fresh, c.id)))
+        order = (True, not fills_first(c), -(c.similarity or 0.0)) if filler else (False, False, -score)
+        scored.append((c, score, parts, (*order, -c.importance, -fresh, c.id)))
     scored.sort(key=lambda item: item[3])
     room = max(0, FILL_TO - sum(1 for *_, order in scored if not order[0]))  # fillers sort last
     fillers = sum(1 for *_, order in scored if order[0])

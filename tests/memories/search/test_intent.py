@@ -139,3 +139,35 @@ def test_a_need_that_finds_too_few_is_topped_up_with_the_nearest_of_its_kind(use
     result = memory_search(owner=user, query="what could I get her for her birthday?", limit=5)
     assert contents(result, 1) == ["Loves Studio Ghibli films"]
     assert result.results[0].score == 0  # a filler: nothing here is related outright
+
+
+@pytest.mark.parametrize("job", ["Teaches chemistry at a secondary school in Leeds", "Runs a small bakery"])
+def test_a_job_said_by_what_they_do_is_work(user, job):
+    """A small model puts these by their topic (chemistry, bread), 0.2-0.3 from a generic job: the kind holds work
+    said by its verb, so the job outranks a partner's ("is a nurse") and the home a stemmed "living" once found."""
+    store(user, [(job, ""), ("The user's partner Sam is a nurse on night shifts.", "relationship"),
+                 ("Lives in a terraced house in Headingley", ""), ("The user loves live jazz.", "preference"),
+                 ("Hates horror films", ""), ("Drinks green tea, no coffee", "")])
+    result = memory_search(owner=user, query="What does she do for a living?", limit=5)
+    assert job in contents(result, 2)
+    assert next(r for r in result.results if r.memory.content == job).parts["intent"] > 0
+
+
+def test_a_diet_written_by_hand_is_a_restriction(user):
+    store(user, [*FACTS[1:], ("Vegan since 2019", "")])
+    result = memory_search(owner=user, query="what should I not cook for them?", limit=5)
+    assert contents(result, 1) == ["Vegan since 2019"]
+    assert result.results[0].parts["intent"] > 0
+
+
+def test_a_short_list_for_a_clear_need_is_topped_up_with_its_kind_first(user):
+    """Nothing is related to the job question but the partner's job; the hairdresser's salon is 0.18 from a generic
+    job (too far to be a member) and nearer work than any other kind, so it fills before memories that are only
+    nearer the question's words."""
+    store(user, [("Cuts hair in a salon", ""), ("The user's partner Sam is a nurse on night shifts.", "relationship"),
+                 ("Lives in a terraced house in Headingley", ""), ("The user loves live jazz.", "preference"),
+                 ("Cleaned out the garage", ""), ("Terrified of heights", ""), ("Bought a new kettle", ""),
+                 ("Hates horror films", ""), ("Drinks green tea, no coffee", "")])
+    result = memory_search(owner=user, query="What does she do for a living?", limit=5)
+    fillers = [r.memory.content for r in result.results if r.score == 0]
+    assert fillers[0] == "Cuts hair in a salon", contents(result)
