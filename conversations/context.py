@@ -130,10 +130,11 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
 
     Memories get up to MEMORY_SHARE of the budget first (they are compact), excerpts of what was said (from all
     the owner's conversations in scope, or only `conversation` with `stay_in_conversation`) the rest, then
-    memories any room left. Memories are the current ones; superseded ones too (marked) when the query asks about
-    the past or a change. `as_of`: what was true at that moment (valid time) and only what had been said by then.
-    The query is embedded once for both searches. Scope follows `conversation`'s project (seed 004's rule).
-    `query_vector` skips embedding the query."""
+    memories any room left, and last the nearly related that top up a short list (memory_search's fill: a new
+    owner's "Loves Studio Ghibli films" for "what could I get her for her birthday?"). Memories are the current
+    ones; superseded ones too (marked) when the query asks about the past or a change. `as_of`: what was true at
+    that moment (valid time) and only what had been said by then. The query is embedded once for both searches.
+    Scope follows `conversation`'s project (seed 004's rule). `query_vector` skips embedding the query."""
     budget = budget or settings.MEMORY_CONTEXT_BUDGET
     query = (query or "").strip()
     if not query:
@@ -146,20 +147,23 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     mode = "hybrid" if vector is not None else "keyword"
     filters = MemoryFilters(project=project, as_of=as_of, include_superseded=past)
     memories = memory_search(owner=owner_id, query=query, mode=mode, limit=limit, filters=filters,
-                             query_vector=vector, fill=False)  # budget goes to what is related
+                             query_vector=vector)
+    # a short list is topped up with the nearly related at score 0: they get only the room nothing related wants
+    related = [s for s in memories.results if s.score > 0]
     hits = message_hits(owner=owner_id, query=query, mode=mode, limit=EXCERPT_HITS, project=project,
                         conversation=conversation if stay_in_conversation else None, sent_before=as_of,
                         query_vector=vector)
     head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of,  # the profile first
-                         found=tuple(s.memory.pk for s in memories.results))
+                         found=tuple(s.memory.pk for s in related))
     in_profile = set(head.memory_ids)  # a memory the profile already says is not said twice
-    memory_items = [_memory_item(s) for s in memories.results if s.memory.pk not in in_profile]
+    memory_items = [_memory_item(s) for s in related if s.memory.pk not in in_profile]
+    nearly = [_memory_item(s) for s in memories.results if s.score <= 0 and s.memory.pk not in in_profile]
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2 + head.tokens
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))
     shown, used_excerpts = excerpts(owner_id, worth_an_excerpt(hits), room - used_memories, query)
-    rest, _ = _pack([i for i in memory_items if i not in first], room - used_memories - used_excerpts)
-    chosen_memories = sorted(first + rest, key=lambda i: -i.score)
+    rest, _ = _pack([i for i in memory_items if i not in first] + nearly, room - used_memories - used_excerpts)
+    chosen_memories = sorted(first + rest, key=lambda i: -i.score)  # stable: the nearly related in their order
 
     # the text's size is the sum of its parts' (word pieces never span the line breaks joining them; each item's
     # count has one for its own line break): a ~1,000-token text is not counted again

@@ -333,3 +333,42 @@ def test_a_turn_that_ended_something_is_not_marked_as_no_longer_true(user, eager
     lines = [line for item in context.items if item.type == "excerpt" for line in item.text.splitlines()[1:]]
     assert "Ana: I work at Acme as a data engineer. [no longer true since 10 January 2024]" in lines
     assert "Ana: I joined Doctolib. I left my job at Acme." in lines
+
+
+NEW_OWNER = ["Loves Studio Ghibli films", "Lives in Lyon", "Works as a nurse", "Has a cat named Miso"]
+
+
+def test_a_new_owners_short_list_is_topped_up_with_the_nearly_related(user):
+    """Nothing a new owner holds is related to a birthday question outright; the films are the nearest of the kind
+    it asks for (memory search's fill), and the context says them after what is related."""
+    for content in NEW_OWNER:
+        memory_services.memory_create(owner=user, content=content)
+    context = ctx.context_for(owner=user, query="what could I get her for her birthday?", budget=400)
+    lines = memory_lines(context)
+    assert lines and "Loves Studio Ghibli films" in lines[0], context.text
+    assert all(i.score == 0 for i in context.items if i.type == "memory")
+
+
+def test_the_nearly_related_get_only_the_room_nothing_related_wants(user, other_user, eager,
+                                                                   django_capture_on_commit_callbacks):
+    """Two owners said the same; one also wrote down a film they love (the nearest of the kind a birthday question
+    asks for, never related to it). At every budget, what is related is the same for both."""
+    for owner in (user, other_user):
+        with django_capture_on_commit_callbacks(execute=True):
+            converse(owner, [
+                ("user", "Ana", "For my birthday I'd love tickets to the Totoro exhibition in Paris. My sister "
+                                "went last spring and said the life-size catbus was the best part of the trip."),
+                ("assistant", "", "That sounds wonderful. Would you go by train, and would you want to stay a "
+                                  "night or two near the exhibition to see the rest of the city as well?"),
+                ("user", "Ana", "A weekend would be perfect for my birthday: the exhibition on Saturday, a long "
+                                "walk along the Seine on Sunday, and a good bakery breakfast before the train.")],
+                     title="Birthday")
+    memory_services.memory_create(owner=user, content="Loves Studio Ghibli films")
+    query = "what could I get her for her birthday?"
+    topped_up = 0
+    for budget in range(60, 460, 20):
+        mine, theirs = (ctx.context_for(owner=owner, query=query, budget=budget) for owner in (user, other_user))
+        related = [[i.text for i in c.items if i.score > 0] for c in (mine, theirs)]
+        assert related[0] == related[1], budget
+        topped_up += any("Ghibli" in line for line in memory_lines(mine))
+    assert topped_up, "the film fills the room left over at the larger budgets"
