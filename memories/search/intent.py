@@ -61,11 +61,12 @@ NEEDS = {
 # their average: a small model puts "teaches maths at a secondary school" near "works as a teacher" (0.43) and
 # nowhere near the average of what jobs are like (0.21). A job said by what they do is nearer its topic than any
 # "works as": "Teaches chemistry at a secondary school in Leeds" was 0.28 from the nearest job here, 0.50 from
-# "teaches at a school"; "Vegan since 2019" 0.30 from a special diet, 0.70 from "is vegan or vegetarian".
+# "teaches at a school". So are the commonest diets and conditions: "Vegan since 2019" 0.30 from a special diet, 0.70
+# from "is vegan or vegetarian"; "Is diabetic" 0.25 from a medical condition, 0.45 from "has asthma or diabetes".
 KINDS = {
     "restriction": ("is allergic to something", "can't eat certain foods", "doesn't drink something",
                     "follows a special diet", "is vegan or vegetarian", "has a medical condition",
-                    "must not take a medicine"),
+                    "has asthma or diabetes", "must not take a medicine"),
     "preference": ("loves something", "likes doing something", "hates something", "favourite things",
                    "prefers something", "enjoys a hobby"),
     "goal": ("plans to do something", "wants to achieve something", "is saving up for something",

@@ -153,10 +153,11 @@ def test_a_job_said_by_what_they_do_is_work(user, job):
     assert next(r for r in result.results if r.memory.content == job).parts["intent"] > 0
 
 
-def test_a_diet_written_by_hand_is_a_restriction(user):
-    store(user, [*FACTS[1:], ("Vegan since 2019", "")])
+@pytest.mark.parametrize("restriction", ["Vegan since 2019", "Is diabetic"])
+def test_a_diet_or_a_condition_written_by_hand_is_a_restriction(user, restriction):
+    store(user, [*FACTS[1:], (restriction, "")])
     result = memory_search(owner=user, query="what should I not cook for them?", limit=5)
-    assert contents(result, 1) == ["Vegan since 2019"]
+    assert contents(result, 1) == [restriction]
     assert result.results[0].parts["intent"] > 0
 
 
