@@ -223,9 +223,9 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
                 for c in found:
-                    category, cosines = kinds.get(c.id, ("", None))
+                    category, attribute, cosines = kinds.get(c.id, ("", "", None))
                     similarity, rival = cosines or (None, None)
-                    c.intent = boost(intent, category, similarity, best=min(best, 1.0))
+                    c.intent = boost(intent, category, similarity, best=min(best, 1.0), attribute=attribute)
                     c.kin = kin(similarity, rival)
                     c.clear = intent.strength > 0
         if ranking_name == "fused" and found:

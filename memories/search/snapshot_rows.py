@@ -8,9 +8,9 @@ from memories.search.ranking import THREAD
 from memories.search.snapshot_search import Row, Snapshot
 from memories.search.sql import EPOCH, VECTOR
 
-# what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires, its category (the
-# intent boost: memories.search.intent)
-FIELDS = ("expires_at", "accessed_at", "ttl_minutes", "category")
+# what the snapshot reads of each filtered row besides ranking.ROW_FIELDS: when it expires, its category and the
+# attribute it records (the intent boost: memories.search.intent)
+FIELDS = ("expires_at", "accessed_at", "ttl_minutes", "category", "metadata")
 # The owner's stamp row, joined to each of their rows changed since (all of them, or those stamped after a stamp:
 # found by the (owner, stamp) index) and, where the row is in the filtered source, what the snapshot holds of it:
 # one statement, so the counts, the sums and the rows agree.
@@ -20,7 +20,8 @@ _ROWS = (
     "tsvector_to_array(m.search_vector), "
     "ARRAY(SELECT u.lexeme FROM unnest(m.search_vector) AS u WHERE u.weights IS NULL OR 'A' = ANY(u.weights)), "
     "m.importance, {updated}, {when}, {thread}, {created}, m.created_at, "
-    "extract(epoch FROM least(m.expires_at, " + ttl_deadline_sql("m") + "))::float8, m.category, m.embedding_model "
+    "extract(epoch FROM least(m.expires_at, " + ttl_deadline_sql("m") + "))::float8, m.category, "
+    "coalesce(m.metadata->>'attribute', ''), m.embedding_model "
     "FROM memories_memorystamp s LEFT JOIN (memories_memory d LEFT JOIN {rows} AS m ON m.id = d.id) "
     "ON d.owner_id = s.owner_id AND {changed} "
     "WHERE s.owner_id = %s"
@@ -56,10 +57,10 @@ def read(cursor, owner_id: int, rows: tuple[str, tuple], after: Snapshot | None 
             left |= held.pop(pk, None) is not None  # left the filtered rows (or never was in them)
             continue
         # halfvec_send: int16 dimensions, int16 unused, then big-endian half floats
-        vectors[pk] = (np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None and row[17] == model
+        vectors[pk] = (np.frombuffer(row[6], dtype=">f2", offset=4) if row[6] is not None and row[18] == model
                        else None)
         held[pk] = Row(words=row[7], subject_words=row[8], columns=row[9:13], created=row[13],
-                       order=(row[14], pk.int), deadline=row[15], category=row[16])
+                       order=(row[14], pk.int), deadline=row[15], category=row[16], attribute=row[17])
     if after is not None and (len(stamps) != count or sum(stamps.values()) != total):
         return None
     if after is not None and not left:

@@ -21,6 +21,7 @@ class Row:
     order: tuple  # (created_at, id as an integer): SQL's ORDER BY created_at, id
     deadline: float | None  # when it expires (expires_at or its TTL), None: never
     category: str = ""
+    attribute: str = ""  # the attribute it records (metadata "attribute"), "" for none
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Snapshot:
         return np.where(has_vector, 1.0 - (1.0 - similarity), np.nan)
 
     def kinds(self, ids, groups) -> dict:
-        """id -> (category, each group's best cosine, or None) of the held rows among `ids`: what
+        """id -> (category, recorded attribute, each group's best cosine, or None) of the held rows among `ids`: what
         `sql.kind_similarities` gives for them (every direction in one product, each cosine as `similarities`)."""
         ids = [pk for pk in ids if pk in self.position]
         if not ids:
@@ -75,7 +76,7 @@ class Snapshot:
         cosines = self._cosines(dots, norms, self.has_vector[at][:, None])
         ends = np.cumsum([len(group) for group in groups])
         best = np.stack([part.max(axis=1) for part in np.split(cosines, ends[:-1], axis=1)], axis=1)
-        return {pk: (self.held[pk].category, None if np.isnan(row[0]) else tuple(row.tolist()))
+        return {pk: (self.held[pk].category, self.held[pk].attribute, None if np.isnan(row[0]) else tuple(row.tolist()))
                 for pk, row in zip(ids, best, strict=True)}
 
     def _similarity_list(self, vector, similarity: np.ndarray | None) -> list:

@@ -307,7 +307,8 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
 
 
 def kind_similarities(cursor, owner_id: int, ids: list, groups: list) -> dict:
-    """id -> (category, each group's best cosine, or None) of the owner's memories `ids`, `groups` being lists of
+    """id -> (category, recorded attribute, each group's best cosine, or None) of the owner's memories `ids`,
+    `groups` being lists of
     directions (the kind asked for, the kinds it does not hold): what a candidate needs for the intent boost and its
     `kin` (memories.search.intent), in one statement, each cosine as every other one here (halfvec)."""
     if not ids:
@@ -316,10 +317,11 @@ def kind_similarities(cursor, owner_id: int, ids: list, groups: list) -> dict:
     best = ", ".join("GREATEST(" + ", ".join(f"1 - (m.embedding::{VECTOR} <=> %s::{VECTOR})" for _ in group) + ")"
                      for group in groups)
     cursor.execute(
-        f"SELECT m.id, m.category, CASE WHEN m.embedding_model = %s THEN ARRAY[{best}] END "
+        f"SELECT m.id, m.category, coalesce(m.metadata->>'attribute', ''), "
+        f"CASE WHEN m.embedding_model = %s THEN ARRAY[{best}] END "
         f"FROM memories_memory AS m WHERE m.owner_id = %s AND m.id = ANY(%s::uuid[])",
         [model, *(HalfVector(list(d)).to_text() for group in groups for d in group), owner_id, list(ids)])
-    return {row[0]: (row[1], tuple(row[2]) if row[2] is not None else None) for row in cursor.fetchall()}
+    return {row[0]: (row[1], row[2], tuple(row[3]) if row[3] is not None else None) for row in cursor.fetchall()}
 
 
 PASSAGE_FIELDS = ("id", "owner_id", "embedding", "embedding_model", "search_vector")

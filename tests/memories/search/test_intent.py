@@ -172,3 +172,24 @@ def test_a_short_list_for_a_clear_need_is_topped_up_with_its_kind_first(user):
     result = memory_search(owner=user, query="What does she do for a living?", limit=5)
     fillers = [r.memory.content for r in result.results if r.score == 0]
     assert fillers[0] == "Cuts hair in a salon", contents(result)
+
+
+def test_a_memory_the_reconciler_read_as_a_job_is_work(user):
+    """The employer frame read "I start at Monzo next week" (metadata "attribute"); the memory says no word of work
+    and is 0.22 at best from any kind's prototypes."""
+    store(user, [("Lives in a terraced house in Headingley", ""), ("The user loves live jazz.", "preference"),
+                 ("Hates horror films", ""), ("Drinks green tea, no coffee", ""), ("Cleaned out the garage", "")])
+    job = batch.memory_batch_create(owner=user, actor=user, items=[{
+        "content": "The user starts at Monzo in the week after 3 July 2024.", "category": "goal",
+        "metadata": {"attribute": "employer", "value": "monzo"}}])[0].memory
+    for query in ("where does the user work?", "what is her job?"):
+        found = memory_search(owner=user, query=query, limit=5).results
+        assert found[0].memory.pk == job.pk and found[0].parts["intent"] > 0, query
+
+
+def test_every_attribute_given_a_kind_is_one_the_reconciler_records():
+    from extraction.attribute_kinds import KINDS as ATTRIBUTES
+    from memories.search.intent import ATTRIBUTE_KINDS
+
+    assert set(ATTRIBUTE_KINDS) <= {attribute.name for attribute in ATTRIBUTES}
+    assert set(ATTRIBUTE_KINDS.values()) <= set(KINDS)

@@ -298,6 +298,7 @@ def test_the_snapshot_gives_each_memorys_kind_as_sql_does(user, memories):
     from memories.search.intent import _anchors
     from memories.search.sql import kind_similarities
 
+    Memory.objects.filter(pk=memories[1].pk).update(metadata={"attribute": "employer"})
     search(user, QUERIES[0])  # reads the rows
     prototypes = _anchors(get_provider())[3]["restriction"]
     ids = [m.pk for m in memories]
@@ -306,7 +307,8 @@ def test_the_snapshot_gives_each_memorys_kind_as_sql_does(user, memories):
         want = kind_similarities(cursor, user.pk, ids, groups)
     got = held_snapshot().kinds(ids, groups)
     assert got.keys() == want.keys() == set(ids)
-    for pk, (category, cosines) in want.items():
-        assert got[pk][0] == category
-        assert got[pk][1] == pytest.approx(cosines, abs=1e-6)  # as the ranking parity test: halfvec sums
-    assert {category for category, _ in want.values()} == {"", "restriction"}
+    for pk, (category, attribute, cosines) in want.items():
+        assert got[pk][:2] == (category, attribute)
+        assert got[pk][2] == pytest.approx(cosines, abs=1e-6)  # as the ranking parity test: halfvec sums
+    assert {category for category, *_ in want.values()} == {"", "restriction"}
+    assert {attribute for _, attribute, _ in want.values()} == {"", "employer"}
