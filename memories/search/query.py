@@ -222,12 +222,13 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
                     cursor, owner_id, ids, [[embeddings.ModelVector(d.tolist(), model) for d in g] for g in groups]))
                 best = calibrated_similarity(max((c.similarity for c in found if c.similarity is not None),
                                                  default=None))
+                clear = intent.strength > 0  # the query's, lent to each candidate for ranking.fills_first
                 for c in found:
                     category, attribute, cosines = kinds.get(c.id, ("", "", None))
                     similarity, rival = cosines or (None, None)
                     c.intent = boost(intent, category, similarity, best=min(best, 1.0), attribute=attribute)
                     c.kin = kin(similarity, rival)
-                    c.clear = intent.strength > 0
+                    c.clear = clear
         if ranking_name == "fused" and found:
             relevance(found)
             if context_now:

@@ -308,9 +308,9 @@ def candidates(cursor, *, base=None, fields=(), rows: tuple[str, tuple] | None =
 
 def kind_similarities(cursor, owner_id: int, ids: list, groups: list) -> dict:
     """id -> (category, recorded attribute, each group's best cosine, or None) of the owner's memories `ids`,
-    `groups` being lists of
-    directions (the kind asked for, the kinds it does not hold): what a candidate needs for the intent boost and its
-    `kin` (memories.search.intent), in one statement, each cosine as every other one here (halfvec)."""
+    `groups` being lists of directions (the kind asked for, the kinds it does not hold): what a candidate needs for
+    the intent boost and its `kin` (memories.search.intent), in one statement, each cosine as every other one here
+    (halfvec)."""
     if not ids:
         return {}
     model = model_of(groups[0][0])
