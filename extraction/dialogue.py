@@ -211,6 +211,9 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     return kept
 
 
+_NOW_END = re.compile(r"\s+now(?=\W*$)")  # "is home now": a statement of now needs no "now"
+
+
 def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool, setting: Setting,
                          said: str, explicit: bool = False) -> list[Candidate]:
     sentence = _strip_front(strip_discourse(sentence))
@@ -235,8 +238,12 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         else:
             old = swap["old"] if re.match(r"(?i)(?:my|the|our|a|an)\b", swap["old"]) else f"my {swap['old']}"
             sentence = f"I swapped {old} for {swap['new']}"
-    elif talk.HOME_IS.match(sentence):
-        sentence = f"My {sentence[0].lower()}{sentence[1:]}"
+    elif home := talk.HOME_IS.match(sentence):  # "Home is Oslo now" says where they live; "a flat in ..." what
+        place = re.match(r"(?:(?:now|currently|still|these days) )?(?=[A-Z])", home["rest"])
+        rest = home["rest"]
+        sentence = f"I live in {_NOW_END.sub('', rest[place.end():])}" if place else f"My home is {rest}"
+    elif home := talk.PLACE_IS_HOME.match(sentence):
+        sentence = f"I live in {home['place']}{_NOW_END.sub('', home['rest'])}"
     if called := talk.CALLED_ME.match(sentence):
         sentence = f"I go by {called['name']}{called['rest']}"
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them

@@ -51,10 +51,10 @@ def _direction(text: str, prep: str) -> str:
             return direction
     if _FUTURE.search(text):
         return "future"
-    return "past" if _PAST.search(text) or _past_tense(text) else "future"
+    return "past" if _PAST.search(text) or past_tense(text) else "future"
 
 
-def _past_tense(text: str) -> bool:
+def past_tense(text: str) -> bool:
     """A verb in the past tense ("moved", "broke", "split"), by the grammar's one list."""
     return any(english.is_past_tense(word) for word in re.findall(r"[A-Za-z]+", text))
 
@@ -122,14 +122,14 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
 _WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
 _DAY_IS_SUBJECT = re.compile(r"\s+(?:was|is|were|will be)\b")
-_CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
+CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
 
 
 def weekdays(text: str, today: date, starts: list) -> str:
     """`text` with "on Tuesday" dated ("on Tuesday, 18 June 2024") when its tense is plain past or future."""
-    if _CLEARLY_FUTURE.search(text):
+    if CLEARLY_FUTURE.search(text):
         direction = 1
-    elif _past_tense(text):
+    elif past_tense(text):
         direction = -1
     else:
         return text

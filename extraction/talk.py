@@ -71,7 +71,17 @@ NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{
 # "bye bye Panda, hello Tesla": one thing given up for another
 SWAP = re.compile(r"(?i)^(?:bye(?:\s*bye)?|goodbye|farewell|so long|rip)\s+(?P<old>[^,;.!]+?)"
                   r"\s*[,;.!\-\u2013\u2014]+\s*(?:and\s+)?(?:hello|hi|welcome)\s+(?P<new>\w.*)$")
-HOME_IS = re.compile(r"(?i)^home(?:'s| is) (?:now |currently |still )?(?:a|an|in|near|outside|just)\b")
+# "Home (for us) is a flat in Leeds", "Home these days is Oslo": the speaker's home, said with "home" as subject
+HOME_IS = re.compile(r"(?i)^home(?: for (?:me|us|the (?:two|three|four|five) of us|my family|the family))?"
+                     r"(?:,? (?:these days|nowadays|right now|at the moment|for now|now),?)?(?:'s| is) "
+                     r"(?P<rest>(?:(?:now|currently|still|these days) )?"
+                     r"(?:(?:a|an|in|near|outside|just)\b|(?-i:[A-Z])).*)$")
+# "Bristol's home these days", "Ljubljana is where we live now": a place named as the speaker's home
+PLACE_IS_HOME = re.compile(r"^(?P<place>[A-Z][\w'.-]*(?: (?:[A-Z][\w'.-]*|de|del|la|le|upon|on))*)(?:'s| is) "
+                           r"(?:(?:now|still|officially|finally) )?(?:(?:my|our) )?"
+                           r"(?:home(?! to\b)|where (?:I|we)(?:'m| am|'re| are)? "
+                           r"(?:live|living|based|call home|settled))\b"
+                           r"(?P<rest>.*)$")
 # "Everyone calls me Liz": the name the speaker goes by
 CALLED_ME = re.compile(r"(?i)^(?:everyone|everybody|people|most people|(?:all )?my friends|friends|they)\s+"
                        r"(?:just |usually |always |mostly )?call(?:s)? me (?P<name>(?-i:[A-Z])[\w'\-]+)(?P<rest>.*)$")

@@ -35,17 +35,18 @@ def _month(d: date, months: int) -> date:
 
 
 def _season_year(season: str, today: date, which: str) -> tuple[str, date]:
-    """"last summer" said in May 2023 is summer 2022, said in October 2023 it is summer 2023."""
-    start = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}[season]
+    """"last summer" said in May 2023 is summer 2022, said in October 2023 it is summer 2023; "this winter" (or
+    "in the winter", past or future) said in January 2024 is the winter of 2023-2024."""
+    start = _SEASON_START[season]
     end = {"spring": 5, "summer": 8, "fall": 11, "autumn": 11, "winter": 2}[season]
-    if which == "last":
+    if which != "last" and (start <= today.month <= end or season == "winter" and today.month in (12, 1, 2)):
+        year = today.year - 1 if season == "winter" and today.month < 12 else today.year
+    elif which == "last":
         year = today.year if (today.month > end and season != "winter") else today.year - 1
         if season == "winter":
             year = today.year - 1 if today.month > 2 else today.year - 2
-    else:  # next / this
+    else:  # next / this, not now
         year = today.year if today.month < start else today.year + 1
-        if which == "this" and start <= today.month <= (end if end > start else 12):
-            year = today.year
     phrase = f"the winter of {year}-{year + 1}" if season == "winter" else f"{season} {year}"
     return phrase, date(year, start, 1)
 
@@ -147,7 +148,38 @@ def resolve_dated(text: str, when: datetime | date | None) -> tuple[str, datetim
 
         text = regex.sub(replace, text)
     text = months.weekdays(months.complete(text, now.date(), starts), now.date(), starts)
+    text = _seasons(text, now.date(), starts)
     return text, _became_true(text, now, starts or stated)
+
+
+# a season said without a year: "we moved in the spring", "I'm off to Peru in the summer"
+_SEASON = re.compile(rf"(?i)\b(?P<prep>in|since|over|during|from|through|until|by)\s+(?:the\s+)?"
+                     rf"(?P<mod>early |late |mid-?)?(?P<season>{'|'.join(_SEASONS)})\b"
+                     r"(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?")
+_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+
+
+def _seasons(text: str, today: date, starts: list) -> str:
+    """`text` with a year on a season said without one, when the tense says which way (past: the one now or just
+    gone; future: the one now or next); a habit ("I swim in the summer") is left as said."""
+    if months.RECURRING.search(text):
+        return text
+    way = "future" if months.CLEARLY_FUTURE.search(text) else "past" if months.past_tense(text) else None
+
+    def replace(m: re.Match) -> str:
+        season = m["season"].lower()
+        if m["year"]:  # said in full: when it began, as written
+            starts.append((m.start(), m["prep"].lower(), date(int(m["year"]), _SEASON_START[season], 1)))
+            return m.group(0)
+        if way is None:
+            return m.group(0)
+        phrase, start = _season_year(season, today, "next")  # the one now, else the next
+        if way == "past" and start > today:
+            phrase, start = _season_year(season, today, "last")
+        starts.append((m.start(), m["prep"].lower(), start))
+        return f"{m['prep']} {m['mod'] or ''}{phrase}"
+
+    return _SEASON.sub(replace, text)
 
 
 _NOT_A_START = {"until", "till", "by", "before"}

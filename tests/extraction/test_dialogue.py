@@ -355,6 +355,10 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("Working at Tesco now.", "The user is working at Tesco now."),  # an "-ing" phrase that names something
     ("New title as of Monday: design manager.", "The user's new title is design manager as of Monday."),  # a label
     ("Home is a little flat in Glasgow.", "The user's home is a little flat in Glasgow."),
+    ("Home for me is a tiny studio in Bristol.", "The user's home is a tiny studio in Bristol."),
+    ("Home for the two of us is Leeds now.", "The user lives in Leeds."),
+    ("Cardiff's home these days.", "The user lives in Cardiff these days."),
+    ("Santa Fe is where we live now.", "The user lives in Santa Fe."),
     ("gone full veggie now", "The user has gone full veggie now."),  # a participle: "I've gone"
     ("emails to ravi.k@gmail.com from now on please", "The user's email address is ravi.k@gmail.com."),
 ])
@@ -363,7 +367,8 @@ def test_chat_ways_of_saying_what_holds(text, content):
 
 
 @pytest.mark.parametrize("text", ["Sending hugs to Mel!", "Looking forward to it!", "Thinking of you, Caroline.",
-                                  "Home's where the heart is.", "Gone are the days of cheap rent."])
+                                  "Home's where the heart is.", "The barn is home to owls.",
+                                  "Gone are the days of cheap rent."])
 def test_a_wish_in_an_ing_phrase_is_no_statement(text):
     assert contents(text, when=JUNE) == []
 

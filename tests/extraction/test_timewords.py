@@ -95,3 +95,17 @@ def test_the_start_keeps_the_send_times_zone():
 ])
 def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
     assert resolve_dated(text, THURSDAY)[0] == resolved
+
+
+@pytest.mark.parametrize(("text", "when", "resolved", "start"), [
+    ("We moved to Leeds in the spring", THURSDAY, "We moved to Leeds in spring 2024", datetime(2024, 3, 1)),
+    ("I got married in the autumn", THURSDAY, "I got married in autumn 2023", datetime(2023, 9, 1)),
+    ("We left Paris in early spring", THURSDAY, "We left Paris in early spring 2024", datetime(2024, 3, 1)),
+    ("I'll start at Google in the autumn", THURSDAY, "I'll start at Google in autumn 2024", None),  # a plan
+    ("I broke my wrist in the winter", datetime(2024, 1, 10), "I broke my wrist in the winter of 2023-2024",
+     datetime(2023, 12, 1)),
+    ("I swim in the sea in summer", THURSDAY, "I swim in the sea in summer", None),  # a habit
+    ("We met in the spring of 2019", THURSDAY, "We met in the spring of 2019", datetime(2019, 3, 1)),
+])
+def test_a_season_said_without_a_year_is_dated_when_the_tense_says_which_way(text, when, resolved, start):
+    assert resolve_dated(text, when) == (resolved, start)
