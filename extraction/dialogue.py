@@ -46,6 +46,7 @@ def _normalise(text: str) -> str:
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    text = _NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
     return talk.EMOJI.sub("", text)
 
 
@@ -53,6 +54,16 @@ _IS_CONTRACTED = re.compile(
     r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
     r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
     r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
+
+
+# "seeing someone new, his name is Ravi", "we got a puppy - her name's Bean": the name said after, of whom was just
+# mentioned ("his" would read as the holder of what the statement says)
+_NAME_AFTER = re.compile(
+    r"(?P<who>\b(?:someone|somebody|a (?:new )?(?:guy|girl|man|woman|lady|bloke|boy|boyfriend|girlfriend|partner|"
+    r"baby|puppy|kitten|dog|cat|rescue \w+))"
+    r"(?: new| lovely| great| nice)?)(?P<mid>[^,;.!?]{0,30}?)\s*(?:,|;|\s[-\u2013\u2014])\s*"
+    r"(?:his|her|its|their) name(?:'s| is) "
+    r"(?P<name>[A-Z][\w'-]+)\b")
 
 
 def _strip_front(sentence: str) -> str:

@@ -42,13 +42,14 @@ def _said_at(memory: Memory) -> datetime:
     return (memory.happened_at if memory.message_id and memory.happened_at else None) or memory.created_at
 
 
-def _older(when: Timing, memory: Memory) -> bool:
+def _older(when: Timing, memory: Memory, *, ending: bool = False) -> bool:
     """The statement says what was true before `memory`. When both name their times, by valid time ("I moved to
     Lyon in March" said in June is older than "since May"); otherwise by when each was said, so a fact written by
     hand yesterday gives way to today's "we moved last week", and a message imported from January never
-    replaces what was said today."""
+    replaces what was said today. Against an `ending` only by when each was said: a value that holds now outlives
+    the end of the old one, even when it began before it."""
     said = _said_at(memory)
-    if when.dated and abs((memory.valid_from - said).total_seconds()) > 1:
+    if when.dated and not ending and abs((memory.valid_from - said).total_seconds()) > 1:
         return when.valid < memory.valid_from
     return when.said < said  # one message's statements in the order it makes them
 
@@ -59,6 +60,9 @@ class Plan:
     why: str
     targets: list = field(default_factory=list)
     past: bool = False  # an UPDATE whose statement is older than the current memory: written as its past
+    # targets that say the old value ended ("Lea and I split up in the spring"): a new value that holds now is newer
+    # than one of them when said after it, whenever it began ("dating Nora since August")
+    endings: set = field(default_factory=set)
 
 
 def _same(frames_a: list[dict], holder: str, attribute: str) -> dict | None:
@@ -138,6 +142,8 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             elif plan.action == "UPDATE":
                 plan.why += f"; {why}"
                 plan.targets += [m for m, _ in other if m not in plan.targets]
+            if plan.action == "UPDATE":
+                plan.endings |= {m.pk for m, f in other if f.get("ended")}
         elif plan is None and matches:
             plan = Plan("KEEP", f"{label}: another value beside {len(matches)} stored "
                                 f"({'accumulates' if not frame['single'] else 'kept'})")
@@ -229,7 +235,7 @@ def _timed(plan: Plan, when: Timing) -> Plan:
     chain as the past (`_older`)."""
     if plan.action == "UPDATE" and plan.targets and not plan.past:
         newest = max(plan.targets, key=lambda m: m.valid_from)
-        if _older(when, newest):
+        if _older(when, newest, ending=newest.pk in plan.endings):
             plan.past, plan.targets = True, [newest]
             plan.why += (f"; said of {when.valid:%Y-%m-%d}, before the current memory's "
                          f"{newest.valid_from:%Y-%m-%d}")

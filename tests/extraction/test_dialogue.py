@@ -356,6 +356,8 @@ def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     ("New title as of Monday: design manager.", "The user's new title is design manager as of Monday."),  # a label
     ("Home is a little flat in Glasgow.", "The user's home is a little flat in Glasgow."),
     ("Home for me is a tiny studio in Bristol.", "The user's home is a tiny studio in Bristol."),
+    ("I'm seeing someone new, her name is Noor.", "The user is seeing someone new named Noor."),  # the name after
+    ("We adopted a rescue greyhound - his name's Bolt.", "The user adopted a rescue greyhound named Bolt."),
     ("Home for the two of us is Leeds now.", "The user lives in Leeds."),
     ("Cardiff's home these days.", "The user lives in Cardiff these days."),
     ("Santa Fe is where we live now.", "The user lives in Santa Fe."),
