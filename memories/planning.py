@@ -117,6 +117,7 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
                 ended = list(dict.fromkeys(m for m, _ in named))
                 if named:  # the ending is of that attribute: a new value of it retires the ending in turn
                     frame["attribute"], frame["single"] = named[0][1]["attribute"], True
+                    label = _label(frame)
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)

@@ -270,6 +270,14 @@ def test_an_ending_that_names_another_attributes_value_ends_it(api, user):
     assert not any("St Mary" in text for text in current(api)), current(api)
 
 
+def test_an_ending_read_as_another_attribute_is_recorded_as_the_one_it_ends(api, user):
+    written = api.post("/api/memories/", {"content": "Lives in Paris"}, format="json").json()
+    converse(api, [("2030-01-01T10:00:00Z", "We left Paris in the spring.")])  # its frame alone: a visit ended
+    successor = Memory.objects.get(pk=written["id"]).superseded_by
+    reason = successor.history.earliest("history_date").history_change_reason
+    assert "home: paris ended" in reason and "visit" not in reason, reason
+
+
 def test_a_new_partner_retires_the_ending_that_names_the_old_one(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "I'm married to Paul."),
                    ("2024-06-01T10:00:00Z", "Paul and I are divorced now, I'm with Kenji")])
