@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 
 from core.calendar_words import WEEKDAYS
 from core.number_words import NUMBER_WORDS
-from extraction import months
+from extraction import months, nlp
 
 _NUMBERS = {"a": 1, "an": 1, **NUMBER_WORDS, "a couple of": 2, "a couple": 2}
 _SEASONS = ("spring", "summer", "fall", "autumn", "winter")
@@ -159,24 +159,42 @@ _SEASON = re.compile(rf"(?i)\b(?P<prep>in|since|over|during|from|through|until|b
 _SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 
+def _arranged(text: str) -> bool:
+    """An arrangement in the present progressive: "I'm moving to Peru in the summer" (not "it is amazing")."""
+    doc = nlp.parse(text)
+    for token in doc:
+        before = token.i - 1
+        while before >= 0 and doc[before].tag_ == "RB":
+            before -= 1
+        if token.tag_ == "VBG" and before >= 0 and doc[before].lower_ in ("am", "is", "are", "'m", "'re") and (
+                doc[before].dep_ in ("aux", "auxpass") or doc[before].head == token):
+            return True
+    return False
+
+
 def _seasons(text: str, today: date, starts: list) -> str:
     """`text` with a year on a season said without one, when the tense says which way (past: the one now or just
     gone; future: the one now or next); a habit ("I swim in the summer") is left as said."""
     if months.RECURRING.search(text):
         return text
-    way = "future" if months.CLEARLY_FUTURE.search(text) else "past" if months.past_tense(text) else None
+    if not _SEASON.search(text):
+        return text
+    way = "future" if months.CLEARLY_FUTURE.search(text) or _arranged(text) else (
+        "past" if months.past_tense(text) else None)
 
     def replace(m: re.Match) -> str:
         season = m["season"].lower()
         if m["year"]:  # said in full: when it began, as written
             starts.append((m.start(), m["prep"].lower(), date(int(m["year"]), _SEASON_START[season], 1)))
             return m.group(0)
-        if way is None:
+        since = m["prep"].lower() == "since"  # "living in Leeds since the spring": it began then
+        if way is None and not since:
             return m.group(0)
         phrase, start = _season_year(season, today, "next")  # the one now, else the next
-        if way == "past" and start > today:
+        if (way == "past" or since) and start > today:
             phrase, start = _season_year(season, today, "last")
-        starts.append((m.start(), m["prep"].lower(), start))
+        if way == "past" or since:  # a plan's season is no start of what holds
+            starts.append((m.start(), m["prep"].lower(), start))
         return f"{m['prep']} {m['mod'] or ''}{phrase}"
 
     return _SEASON.sub(replace, text)

@@ -105,6 +105,10 @@ def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
     ("I broke my wrist in the winter", datetime(2024, 1, 10), "I broke my wrist in the winter of 2023-2024",
      datetime(2023, 12, 1)),
     ("I swim in the sea in summer", THURSDAY, "I swim in the sea in summer", None),  # a habit
+    ("We're getting married in the autumn", THURSDAY, "We're getting married in autumn 2024", None),  # arranged
+    ("I've been living in Leeds since the spring", THURSDAY, "I've been living in Leeds since spring 2024",
+     datetime(2024, 3, 1)),
+    ("The garden is amazing in the spring", THURSDAY, "The garden is amazing in the spring", None),
     ("We met in the spring of 2019", THURSDAY, "We met in the spring of 2019", datetime(2019, 3, 1)),
 ])
 def test_a_season_said_without_a_year_is_dated_when_the_tense_says_which_way(text, when, resolved, start):
