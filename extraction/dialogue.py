@@ -46,7 +46,7 @@ def _normalise(text: str) -> str:
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
-    text = _NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
+    text = talk.NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
     return talk.EMOJI.sub("", text)
 
 
@@ -54,16 +54,6 @@ _IS_CONTRACTED = re.compile(
     r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
     r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
     r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
-
-
-# "seeing someone new, his name is Ravi", "we got a puppy - her name's Bean": the name said after, of whom was just
-# mentioned ("his" would read as the holder of what the statement says)
-_NAME_AFTER = re.compile(
-    r"(?P<who>\b(?:someone|somebody|a (?:new )?(?:guy|girl|man|woman|lady|bloke|boy|boyfriend|girlfriend|partner|"
-    r"baby|puppy|kitten|dog|cat|rescue \w+))"
-    r"(?: new| lovely| great| nice)?)(?P<mid>[^,;.!?]{0,30}?)\s*(?:,|;|\s[-\u2013\u2014])\s*"
-    r"(?:his|her|its|their) name(?:'s| is) "
-    r"(?P<name>[A-Z][\w'-]+)\b")
 
 
 def _strip_front(sentence: str) -> str:
@@ -222,9 +212,6 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     return kept
 
 
-_NOW_END = re.compile(r"\s+now(?=\W*$)")  # "is home now": a statement of now needs no "now"
-
-
 def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool, setting: Setting,
                          said: str, explicit: bool = False) -> list[Candidate]:
     sentence = _strip_front(strip_discourse(sentence))
@@ -249,12 +236,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         else:
             old = swap["old"] if re.match(r"(?i)(?:my|the|our|a|an)\b", swap["old"]) else f"my {swap['old']}"
             sentence = f"I swapped {old} for {swap['new']}"
-    elif home := talk.HOME_IS.match(sentence):  # "Home is Oslo now" says where they live; "a flat in ..." what
-        place = re.match(r"(?:(?:now|currently|still|these days) )?(?=[A-Z])", home["rest"])
-        rest = home["rest"]
-        sentence = f"I live in {_NOW_END.sub('', rest[place.end():])}" if place else f"My home is {rest}"
-    elif home := talk.PLACE_IS_HOME.match(sentence):
-        sentence = f"I live in {home['place']}{_NOW_END.sub('', home['rest'])}"
+    elif home := talk.home_said(sentence):
+        sentence = home
     if called := talk.CALLED_ME.match(sentence):
         sentence = f"I go by {called['name']}{called['rest']}"
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them

@@ -82,6 +82,29 @@ PLACE_IS_HOME = re.compile(r"^(?P<place>[A-Z][\w'.-]*(?: (?:[A-Z][\w'.-]*|de|del
                            r"(?:home(?! to\b)|where (?:I|we)(?:'m| am|'re| are)? "
                            r"(?:live|living|based|call home|settled))\b"
                            r"(?P<rest>.*)$")
+_NOW_END = re.compile(r"\s+now(?=\W*$)")  # "is home now": a statement of now needs no "now"
+
+
+def home_said(sentence: str) -> str | None:
+    """A home said with "home" or the place as subject, as the speaker's statement: "Home for us is Leeds now" ->
+    "I live in Leeds", "Home is a flat in Leeds" -> "My home is a flat in Leeds"; None when it says none."""
+    if home := HOME_IS.match(sentence):
+        rest = home["rest"]
+        place = re.match(r"(?:(?:now|currently|still|these days) )?(?=[A-Z])", rest)
+        return f"I live in {_NOW_END.sub('', rest[place.end():])}" if place else f"My home is {rest}"
+    if home := PLACE_IS_HOME.match(sentence):
+        return f"I live in {home['place']}{_NOW_END.sub('', home['rest'])}"
+    return None
+
+
+# "seeing someone new, his name is Ravi", "we got a puppy - her name's Bean": the name said after, of whom was just
+# mentioned ("his" would read as the holder of what the statement says)
+NAME_AFTER = re.compile(
+    r"(?P<who>\b(?:someone|somebody|a (?:new )?(?:guy|girl|man|woman|lady|bloke|boy|boyfriend|girlfriend|partner|"
+    r"baby|puppy|kitten|dog|cat|rescue \w+))"
+    r"(?: new| lovely| great| nice)?)(?P<mid>[^,;.!?]{0,30}?)\s*(?:,|;|\s[-\u2013\u2014])\s*"
+    r"(?:his|her|its|their) name(?:'s| is) "
+    r"(?P<name>[A-Z][\w'-]+)\b")
 # "Everyone calls me Liz": the name the speaker goes by
 CALLED_ME = re.compile(r"(?i)^(?:everyone|everybody|people|most people|(?:all )?my friends|friends|they)\s+"
                        r"(?:just |usually |always |mostly )?call(?:s)? me (?P<name>(?-i:[A-Z])[\w'\-]+)(?P<rest>.*)$")

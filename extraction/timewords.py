@@ -175,9 +175,7 @@ def _arranged(text: str) -> bool:
 def _seasons(text: str, today: date, starts: list) -> str:
     """`text` with a year on a season said without one, when the tense says which way (past: the one now or just
     gone; future: the one now or next); a habit ("I swim in the summer") is left as said."""
-    if months.RECURRING.search(text):
-        return text
-    if not _SEASON.search(text):
+    if months.RECURRING.search(text) or not _SEASON.search(text):
         return text
     way = "future" if months.CLEARLY_FUTURE.search(text) or _arranged(text) else (
         "past" if months.past_tense(text) else None)
