@@ -80,6 +80,14 @@ def _rules(now: datetime) -> list[tuple[str, object]]:
             return "in ", f"{_month(today, -count):%B %Y}", _month(today, -count)
         return "in ", str(today.year - count), date(today.year - count, 1, 1)
 
+    def season(m: re.Match) -> tuple[str, str, date]:
+        which, name = m["which"].lower(), m["season"].lower()
+        phrase, start = _season_year(name, today, which)
+        if which == "this" and start > today and months.past_tense(m.string) and not (
+                months.CLEARLY_FUTURE.search(m.string)):  # "I went to Kyoto this winter", said in June
+            phrase, start = _season_year(name, today, "last")
+        return "in ", phrase, start
+
     def saturday_before() -> date:
         back = (today.weekday() - 5) % 7 or 7
         if today.weekday() == 6:  # on a Sunday, "last weekend" is the one before this one
@@ -111,8 +119,7 @@ def _rules(now: datetime) -> list[tuple[str, object]]:
         (r"last year", lambda m: ("in ", str(today.year - 1), date(today.year - 1, 1, 1))),
         (r"this year", lambda m: ("in ", str(today.year), date(today.year, 1, 1))),
         (r"next year", lambda m: ("in ", str(today.year + 1), date(today.year + 1, 1, 1))),
-        (rf"(?P<which>last|next|this) (?P<season>{'|'.join(_SEASONS)})",
-         lambda m: ("in ", *_season_year(m["season"].lower(), today, m["which"].lower()))),
+        (rf"(?P<which>last|next|this) (?P<season>{'|'.join(_SEASONS)})", season),
         (rf"(?P<n>{number}) (?P<unit>days?|weeks?|months?|years?) ago", ago),
     ]
 

@@ -113,3 +113,13 @@ def test_a_bare_weekday_is_dated_when_the_tense_says_which_way(text, resolved):
 ])
 def test_a_season_said_without_a_year_is_dated_when_the_tense_says_which_way(text, when, resolved, start):
     assert resolve_dated(text, when) == (resolved, start)
+
+
+@pytest.mark.parametrize(("text", "resolved", "start"), [
+    ("I went to Kyoto this winter", "I went to Kyoto in the winter of 2023-2024", datetime(2023, 12, 1)),
+    ("We were in Lisbon this spring", "We were in Lisbon in spring 2024", datetime(2024, 3, 1)),
+    ("I'm off to Kyoto this winter", "I'm off to Kyoto in the winter of 2024-2025", None),
+    ("I'll go skiing this winter", "I'll go skiing in the winter of 2024-2025", None),
+])
+def test_this_season_is_the_one_just_gone_when_said_in_the_past_tense(text, resolved, start):
+    assert resolve_dated(text, THURSDAY) == (resolved, start)
