@@ -76,7 +76,8 @@ def main() -> None:
     heldouts = ("heldout_5", "heldout_4", "heldout_3", "heldout_2", "heldout")
     chosen = next((name for name in heldouts if getattr(args, name)), "questions")
     questions = data[chosen]
-    vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]  # as a search embeds them
+    with rls.as_user(owner.pk):  # as a search embeds them: as the owner
+        vectors = [embed_query(q["q"], None, what="bench")[0] for q in questions]
     runs = {"hybrid": {"mode": "hybrid"}, f"semantic (threshold {DEFAULT_THRESHOLD})": {"mode": "semantic"},
             "semantic (threshold 0)": {"mode": "semantic", "threshold": 0.0}}
     found = {name: {k: 0 for k in KS} for name in runs}

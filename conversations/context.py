@@ -142,7 +142,7 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     owner_id = getattr(owner, "pk", owner)
     project = conversation.project if conversation is not None else None
     past = as_of is not None or asks_about_past(query)
-    vector, _ = embed_query(query, query_vector, what="context")
+    vector, _ = embed_query(query, query_vector, what="context", owner_id=owner_id)
     # the provider is asked once: without a vector both searches answer from full text
     mode = "hybrid" if vector is not None else "keyword"
     filters = MemoryFilters(project=project, as_of=as_of, include_superseded=past)

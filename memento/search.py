@@ -47,7 +47,7 @@ class MemorySearchView(ReplicaReads, APIView):
         vector = None
         if data["mode"] != "keyword" and (data["include_chunks"] or data["include_messages"]):
             # once for every search below; on failure each answers from full text (degraded)
-            vector, _ = embed_query(data["query"], None, what="search")
+            vector, _ = embed_query(data["query"], None, what="search", owner_id=request.user.pk)
         result = memory_search(
             owner=request.user, query=data["query"], mode=data["mode"], threshold=data.get("threshold"),
             limit=data["limit"], filters=filters, ranking=ranking, query_vector=vector,

@@ -149,7 +149,7 @@ def passage_hits(kind: PassageKind, *, owner_id: int, rows: tuple[str, tuple], q
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
     degraded, vector = False, None
     if mode != "keyword" and query.strip():
-        vector, degraded = embed_query(query, query_vector, what=kind.what, space=kind.space)
+        vector, degraded = embed_query(query, query_vector, what=kind.what, space=kind.space, owner_id=owner_id)
     if mode == "semantic" and vector is None and not degraded:
         return Passages(mode=mode)
     found = passage_search_candidates(

@@ -37,7 +37,7 @@ from memories.search.ranking import (
     split_context_rows,
     with_context,
 )
-from memories.search.selfwords import embedded_text, idiom_words, owner_words
+from memories.search.selfwords import embedded_text, idiom_words, owner_words, speaker_name
 from memories.search.sql import (
     MAX_BOUNDED_LEXEMES,
     candidates,
@@ -87,18 +87,28 @@ def _searcher() -> int | None:
     return binding[0] if binding else None
 
 
+def _speaker(owner_id: int | None) -> str:
+    """The name the searcher's own memories open with (selfwords.speaker_name), "" for no bound searcher."""
+    if owner_id is None:
+        return ""
+    with connection.cursor() as cursor:
+        return speaker_name(cursor, owner_id)
+
+
 def embed_query(query: str, query_vector: list[float] | None, *, what: str,
-                space: str = spaces.Name.MEMORIES) -> tuple[list[float] | None, bool]:
+                space: str = spaces.Name.MEMORIES, owner_id: int | None = None) -> tuple[list[float] | None, bool]:
     """(vector, degraded) for a search of `space`'s table, as a ModelVector of the table's model (memories.spaces):
     `query_vector` when it is of that model, else the query's embedding by it (None for a blank query);
-    (None, True) when the embedding provider fails, so that `what` answers from full text."""
+    (None, True) when the embedding provider fails, so that `what` answers from full text. `owner_id` (default:
+    the user the session is bound to) is whose words name the memories' subject (selfwords.embedded_text)."""
     model = spaces.active_model(space, cached=True)
     if query_vector is not None and (embeddings.model_of(query_vector) == model or not query.strip()):
         return embeddings.ModelVector(query_vector, embeddings.model_of(query_vector)), False
     if not query.strip():
         return None, False
     try:
-        vector = _query_vector(embeddings.provider_for(model), _searcher(), embedded_text(query))
+        searcher = _searcher() if owner_id is None else owner_id
+        vector = _query_vector(embeddings.provider_for(model), searcher, embedded_text(query, _speaker(searcher)))
         return embeddings.ModelVector(vector, model), False
     except embeddings.EmbeddingError:
         logger.warning("embedding provider unavailable; %s answered from full text", what, exc_info=True)
@@ -176,14 +186,15 @@ def memory_search(*, owner, query: str, mode: str = "hybrid", threshold: float |
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
     ranking_name = ranking or MODE_RANKINGS[mode]
-    vector, degraded = embed_query(query, query_vector, what="search") if mode != "keyword" else (None, False)
+    owner_id = getattr(owner, "pk", owner)
+    vector, degraded = embed_query(query, query_vector, what="search", owner_id=owner_id) if (
+        mode != "keyword") else (None, False)
     if mode == "semantic" and vector is None and not degraded:
         return SearchResult([], mode, ranking_name, False)
     if degraded and ranking_name in ("similarity", "rrf"):
         ranking_name = "keyword" if mode == "semantic" else DEFAULT_RANKING
     use_semantic = vector is not None
     use_keyword = mode != "semantic" or degraded
-    owner_id = getattr(owner, "pk", owner)
 
     with connection.cursor() as cursor:
         unweighted = f"{owner_words(cursor, owner)} {idiom_words(query)}".strip() if use_keyword else ""

@@ -34,9 +34,14 @@ _HER_AS_OBJECT = re.compile(r"(?i)\bher\b(?=\s*(?:$|[^\w\s]|(?:a|an|the|some|som
                             r"on|up|out|back|off|about|from|into|if|when|that|this|and|or|but)\b))")
 
 
-def embedded_text(query: str) -> str:
-    """What is embedded of a query: "the user" said as "someone", "she" and "he" as "they"."""
-    query = _HER_AS_OBJECT.sub("them", _SELF_PHRASE.sub("someone", query))
+def embedded_text(query: str, name: str = "") -> str:
+    """What is embedded of a query: "the user" and the speaker's own `name` said as "someone", "she" and "he" as
+    "they". A name draws a small model towards every memory that says it ("a bottle of wine for Imogen?" put
+    "Imogen went to Lisbon" before "Doesn't drink alcohol")."""
+    query = _SELF_PHRASE.sub("someone", query)
+    if name:
+        query = re.sub(rf"\b{re.escape(name)}\b", "someone", query)
+    query = _HER_AS_OBJECT.sub("them", query)
     return _THEY_WORD.sub(lambda match: _THEY[match.group(1).lower()], query)
 
 
@@ -53,6 +58,7 @@ def speaker_name(cursor, owner_id: int) -> str:
         rows = cursor.fetchall()
         counts: dict[str, int] = {}
         for found, _ in rows:
+            found = re.sub(r"['’]s$", "", found or "")  # "Imogen's son Rory ..." opens with Imogen too
             if found and found.lower() != "the":
                 counts[found] = counts.get(found, 0) + 1
         best = max(counts.items(), key=lambda item: item[1], default=("", 0))

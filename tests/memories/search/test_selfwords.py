@@ -99,3 +99,30 @@ def test_the_word_of_an_idiom_carries_no_keyword_weight(user):
     # said alone, the word is a word
     assert set(contents(memory_search(owner=user, query="living", mode="keyword"))) == {"Lives in Paris",
                                                                                       "Loves live jazz"}
+
+
+def test_the_speakers_name_is_embedded_as_someone():
+    assert embedded_text("A bottle of wine for Imogen? Imogen's kid?", "Imogen") == (
+        "A bottle of wine for someone? someone's kid?")
+    assert embedded_text("Imogene's book for Imogen", "Imogen") == "Imogene's book for someone"
+
+
+IMOGEN = [
+    "Imogen went on a trip to Lisbon in March with Declan.",
+    "Imogen's mother Ingrid lives in Cork, Ireland.",
+    "Imogen's son Rory is 7 and obsessed with dinosaurs.",
+    "Imogen's husband Declan is afraid of flying.",
+    "Imogen dislikes large crowds and packed venues.",
+    "Imogen's flat is in Bristol.",
+]
+
+
+def test_the_speakers_name_draws_no_memory_that_says_it(user):
+    store(user, IMOGEN, subject="user")
+    store(user, ["Doesn't drink alcohol", "Big fan of Studio Ghibli films", "Plays cello in an orchestra"])
+    with connection.cursor() as cursor:
+        assert speaker_name(cursor, user.pk) == "Imogen"  # four of six open with "Imogen's"
+    assert contents(memory_search(owner=user, query="Should I bring a bottle of wine for Imogen?"), 1) == [
+        "Doesn't drink alcohol"]
+    assert contents(memory_search(owner=user, query="Movie night: what should we put on for Imogen?"), 1) == [
+        "Big fan of Studio Ghibli films"]
