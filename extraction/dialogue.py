@@ -228,7 +228,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
-    if label := talk.NEW_LABEL.match(sentence):
+    if label := talk.NEW_LABEL.match(sentence) or talk.NEW_CONTACT.match(sentence):
         sentence = f"My {label['new'].lower()} {label['what']} is {label['value'].rstrip('.!')}{label['when'] or ''}"
     elif swap := talk.SWAP.match(sentence):
         if nlp.places(swap["old"]):  # "bye London, hello Berlin"

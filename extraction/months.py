@@ -33,8 +33,9 @@ _FULL = re.compile(
 RECURRING = re.compile(r"(?i)\b(?:birthday|bday|anniversary|name day|every|each|annual\w*|yearly|turns? \d+|"
                        r"turning \d+)\b")
 _PAST = re.compile(r"(?i)\b(?:ago|last|since|back|this past)\b")
-_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|next|this coming|hop(?:e|ing) to|want to|about to|"
-                     r"upcoming|soon)\b")
+# words that say a statement is a plan (not "plant-based", not "planet")
+PLAN_WORDS = r"will|'ll|going to|gonna|plan(?:s|ned|ning)?|hop(?:e|ing) to|about to"
+_FUTURE = re.compile(rf"(?i)\b(?:{PLAN_WORDS}|next|this coming|want to|upcoming|soon)\b")
 _DIRECTIONS = {"last": "past", "this past": "past", "since": "past", "ever since": "past", "back": "past",
                "next": "future", "this coming": "future"}
 
@@ -122,7 +123,7 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
 _WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
 _DAY_IS_SUBJECT = re.compile(r"\s+(?:was|is|were|will be)\b")
-CLEARLY_FUTURE = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|about to|this coming)\b")
+CLEARLY_FUTURE = re.compile(rf"(?i)\b(?:{PLAN_WORDS}|this coming)\b")
 
 
 def weekdays(text: str, today: date, starts: list) -> str:

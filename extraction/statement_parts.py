@@ -64,6 +64,12 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
             c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
             for c in subjects[0].head.children):
         return "", None  # "it was my 35th birthday": the speaker's
+    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
+            t.lower_ == "for" and t.head.dep_ in ("ROOT", "conj", "acomp", "attr") and (
+                t.head == subjects[0].head or t.head.head == subjects[0].head)
+            and any(o.lower_ in ("me", "us", "them", "user") for o in t.children)
+            for t in subjects[0].head.subtree):
+        return "", None  # "it's fully plant-based for me now": the speaker's way
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
         # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
         # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause

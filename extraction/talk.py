@@ -68,6 +68,9 @@ NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{
                        r"(?P<when> (?:as of|from|since|starting) [^:]{1,25})?"
                        # a number or an address needs no colon: "new number 0151 555 0199"
                        r"(?:\s*[:\u2013\u2014]\s*|\s+(?=[+(\d]|\S+@))(?P<value>[\w+(].*)$")
+# a contact detail said as "the new one", of the speaker's: "the new number is 0687 215 330", "the new email is ..."
+NEW_CONTACT = re.compile(r"(?i)^the (?P<new>new) (?P<what>(?:(?:phone|mobile|cell|work|home) )?number|mobile|landline|"
+                         r"e-?mail(?: address)?|address)(?P<when>) is (?P<value>[\w+(].*)$")
 # "bye bye Panda, hello Tesla": one thing given up for another
 SWAP = re.compile(r"(?i)^(?:bye(?:\s*bye)?|goodbye|farewell|so long|rip)\s+(?P<old>[^,;.!]+?)"
                   r"\s*[,;.!\-\u2013\u2014]+\s*(?:and\s+)?(?:hello|hi|welcome)\s+(?P<new>\w.*)$")

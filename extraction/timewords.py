@@ -206,8 +206,7 @@ def _seasons(text: str, today: date, starts: list) -> str:
 
 
 _NOT_A_START = {"until", "till", "by", "before"}
-_PLAN = re.compile(r"(?i)\b(?:will|'ll|going to|gonna|plan\w*|hop(?:e|ing) to|want to|about to|intend\w*|"
-                   r"scheduled|due)\b")
+_PLAN = re.compile(rf"(?i)\b(?:{months.PLAN_WORDS}|want to|intend\w*|scheduled|due)\b")
 
 
 def _became_true(text: str, now: datetime, starts: list[tuple[int, str, date | datetime]]) -> datetime | None:

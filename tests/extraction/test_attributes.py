@@ -33,6 +33,8 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("The user is renting in cardiff at the moment.", "home", "cardiff"),  # a town the tagger calls a noun
     ("The user got promoted to sous chef.", "job title", "sous chef"),
     ("The user is allergic to mustard.", "allergy", None),
+    ("The user started at Northwind Bank in the week before 3 July 2024, so far so good.", "employer",
+     "northwind bank"),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
     found = frame(text)
@@ -49,6 +51,9 @@ def test_the_holder_is_the_speaker_or_someone_else():
     assert frame("Mara works at Roche.", subject="", self_names=["Mara"]).holder == ""
     assert frame("The user's boss is Kenji.").holder == ""  # the speaker's manager, not the boss's
     assert frame("The user's office line changed, it's 020 7946 1111 now.").holder == ""  # "it": the line
+    # "it's X for me": the speaker's way of doing things
+    assert (frame("The user dropped dairy in January 2024, so it's fully plant-based for them now.").holder,
+            frame("So it's fully plant-based for me now.").attribute) == ("", "diet")
 
 
 @pytest.mark.parametrize(("text", "manager"), [

@@ -579,6 +579,13 @@ def test_goodbye_one_thing_hello_another_is_a_swap(text, content):
 
 def test_a_new_number_said_as_no_is_the_speakers_phone():
     assert contents("new no. +44 7700 900123") == ["The user's phone number is +44 7700 900123."]
+
+
+def test_the_new_number_or_email_said_as_the_new_one_is_the_speakers():
+    assert contents("Heads up, the new number is 0687 215 330, the old one's been cut off.") == [
+        "The user's phone number is 0687 215 330."]
+    assert contents("the new email is nadia@kerrstudio.io") == ["The user's email address is nadia@kerrstudio.io."]
+    assert contents("The new iPhone is amazing.") == [] and contents("The current price is 40 pounds.") == []
     assert contents("new email ana.b@posteo.de") == ["The user's email address is ana.b@posteo.de."]
 
 

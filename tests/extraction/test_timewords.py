@@ -123,3 +123,9 @@ def test_a_season_said_without_a_year_is_dated_when_the_tense_says_which_way(tex
 ])
 def test_this_season_is_the_one_just_gone_when_said_in_the_past_tense(text, resolved, start):
     assert resolve_dated(text, THURSDAY) == (resolved, start)
+
+
+def test_a_word_that_starts_like_plan_says_no_plan():
+    # "plant-based" is no "plan": the month is the one just gone, and it is when the diet began
+    assert resolve_dated("Dropped dairy in January, so it's fully plant-based for me now.", THURSDAY) == (
+        "Dropped dairy in January 2024, so it's fully plant-based for me now.", datetime(2024, 1, 1))
