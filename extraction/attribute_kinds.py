@@ -83,7 +83,8 @@ KINDS = (
         "{person} and I are over",
         "my fiancee is {person}", "my fiance is {person}", "my gf is {person}", "my bf is {person}",
         "I'm with {person} now", "{person} and I called off the engagement", "{person} dumped me",
-        "I'm seeing {person} now", "{person} is my ex now")),
+        "I'm seeing {person} now", "{person} is my ex now",
+        "I've been seeing someone called {person} since the spring")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),
@@ -145,7 +146,8 @@ KINDS = (
     # someone the speaker knows in a role is no attribute of theirs ("my landlord is Ahmed" is no home)
     Kind("acquaintance", False, "person", (
         "my landlord is {person}", "my dentist is {person}", "my doctor is {person}", "my neighbour is {person}",
-        "my coach is {person}", "my GP is Dr {person}", "my therapist is {person}")),
+        "my coach is {person}", "my GP is Dr {person}", "my therapist is {person}",
+        "I'm seeing a physio called {person}", "I've been seeing a therapist called {person} since the spring")),
     Kind("visit", False, "place", (
         "I went to {place}", "I visited {place}", "I traveled to {place}", "we took a trip to {place}",
         "I spent a week in {place}", "I flew to {place} for vacation", "I'm going to {place} next month",

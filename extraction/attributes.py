@@ -38,7 +38,8 @@ OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to b
 MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
 _FAVOURITE = re.compile(
     rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
-    r"(?:\s+(?:is|are|was|has|these|now|lately|of|used|became|changed)\b|\s*[.!,;]|$)")
+    r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed)\b"
+    r"|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address

@@ -114,7 +114,8 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 # email") is left to the frames, which know whose it is
 _CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use",
                   "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact"}
-_SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:use|try|reach|call|text|email|e-mail|"
+_SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
+                           r"(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
                            # "emails to ravi.k@gmail.com from now on please"
                            r"|(?:please )?(?:send )?(?:e-?mails?|mail|texts|calls) to\b"
@@ -126,7 +127,7 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:u
                            # "New phone, new number: ...": labels said one after another
                            r"|(?:new|updated) (?:phone|mobile|cell|e-?mail),? (?:new |updated )?(?:number|address)"
                            r"\s*[:\-\u2013])")
-_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its)\b"
+_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")

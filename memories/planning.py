@@ -54,6 +54,10 @@ def _older(when: Timing, memory: Memory, *, ending: bool = False) -> bool:
     return when.said < said  # one message's statements in the order it makes them
 
 
+# how much nearer its attribute an earlier statement of the same message must be for a later one not to replace it
+CLEARER = 0.2
+
+
 @dataclass
 class Plan:
     action: str  # ADD | KEEP | UPDATE | NOOP
@@ -130,8 +134,11 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
                             past=True)
             continue
         same = [m for m, f in matches if f["value"] and set(f["value"].split()) == set(frame["value"].split())]
-        # a new value also retires a current "I left Acme" (it speaks of the old value)
-        other = [(m, f) for m, f in every if m not in same]
+        # a new value also retires a current "I left Acme" (it speaks of the old value); within one message, a
+        # reading much weaker than a value it already said stands beside it ("I went fully vegan in January. dairy was
+        # wrecking my stomach": no diet of "dairy stomach" replaces veganism)
+        other = [(m, f) for m, f in every if m not in same and not (
+            m.pk in known.written and not f.get("ended") and f.get("score", 0) >= frame["score"] + CLEARER)]
         if same and plan is None and not _changes(found, known.frames.get(same[0].pk, [])):
             return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
                         [same[0]])

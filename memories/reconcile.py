@@ -52,6 +52,7 @@ class Known:
     neighbours: list = field(default_factory=list)  # per candidate: [(memory, cosine)]
     candidate_frames: list = field(default_factory=list)
     restated: dict = field(default_factory=dict)  # a stored frame's fact alone -> its vector (planning.carried)
+    written: set = field(default_factory=set)  # ids of the memories this batch (one message) wrote
 
 
 def _similar(owner, project, vector, limit: int = NEIGHBOURS) -> list[tuple[Memory, float]]:
@@ -155,6 +156,7 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
                 _carry(owner, decision, found, known, reason=reason, model_name=model_name)
             if decision.action in ("ADD", "KEEP", "UPDATE"):
                 known.frames[decision.memory.pk] = found
+                known.written.add(decision.memory.pk)
             decisions.append(decision)
     return decisions
 

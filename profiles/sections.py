@@ -113,6 +113,9 @@ def section_of(memory) -> Section | None:
         return None
     if base == "manager":
         return Section.WORK
+    if category == "relationship" and base and any(
+            f.get("attribute") == base and not f.get("holder") for f in frames):
+        return ATTRIBUTE_SECTIONS.get(base)  # the speaker's own ("been with Walgreens since March": work)
     if category == "relationship":  # about someone close (their job is no work of the user's)
         return Section.FAMILY if base and ATTRIBUTE_SECTIONS.get(base, Section.FAMILY) is not None else None
     if ROUTINE.search(content) and base in WEAK_ATTRIBUTES:

@@ -35,6 +35,8 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("The user is allergic to mustard.", "allergy", None),
     ("The user started at Northwind Bank in the week before 3 July 2024, so far so good.", "employer",
      "northwind bank"),
+    ("The user's favourite band right now has to be Altin Gün.", "favourite band", None),
+    ("The user has been seeing someone called Elif since December 2023.", "partner", "elif"),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
     found = frame(text)
@@ -401,3 +403,7 @@ def test_a_bare_word_said_with_the_speaker_is_somebody():
     assert (found.attribute, found.value, found.ended) == ("partner", "ines", True)
     assert frame("The user moved to town last year.") is None  # a place without its name
 
+
+def test_seeing_a_professional_is_no_partner():
+    assert frame("The user has been seeing their therapist since March 2024.").attribute != "partner"
+    assert frame("The user has been seeing a physio called Anna since March 2024.").attribute != "partner"

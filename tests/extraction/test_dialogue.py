@@ -586,6 +586,12 @@ def test_the_new_number_or_email_said_as_the_new_one_is_the_speakers():
         "The user's phone number is 0687 215 330."]
     assert contents("the new email is nadia@kerrstudio.io") == ["The user's email address is nadia@kerrstudio.io."]
     assert contents("The new iPhone is amazing.") == [] and contents("The current price is 40 pounds.") == []
+
+
+def test_a_number_offered_for_use_is_the_speakers_unless_it_is_someone_elses():
+    assert contents("you can use 0612 448 907 if the reminders need a number") == [
+        "The user's phone number is 0612 448 907."]
+    assert contents("you can use Anna's number, 0612 448 907") == []
     assert contents("new email ana.b@posteo.de") == ["The user's email address is ana.b@posteo.de."]
 
 

@@ -52,3 +52,12 @@ def test_what_ended_makes_no_entry():
     refused = memory("The user doesn't eat pork.", "restriction", "diet")
     refused.metadata["frames"] = [{"attribute": "diet", "value": "pork", "ended": True}]  # a negation, still so
     assert section_of(refused) == Section.HEALTH
+
+
+def test_a_relationship_that_reads_as_the_speakers_own_attribute_goes_by_it():
+    own = memory("Since March the user has been with Walgreens instead.", "relationship", "employer")
+    own.metadata["frames"] = [{"attribute": "employer", "value": "walgreens", "holder": ""}]
+    assert section_of(own) == Section.WORK
+    theirs = memory("The user's dad lives in Cork.", "relationship", "home")
+    theirs.metadata["frames"] = [{"attribute": "home", "value": "cork", "holder": "dad"}]
+    assert section_of(theirs) == Section.FAMILY
