@@ -172,7 +172,9 @@ KINDS = (
         "I baked a vegan cake", "I tried a vegetarian burger at a restaurant", "I cooked a gluten-free dinner",
         "I ordered a keto meal", "I made a dessert for the party", "I grilled sausages for the kids",
         # someone the speaker works with, in a role, is no job title of theirs ("mentoring a junior designer")
-        "I'm mentoring a new intern", "I'm training a new colleague", "I interviewed a designer for my team"),
+        "I'm mentoring a new intern", "I'm training a new colleague", "I interviewed a designer for my team",
+        # a mood about someone or something is nobody's partner ("I'm so tired of Coldplay")
+        "I'm so tired of {org}", "I'm fed up with {org}", "I'm sick of {person} lately"),
         brands=True),
 )
 BY_NAME = {kind.name: kind for kind in KINDS}

@@ -170,8 +170,10 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
     if contact := _contact(s):
         return [contact]
     if m := re.fullmatch(r"(?i)(?:(?:just|finally|officially) )*(?:turned (?P<a>\d{1,3})|(?P<b>\d{1,3}) (?:years old )?"
-                         r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day))\b.*", s):
-        return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b']} years old.", tags=("age",))]
+                         r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day)"
+                         # "I'm 34, so not exactly a spring chicken": the age, without the remark
+                         r"|(?:i'm|i am) (?P<c>\d{1,2}|1[01]\d)(?= *(?:,|;|$| years old\b)))\b.*", s):
+        return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b'] or m['c']} years old.", tags=("age",))]
     if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*call me (?P<v>[a-z][\w'\-]*"
                          r"(?: [a-z][\w'\-]*)?)", s):
         value = _title(m["v"])

@@ -407,3 +407,8 @@ def test_a_bare_word_said_with_the_speaker_is_somebody():
 def test_seeing_a_professional_is_no_partner():
     assert frame("The user has been seeing their therapist since March 2024.").attribute != "partner"
     assert frame("The user has been seeing a physio called Anna since March 2024.").attribute != "partner"
+
+
+@pytest.mark.parametrize("text", ["The user is a bit tired of Khruangbin.", "The user is fed up with Netflix."])
+def test_a_mood_about_someone_or_something_is_no_partner(text):
+    assert frame(text).attribute != "partner"

@@ -603,7 +603,7 @@ def test_a_leading_past_tense_before_a_comma_is_the_speakers():
 
 def test_a_remark_before_a_comma_splice_leaves_every_statement():
     assert contents("Aww that's sweet, I have a Kindle and I'm 38, my email is jo@mail.de") == [
-        "The user has a Kindle.", "The user is 38.", "The user's email address is jo@mail.de."]
+        "The user has a Kindle.", "The user is 38 years old.", "The user's email address is jo@mail.de."]
 
 
 def test_a_short_implied_statement_naming_someone_is_kept_but_a_feeling_is_not():
@@ -623,3 +623,9 @@ def test_an_age_said_with_today_is_a_birthday():
 def test_what_the_speaker_did_about_a_thing_is_theirs_with_the_thing():
     assert contents("the kettle broke, replaced it with a Smeg") == [
         "The kettle broke, the user replaced it with a Smeg."]
+
+
+def test_an_age_said_with_a_remark_is_the_age():
+    assert contents("I'm 34, so not exactly a spring chicken for marathon training haha") == [
+        "The user is 34 years old."]
+    assert contents("I'm 10 minutes away") != ["The user is 10 years old."]
