@@ -57,7 +57,7 @@ KINDS = (
         "I accepted an offer from {org}", "I accepted a position at {org}",
         "I work for {org} now", "I'm an engineer at {org}",
         "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
-        "I handed in my notice and signed with {org}", "I started at {org} last week",
+        "I handed in my notice and signed with {org}",
         "today was my last day at {org}", "I handed in my badge at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
         "I got a job at a clinic in town", "I started working at a local school")),

@@ -185,6 +185,23 @@ def work_place(doc) -> str:
                       for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
             words = [t for t in place.subtree if t.dep_ != "det"]
             return doc[words[0].i:words[-1].i + 1].text.lower()
+    return _started_at(doc)
+
+
+def _started_at(doc) -> str:
+    """A place of work said as where the holder started, with when or as what ("started at Northwind Bank last
+    week", "just started at Monzo as a backend engineer"); not where an outing began ("we started at Nando's and
+    then went bowling", "started the day at Pret")."""
+    for verb in (t for t in doc if t.pos_ == "VERB" and t.lemma_.lower() == "start"):
+        if any(c.dep_ == "dobj" or (c.dep_ == "conj" and c.pos_ == "VERB") for c in verb.children):
+            continue
+        if not (any(t.ent_type_ in ("DATE", "TIME") for t in verb.subtree)
+                or any(c.dep_ == "prep" and c.lower_ == "as" for c in verb.children)):
+            continue
+        for place in (g for p in verb.children if p.dep_ == "prep" and p.lower_ == "at"
+                      for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
+            words = [t for t in place.subtree if t.dep_ != "det"]
+            return doc[words[0].i:words[-1].i + 1].text.lower()
     return ""
 
 
