@@ -55,7 +55,7 @@ def _older(when: Timing, memory: Memory, *, ending: bool = False) -> bool:
 
 
 # how much nearer its attribute an earlier statement of the same message must be for a later one not to replace it
-CLEARER = 0.2
+CLEARER = 0.15
 
 
 @dataclass

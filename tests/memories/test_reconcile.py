@@ -173,11 +173,14 @@ def test_an_end_and_the_new_value_in_one_message_leave_only_the_new_one_current(
     assert Memory.objects.filter(owner=user, content__contains=gone, valid_to__isnull=False).count() == 2
 
 
-def test_a_weaker_reading_later_in_the_same_message_does_not_replace_a_clear_one(api, user):
+@pytest.mark.parametrize("new", [
+    "anyway, I went fully vegan in january. dairy was wrecking my stomach so it was kind of an easy call",
+    "anyway, I went fully vegan in january. dairy was wrecking my stomach. oh and the new number is 0687 215 330",
+])
+def test_a_weaker_reading_later_in_the_same_message_does_not_replace_a_clear_one(api, user, new):
     # "dairy was wrecking my stomach" reads faintly as a diet: it stands beside the veganism the message said
     converse(api, [("2024-02-12T10:00:00Z", "i'm vegetarian, have been for like five years now"),
-                   ("2024-07-03T10:00:00Z", "anyway, I went fully vegan in january. dairy was wrecking my stomach so "
-                                            "it was kind of an easy call")])
+                   ("2024-07-03T10:00:00Z", new)])
     live = current(api)
     assert "The user went fully vegan in January 2024." in live and not any("vegetarian" in t for t in live), live
 
