@@ -165,8 +165,7 @@ def occupation_place(doc, token) -> str:
     for job in (c for c in verb.children if c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS) if verb else ():
         for place in (g for p in job.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
                       for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
-            words = [t for t in place.subtree if t.dep_ != "det"]
-            return doc[words[0].i:words[-1].i + 1].text.lower()
+            return _named_place(doc, place)
     return ""
 
 
@@ -183,9 +182,14 @@ def work_place(doc) -> str:
             continue  # "an interview for a job at Google", "applied for a role at Bolt": not held
         for place in (g for p in noun.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
                       for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
-            words = [t for t in place.subtree if t.dep_ != "det"]
-            return doc[words[0].i:words[-1].i + 1].text.lower()
+            return _named_place(doc, place)
     return _started_at(doc)
+
+
+def _named_place(doc, place) -> str:
+    """The place's name as said, without its article ("the Red Lion" -> "red lion")."""
+    words = [t for t in place.subtree if t.dep_ != "det"]
+    return doc[words[0].i:words[-1].i + 1].text.lower()
 
 
 def _started_at(doc) -> str:
@@ -200,8 +204,7 @@ def _started_at(doc) -> str:
             continue
         for place in (g for p in verb.children if p.dep_ == "prep" and p.lower_ == "at"
                       for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
-            words = [t for t in place.subtree if t.dep_ != "det"]
-            return doc[words[0].i:words[-1].i + 1].text.lower()
+            return _named_place(doc, place)
     return ""
 
 
