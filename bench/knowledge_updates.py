@@ -41,7 +41,7 @@ QUESTIONS = {
     "school": "where does the user study?", "relationship status": "is the user in a relationship?",
     "preferred name": "what should I call the user?", "name": "what is the user's name?",
     "workplace": "where is the user's office?", "work phone": "what is the user's work phone number?",
-    "work email": "what is the user's work email address?",
+    "work email": "what is the user's work email address?", "gym": "which gym does the user go to?",
 }
 
 

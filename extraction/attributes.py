@@ -203,8 +203,10 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
               for kind, found in parts.values_of(doc, content).items()}
     values = {kind: found for kind, found in values.items() if found}
     if _FAVOURITE.search(content):  # "favourite X" names its attribute outright, whatever the rest says
-        return [_with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content,
-                            values)]
+        frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content, values)
+        if swap := roles.replaced(doc):  # "X have overtaken Y as my fave band"
+            frame = replace(frame, value=swap[1], replaces=swap[0])
+        return [frame]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     not_held = parts.intended(doc) or parts.for_someone(doc)  # a plan, a wish, a gift: not what holds
@@ -225,7 +227,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.single and work_vehicle:
             continue  # "my work van is a Ford Transit": no car, employer or manager of the holder's
-        if (name == "car" and trip) or (kind.single and kind.value in ("place", "org") and in_passing):
+        if (name == "car" and (trip or roles.hired(doc))) or (
+                kind.single and kind.value in ("place", "org") and in_passing):
             continue
         if name.startswith("work ") and not at_work(content):
             continue  # "I've moved over to priya@rao.dev": the speaker's own address, said without a word for work
@@ -247,6 +250,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue  # "living in Lille with my partner", "has a Mini Cooper": a place or a thing is no person
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
+        if not frame.value and _UNCHANGED.search(content):
+            continue  # "my personal number hasn't changed": no change without a value
         found.append(frame)
     if found and found[0].attribute == "relationship status" and (person := roles.joined_with(token)) and not any(
             f.attribute == "partner" for f in found):
@@ -259,6 +264,10 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         elif not found and not shaped:  # the kind is the replaced thing's, known to the reconciler
             shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))
     return found + shaped + _named(doc, best, found + shaped)
+
+
+_UNCHANGED = re.compile(r"(?i)\b(?:hasn't|has not|haven't|have not|didn't|did not|won't|will not) "
+                        r"(?:changed?|moved)\b|\b(?:is|are|'s) (?:still )?the same\b")
 
 
 def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found: list[Frame],
@@ -288,7 +297,8 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
                                      for f in found):
         name = "work email" if at_work(content) else "email"
         live = [v for v, ended in values["email"] if not ended]
-        if live and best[name] >= SHAPED_SCORE:
+        # one address given up and another given: a change of address, however the rest reads
+        if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"])):
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
     return shaped
 

@@ -18,7 +18,10 @@ _DISCOURSE = re.compile(
     r"personal |random |fun |good |sad |bad |latest )*(?:updates?|news|heads[- ]up|fyi|f\.y\.i\.|ps|p\.s\.?|pps|"
     r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|"
     r"so yeah|anyway|psa|(?:quick|small|little|short|side) note|intro|introduction|about me)"
-    r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+")
+    r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+"
+    # a label for what follows: "hot take but ...", "unpopular opinion: ..."
+    r"|(?i:^(?:hot take|unpopular opinion|plot twist|real talk|not gonna lie|ngl)"
+    r"(?:\s*[:,\-\u2013\u2014!]+\s*|\s+but\s+))")
 _LAUGH = (r"(?:a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|;-?\)|<3|"
           r"\^_?\^|ha|heh)")
 _LAUGH_TAIL = re.compile(rf"(?i)(?:[\s,;.!?\-\u2013\u2014(]*(?<![A-Za-z]){_LAUGH}(?!\w)[\s.!?)]*)+$")
@@ -49,6 +52,14 @@ _REACTION = re.compile(
     r"surreal|fingers crossed|wish me luck|who knows|go figure)\b(?P<rest>[^,;]*)$")
 
 
+# a request to the assistant after what the speaker said: "I'm vegetarian so give me a lunch idea", "..., so please
+# don't suggest meat dishes", "I'm 34, if that matters for the quote"
+_REQUEST = re.compile(
+    r"(?i)(?:,?\s+so\s+(?:(?:please|pls|plz|can you|could you|would you)\s+)*(?:give|tell|send|suggest|recommend|"
+    r"find|show|write|explain|remind|help|make|plan|list|don't|do not|avoid|keep|skip|use)\b"
+    r"|,\s+if (?:that|it) (?:matters|helps)\b).*$")
+
+
 def strip_chatter(sentence: str) -> str:
     """Laughter, emoticons and an evaluative trailing remark off `sentence` (a remark that has laughter after it
     is chatter whatever its predicate)."""
@@ -59,6 +70,9 @@ def strip_chatter(sentence: str) -> str:
     if inside:
         sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
     laughed = laughed or inside
+    request = _REQUEST.search(sentence)
+    if request and request.start() > 0 and len(sentence[:request.start()].split()) > 1:
+        sentence = sentence[:request.start()].rstrip(" ,;")
     reaction = _REACTION.search(sentence.rstrip(".!"))
     if reaction and len(reaction["rest"].split()) <= 4 and not re.search(r"[A-Z0-9]", reaction["rest"]):
         sentence = sentence[:reaction.start()]

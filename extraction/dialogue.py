@@ -33,8 +33,8 @@ from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
-from extraction.slots import OCCUPATIONS, RELATIONS, category_of, entities_in, find_slots, topic_tags
-from extraction.speaker import implied_be, speaker_in, with_implied_subject
+from extraction.slots import OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
+from extraction.speaker import described, implied_be, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
@@ -46,8 +46,20 @@ def _normalise(text: str) -> str:
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    # "guess who got promoted!": the speaker did
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
     text = talk.NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
-    return talk.EMOJI.sub("", text)
+    return nlp.capitalise_places(talk.EMOJI.sub(_emoji_end, text))
+
+
+def _emoji_end(match: re.Match) -> str:
+    """An emoji or emoticon between two stretches of words ends a sentence ("vegan now :( any snacks?"); at either
+    end of the text, or after a full stop, it is dropped."""
+    before, after = match.string[:match.start()].rstrip(), match.string[match.end():]
+    if not before or not re.search(r"\w", after) or before[-1] in ".!?,;:":
+        return " " if before and re.search(r"\w", after) else ""
+    return ". "
 
 
 _IS_CONTRACTED = re.compile(
@@ -207,7 +219,8 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
             attached = clauses.attach_pronoun(front, person)
             piece = attached if attached != front else piece
         person = clauses.antecedent(piece) or person
-        if not index or speaker_in(_strip_front(piece)) is not None or talk.EXPLICIT.match(_strip_front(piece)):
+        if (not index or speaker_in(_strip_front(piece)) is not None or talk.EXPLICIT.match(_strip_front(piece))
+                or contact(_strip_front(piece))):  # "...; everything should go to lena@proton.me now"
             kept.append(piece)
     return kept
 
@@ -317,6 +330,10 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     for sentence in split_sentences(_normalise(text), dialogue=True):
         for clause in _clauses(strip_discourse(sentence), person):
             made = _sentence_candidates(clause, name, when, strict, setting, said)
+            # said in passing in a question or a request: "as a nurse, what should I pack?", "can u format my
+            # signature: ... mobile 07700 900 412"
+            if not made and not strict and (aside := described(clause) or _given_contact(clause)):
+                made = _sentence_candidates(aside, name, when, strict, setting, said)
             if started and talk.NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
                 made = [replace(c, valid_from=c.valid_from or started) for c in made]
             started = next((c.valid_from for c in made if c.valid_from), started)
@@ -324,6 +341,12 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
             person = clauses.antecedent(clause) or person
             said = f"{said} {clause}"  # "our flat in Utrecht, we're living there": there is Utrecht
     return _dedupe(found)
+
+
+def _given_contact(clause: str) -> str:
+    """The speaker's own contact detail given inside a sentence that is no statement, said as one, else ""."""
+    slot = contact(clause.strip().rstrip(".!?"))
+    return "my " + slot.content.split("'s ", 1)[1] if slot else ""
 
 
 def _dedupe(candidates: list[Candidate]) -> list[Candidate]:

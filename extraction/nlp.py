@@ -7,6 +7,7 @@ pronoun-led clause starts, whether a word is an adjective, which words name plac
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from extraction.slots import RELATIONS
@@ -40,3 +41,22 @@ def places(text: str) -> list[str]:
                                            and before in ("in", "to", "from", "near", "around")):
             found.append(ent.text)
     return found
+
+
+_LOWER_PLACE = re.compile(r"\b(?:in|to|from|near|around|of|outside)\s+(?P<word>[a-z][a-z\-]{2,})\b")
+
+
+def capitalise_places(text: str) -> str:
+    """`text` with a place typed in lower case after a preposition capitalised, as the tagger needs to see it
+    ("raining again in leeds" -> "in Leeds"): a word no English dictionary knows (lemminflect's) that the tagger
+    reads as a place once capitalised. A place that is also a word ("reading", "nice") stays as typed."""
+    import lemminflect
+
+    words = {m["word"] for m in _LOWER_PLACE.finditer(text)}
+    words = {w for w in words if not lemminflect.getAllLemmas(w) and not pipeline().vocab[w].is_stop}
+    if not words:
+        return text
+    pattern = re.compile(rf"\b({'|'.join(map(re.escape, sorted(words)))})\b")
+    capitalised = pattern.sub(lambda m: m[1].capitalize(), text)
+    named = {w.lower() for place in places(capitalised) for w in place.split()}
+    return pattern.sub(lambda m: m[1].capitalize() if m[1] in named else m[1], text)

@@ -17,6 +17,8 @@ _ABBREVIATION = re.compile(
     re.IGNORECASE)
 # "D.C.", "U.K.": an initialism ends no sentence when a word in lower case follows ("Fontaines D.C. are ...")
 _INITIALISM = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$")
+# "Ursula K. Le Guin": a middle initial between two names ends nothing
+_MIDDLE_INITIAL = re.compile(r"(?:^|\s)[A-Z][a-z]+ [A-Z]\.$")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
@@ -34,7 +36,9 @@ def split_sentences(text: str, *, dialogue: bool = False) -> list[str]:
         start = 0
         for match in ends.finditer(paragraph):
             if _ABBREVIATION.search(paragraph[start:match.start() + 1]) or (
-                    _INITIALISM.search(paragraph[start:match.start() + 1]) and paragraph[match.end()].islower()):
+                    _INITIALISM.search(paragraph[start:match.start() + 1]) and paragraph[match.end()].islower()) or (
+                    _MIDDLE_INITIAL.search(paragraph[start:match.start() + 1])
+                    and re.match(r"[A-Z][a-z]", paragraph[match.end():])):
                 continue
             sentence = paragraph[start:match.end()].strip()
             if sentence:

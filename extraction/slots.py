@@ -112,7 +112,7 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use",
+_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent",
                   "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
                            r"(?:use|try|reach|call|text|email|e-mail|"
@@ -126,8 +126,20 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013]"
                            # "New phone, new number: ...": labels said one after another
                            r"|(?:new|updated) (?:phone|mobile|cell|e-?mail),? (?:new |updated )?(?:number|address)"
-                           r"\s*[:\-\u2013])")
+                           r"\s*[:\-\u2013]"
+                           # where things for the speaker go: "send the weekly summary to ...", "everything should
+                           # go to ... now"
+                           r"|(?:please |pls |just )?send (?:it|them|this|that|everything|stuff|the [\w ]{1,30}?) to"
+                           r"(?= [\w.+\-]+@)"
+                           r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
+                           r"(?:go|goes|be sent) to\b)")
 _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
+                            # "can you call 0612 ... and book a table?": whom the assistant is to reach
+                            r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
+                            r"e-?mail|message|contact|write to) (?!me\b|us\b)"
+                            # "send the invoice to my boss at ...": whose address is given
+                            r"|\b(?:to|for) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual) )"
+                            r"(?!(?:e-?mail|address|inbox|g?mail|number|phone|mobile|cell)\b)\w+"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
@@ -142,18 +154,24 @@ def at_work(text: str) -> bool:
     return bool(_AT_WORK.search(text)) and not _OWN.search(text)
 
 
-def _contact(s: str) -> Slot | None:
+def contact(s: str) -> Slot | None:
     """The speaker's email address or phone number, when `s` gives one."""
     if not _SPEAKERS_OWN.match(s) or _SOMEONE_ELSES.search(s):
         return None
     work = "work " if at_work(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):
         found = [m for m in re.finditer(shape, s) if not _OLD_BEFORE.search(s[:m.start()])
-                 and not _DEAD_AFTER.match(s[m.end():])]
+                 and not _DEAD_AFTER.match(s[m.end():]) and not (_ROLE_MAILBOX.match(m[0]) and not _MINE.search(s))]
         if found and re.search(rf"(?i)\b(?:{_CONTACT_WORDS[attribute]})\b", s):
             return Slot(work + attribute, "fact", 0.7, f"{{name}}'s {work}{what} is {found[-1][0].strip()}.",
                         tags=("contact",))
     return None
+
+
+# an organisation's mailbox ("send the invoices to billing@acme.com"), unless the speaker calls it theirs
+_ROLE_MAILBOX = re.compile(r"(?i)(?:billing|invoices?|accounts?|info|support|help|sales|admin|hr|team|hello|contact|"
+                           r"office|enquiries|inquiries|no-?reply|orders|bookings?|reception|press|jobs|careers)@")
+_MINE = re.compile(r"(?i)\b(?:my|mine|me)\b")
 
 
 # "my old number X is dead, use Y": the old one is no value of the speaker's now
@@ -167,8 +185,8 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
     s = sentence.strip().rstrip(".!")
     lower = s == s.lower()
     # said without a first-person subject: "reach me at the new number 555-0199", "41 since yesterday"
-    if contact := _contact(s):
-        return [contact]
+    if contact_slot := contact(s):
+        return [contact_slot]
     if m := re.fullmatch(r"(?i)(?:(?:just|finally|officially) )*(?:turned (?P<a>\d{1,3})|(?P<b>\d{1,3}) (?:years old )?"
                          r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day)"
                          # "I'm 34, so not exactly a spring chicken": the age, without the remark

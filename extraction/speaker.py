@@ -8,7 +8,7 @@ import re
 
 from extraction import nlp
 from extraction.english import NOWADAYS, PAST, SINGULAR, is_first_person
-from extraction.slots import DIETS
+from extraction.slots import DIETS, OCCUPATIONS
 
 # past participles that are not also past forms: a sentence led by one has an implied "I've"
 PARTICIPLES = set("gone become begun grown taken given done seen written chosen driven eaten fallen forgotten gotten "
@@ -150,3 +150,34 @@ def implied_be(sentence: str) -> bool:
     if first.like_num:  # "45 today", "thirty now": an age
         return doc[1].lower_ in _AGE_AFTER
     return first.lower_ in _FRAGMENT_LEAD and (first.lower_ in ("back", "still") or bool(_FRAGMENT_NOW.search(head)))
+
+
+# what a speaker calls themselves in passing: a job, a diet, being a parent ("as a nurse, what should I pack?")
+_SELF_NOUNS = OCCUPATIONS | {"vegan", "vegetarian", "pescatarian", "mom", "mum", "dad", "parent", "mother",
+                             "father"}
+
+
+def described(sentence: str) -> str:
+    """What the speaker says they are in passing, inside a question or a remark that is not itself a statement:
+    "is it normal that as a junior data analyst i spend ...?" -> "I'm a junior data analyst"; "being 29 and still
+    no clue how taxes work is embarrassing" -> "I'm 29". A past ("as a kid I loved ...") says nothing now; else ""."""
+    doc = nlp.parse(sentence)
+    for token in doc:
+        if token.lower_ == "as" and token.dep_ == "prep" and (noun := _self_noun(token)) is not None:
+            verb = token.head
+            speaker = any(c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in verb.children)
+            if speaker and verb.tag_ != "VBD" and not any(c.tag_ == "VBD" for c in verb.children):
+                return f"I'm {' '.join(t.text for t in noun.subtree)}"
+        if token.lower_ == "being" and token.i == doc[0].i and token.dep_ in ("csubj", "advcl"):
+            said = next((c for c in token.children if c.dep_ in ("acomp", "attr")), None)
+            if said is not None and (said.like_num or said.lower_ in _SELF_NOUNS):
+                return f"I'm {' '.join(t.text for t in said.subtree)}"
+    return ""
+
+
+def _self_noun(preposition):
+    noun = next((c for c in preposition.children if c.dep_ == "pobj"), None)
+    if noun is None or noun.lower_ not in _SELF_NOUNS or not any(
+            c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children):
+        return None
+    return noun

@@ -241,21 +241,37 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
     for span in names(doc):
         verb = governing_verb(span.root)
         behind = span.root.dep_ == "pobj" and left_thing(verb)  # "left my umbrella in Paris": Paris holds
-        ended = 2 if (ends(verb) and not behind) or _last_day(span.root) else 1 if (
+        out_of = span.root.head.lower_ == "of" and span.root.head.head.lower_ == "out"  # "moved out of Leeds"
+        ended = 2 if (ends(verb) and not behind) or _last_day(span.root) or out_of else 1 if (
             span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
         found.setdefault("name", []).append((span.text.strip().lower(), ended))
     for match in _EMAIL.finditer(text):
-        found.setdefault("email", []).append((match.group(0).lower(), False))
+        # "I don't check a@b.cz anymore": an address its verb ends (2)
+        token = next((t for t in doc if t.idx <= match.start() < t.idx + len(t.text)), None)
+        ended = 2 if token is not None and len(text) == len(doc.text) and _denied(governing_verb(token)) else 0
+        found.setdefault("email", []).append((match.group(0).lower(), ended))
     for match in _PHONE.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
         if len(digits) >= 6:
             found.setdefault("phone", []).append((digits, False))
     ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
-    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
+    # "turned 35 on Tuesday": the tagger may read the age into the date
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages or (
+                t.i and doc[t.i - 1].lower_ in ("turned", "turning", "turn"))) and not _PHONE.search(t.text)
             and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)]  # "two kids" counts kids
-    if nums:
-        found["number"] = [(nums[0].text, ends(governing_verb(nums[0])))]
+    if nums:  # the first that holds: "turned 35, so I'm no longer 34"
+        # as a name's: 2 when denied ("no longer 34"); 1 under a verb that ends it ("it was my 35th birthday":
+        # the number still says the age, as "from" does a name)
+        said = [(t.text, 2 if _denied(governing_verb(t)) else 1 if ends(governing_verb(t)) else 0) for t in nums]
+        found["number"] = [next((value for value in said if not value[1]), said[0])]
     return found
+
+
+_REASONS = {"because", "cause", "cos", "coz", "cuz"}
+
+
+def _denied(verb) -> bool:
+    return any(c.dep_ == "neg" or (c.dep_ == "advmod" and c.lower_ in ("anymore", "longer")) for c in verb.children)
 
 
 def masked(doc, holder_token, *, keep_names: bool = False) -> str:
@@ -265,8 +281,13 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     name_starts = {t.i: span.start for span in names(doc) for t in span}
     ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
     self_they = holder_token is not None and holder_token.lower_ == "user"
+    # a reason says why, not what: "relocated to Porto because my company opened an office there" is a move
+    reason = {t for token in doc if token.dep_ == "advcl" and any(
+        c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree}
     out = []
     for token in doc:
+        if token in reason and len(doc) - len(reason) > 3:
+            continue
         if token in subject:
             if token.i == holder_token.i:
                 out.append("I")

@@ -224,10 +224,18 @@ def said_status(doc) -> str:
 
 
 def said_diet(doc):
-    """The diet word said of the holder ("so pescatarian now I guess"), not of a dish ("a vegan cake"), else
-    None."""
-    return next((t for t in doc if _DIET.fullmatch(t.text) and t.dep_ not in ("amod", "compound")
-                 and t.head.pos_ not in ("NOUN", "PROPN")), None)
+    """The diet word said of the holder ("so pescatarian now I guess", "switched to a pescatarian diet"), not of a
+    dish ("a vegan cake"), else None."""
+    return next((t for t in doc if _DIET.fullmatch(t.text) and (t.head.lower_ in ("diet", "lifestyle") or (
+        t.dep_ not in ("amod", "compound") and t.head.pos_ not in ("NOUN", "PROPN")))), None)
+
+
+def hired(doc) -> bool:
+    """A vehicle rented or borrowed for a while ("rented a Corolla for the road trip", "a hire car"): not the
+    holder's own."""
+    return any((t.lemma_.lower() in ("rent", "hire", "borrow") or t.lower_ in ("rented", "hired", "borrowed"))
+               and t.pos_ == "VERB" for t in doc) or any(
+        t.lower_ in ("rental", "loaner", "courtesy", "hire") and t.dep_ in ("compound", "amod") for t in doc)
 
 
 _HEADING = {"to", "toward", "towards", "into", "up", "down", "over", "back", "home", "around", "across", "out"}
@@ -266,7 +274,15 @@ def replaced(doc) -> tuple[str, str] | None:
                         and t.pos_ in ("NOUN", "PROPN") and t.lower_ != "user"), None)
         if old is not None and new is not None:
             return _words(old), _words(new)
+    if rise := _RISE.search(doc.text):  # the parser reads "to team lead" as "to lead"
+        return rise["old"].lower(), rise["new"].lower()
     return None
+
+
+# a move up from one role to another: "bumped from junior analyst to team lead"
+_RISE = re.compile(r"(?i)\b(?:promoted|bumped|moved|stepped|went|graduated)(?: up)? from (?:an? |the )?"
+                   r"(?P<old>[\w -]+?) to (?:an? |the )?(?P<new>[\w -]+?)(?= (?:on|in|at|last|this|today|yesterday)\b"
+                   r"|\s*[,.;!?]|$)")
 
 
 def _object_of(verb, prepositions: tuple[str, ...]):

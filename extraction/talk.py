@@ -124,7 +124,8 @@ PRONOUN_LED = re.compile(
     r"reminds?|means?|meant|helps?|helped|keeps?|kept|got|gets|did|does|do|takes?|took|goes|went|comes?|came|"
     r"great|good|awesome|amazing|cool|fun|nice|beautiful|lovely|sweet|wonderful|fantastic|like|too)\b|\s*$))")
 CHATTER_ANYWHERE = re.compile(
-    r"(?i)\b(?:for asking|cheers for|(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
+    r"(?i)\b(?:for asking|asking for (?:me|myself|a friend)\b|cheers for|"
+    r"(?:i'm|i am) (?:doing )?(?:ok|okay|good|great|fine|well|alright|awesome)\b"
     r"(?! (?:at|with|in|on)\b)|hanging in there|(?:i'm|i am) (?:so |really |very )?sorry\b|"
     r"life(?:'s| has) been|since we (?:last )?(?:talked|chatted|spoke)|"
     r"our (?:last )?chat|would(?:'ve| have) (?:loved|liked|been)|(?:feel|felt|feels) the same|"

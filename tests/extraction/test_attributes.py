@@ -419,3 +419,50 @@ def test_a_mood_about_someone_or_something_is_no_partner(text):
                                   "The user started at the Red Lion on Friday and ended up at a club."])
 def test_where_an_outing_began_is_no_employer(text):
     assert "employer" not in [f.attribute for f in statement_frames([(text, "user")])[0]]
+
+
+@pytest.mark.parametrize(("text", "attribute", "value", "replaces"), [
+    ("The user got bumped from junior data analyst to team lead on 20 June 2024.", "job title", "team lead",
+     "junior data analyst"),
+    ("Fontaines D.C. have officially overtaken the arctic monkeys as the user's fave band.", "favourite band",
+     "fontaines d.c.", "arctic monkeys"),
+])
+def test_a_rise_or_an_overtaking_names_the_new_value_and_the_old(text, attribute, value, replaces):
+    found = frame(text)
+    assert (found.attribute, found.value, found.replaces) == (attribute, value, replaces)
+
+
+def test_an_age_denied_is_ended_and_the_age_said_beside_it_holds():
+    assert (frame("The user turned 35 on Tuesday, so they're no longer 34.").value, frame(
+        "The user turned 35 on Tuesday, so they're no longer 34.").ended) == ("35", False)
+    assert frame("The user is not 29 anymore.").ended
+    assert not frame("It was the user's 35th birthday yesterday.").ended
+
+
+def test_a_reason_does_not_decide_the_attribute():
+    assert frame("The user relocated to Porto because their company opened an office in Porto.").attribute == "home"
+    assert frame("The user moved to Leeds because their wife got a job at the university.").attribute == "home"
+
+
+def test_a_hired_car_and_an_unchanged_number_fill_nothing():
+    assert not [f for f in statement_frames([("The user rented a white Toyota Corolla for the road trip.", "user")])[0]
+                if f.attribute == "car"]
+    assert statement_frames([("The user's personal number hasn't changed.", "user")]) == [[]]
+
+
+def test_a_diet_said_of_a_diet_is_the_holders():
+    said = ("After a chat with the user's doctor about iron levels, they switched to a pescatarian diet in April "
+            "2024, so fish is back on the menu.")
+    assert "diet" in [f.attribute for f in statement_frames([(said, "user")])[0]]
+
+
+def test_moving_out_of_a_place_ends_it_and_the_new_flat_is_the_home():
+    found = frame("The user finally moved out of Leeds on the weekend of 15 June 2024, the new flat in Bristol is "
+                  "tiny but it has a balcony so worth it.")
+    assert (found.attribute, found.value) == ("home", "bristol")
+
+
+def test_an_address_given_up_beside_a_new_one_is_a_change_of_address():
+    found = frame("The user doesn't check marek.h@fastpost.cz anymore, moved everything over to "
+                  "marek.havel@proton.me in the week of 6 June 2024.")
+    assert (found.attribute, found.value) == ("email", "marek.havel@proton.me")

@@ -68,3 +68,8 @@ def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
 ])
 def test_a_trailing_clause_that_adds_a_fact_stays(sentence):
     assert strip_chatter(sentence) == sentence
+
+
+def test_a_label_in_front_is_discourse():
+    assert strip_discourse("hot take but ramen beats sushi") == "ramen beats sushi"
+    assert strip_discourse("unpopular opinion: I love Mondays") == "I love Mondays"

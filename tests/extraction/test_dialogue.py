@@ -544,7 +544,7 @@ def test_the_speakers_clause_after_and_now_stands_alone():
     ("52 now", "The user is 52 now."),
     ("currently a trainee solicitor", "The user is currently a trainee solicitor."),
     ("no longer vegetarian, eating meat again", "The user is no longer vegetarian, eating meat again."),
-    ("renting in bristol atm", "The user is renting in bristol at the moment."),
+    ("renting in bristol atm", "The user is renting in Bristol at the moment."),
 ])
 def test_a_fragment_saying_where_or_what_the_speaker_is_has_an_implied_im(text, content):
     assert contents(text) == [content]
@@ -629,3 +629,50 @@ def test_an_age_said_with_a_remark_is_the_age():
     assert contents("I'm 34, so not exactly a spring chicken for marathon training haha") == [
         "The user is 34 years old."]
     assert contents("I'm 10 minutes away") != ["The user is 10 years old."]
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("is it normal that as a junior data analyst i spend like 80% of my day cleaning spreadsheets? asking for me",
+     "The user is a junior data analyst."),
+    ("as a vegetarian, how do i get enough protein?", "The user is a vegetarian."),
+    ("being 29 and still having no clue how taxes work is embarrassing lol", "The user is 29 years old."),
+])
+def test_what_the_speaker_says_they_are_inside_a_question_is_kept(text, memory):
+    assert contents(text) == [memory]
+
+
+def test_a_past_or_a_thing_said_with_as_is_no_self_description():
+    assert contents("As a kid I loved horses.") == ["As a kid the user loved horses."]
+    assert contents("what should I get as a gift for a nurse?") == []
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("can u format this for my email signature: Tom Reyes | Sales | mobile 07700 900 412",
+     "The user's phone number is 07700 900 412."),
+    ("send the weekly summary to marek.h@fastpost.cz please", "The user's email address is marek.h@fastpost.cz."),
+    ("I've stopped using lena@fastmail.com; everything should go to lena.h@proton.me now.",
+     "The user's email address is lena.h@proton.me."),
+])
+def test_a_contact_detail_given_in_a_request_is_the_speakers(text, memory):
+    assert memory in contents(text)
+
+
+@pytest.mark.parametrize("text", ["can you call 0612 345 678 and book a table for me?",
+                                  "send the invoice to my boss at karl@acme.com",
+                                  "Send the invoices to billing@acme.com."])
+def test_a_number_or_address_for_someone_else_is_not(text):
+    assert not [c for c in contents(text) if "phone number is" in c or "email address is" in c]
+
+
+def test_an_emoji_between_two_sentences_ends_the_first():
+    assert contents("been fully vegan since january, so cheese is out too :( any dairy free snacks?") == [
+        "The user has been fully vegan since january, so cheese is out too."]
+    assert contents("guess who got promoted to team lead today 🎉 still processing it") == [
+        "The user got promoted to team lead today."]
+
+
+def test_a_request_after_a_statement_is_dropped():
+    assert contents("im vegetarian so give me a high protein lunch idea pls") == ["The user is vegetarian."]
+    assert contents("I've been vegetarian since college, so please don't suggest meat dishes.") == [
+        "The user has been vegetarian since college."]
+    assert contents("I'm 34, if that matters for the insurance quote.") == ["The user is 34 years old."]

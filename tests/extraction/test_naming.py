@@ -26,3 +26,12 @@ def test_a_naming_idiom_is_said_plainly(text, plain):
 def test_a_place_the_tagger_folded_into_a_date_is_no_time_word(text, word, timely):
     doc = nlp.pipeline()(text)
     assert time_word(next(t for t in doc if t.text == word)) is timely
+
+
+def test_a_place_typed_in_lower_case_is_capitalised_and_a_word_is_not():
+    from extraction.nlp import capitalise_places
+
+    assert capitalise_places("raining again in leeds, six years living here") == (
+        "raining again in Leeds, six years living here")
+    assert capitalise_places("went to the shops in town, then to reading group") == (
+        "went to the shops in town, then to reading group")

@@ -33,3 +33,8 @@ def test_an_initialism_before_a_lower_case_word_ends_nothing():
     assert split_sentences("Honestly Fontaines D.C. are my favourite band now.", dialogue=True) == [
         "Honestly Fontaines D.C. are my favourite band now."]
     assert split_sentences("We flew to the U.K. It was long.") == ["We flew to the U.K.", "It was long."]
+
+
+def test_a_middle_initial_ends_no_sentence():
+    assert split_sentences("My favourite author is Ursula K. Le Guin. I reread her.", dialogue=True) == [
+        "My favourite author is Ursula K. Le Guin.", "I reread her."]
