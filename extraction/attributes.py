@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extraction import clauses, nlp
+from extraction import clauses, nlp, talk
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
@@ -209,7 +209,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         return [frame]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
-    not_held = parts.intended(doc) or parts.for_someone(doc)  # a plan, a wish, a gift: not what holds
+    # a plan, a wish, a gift, a report of someone else: not what holds
+    not_held = parts.intended(doc) or parts.for_someone(doc) or clauses.reported(doc)
     # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
     work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)
     in_passing = roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)
@@ -250,7 +251,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue  # "living in Lille with my partner", "has a Mini Cooper": a place or a thing is no person
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
-        if not frame.value and _UNCHANGED.search(content):
+        if not frame.value and talk.UNCHANGED.search(content):
             continue  # "my personal number hasn't changed": no change without a value
         found.append(frame)
     if found and found[0].attribute == "relationship status" and (person := roles.joined_with(token)) and not any(
@@ -264,10 +265,6 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         elif not found and not shaped:  # the kind is the replaced thing's, known to the reconciler
             shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))
     return found + shaped + _named(doc, best, found + shaped)
-
-
-_UNCHANGED = re.compile(r"(?i)\b(?:hasn't|has not|haven't|have not|didn't|did not|won't|will not) "
-                        r"(?:changed?|moved)\b|\b(?:is|are|'s) (?:still )?the same\b")
 
 
 def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found: list[Frame],

@@ -176,6 +176,25 @@ _CONTRACTED = {"'re": "is", "'ve": "has", "'s": "is", "'m": "is"}
 _AUX_CONTRACTED = {"'ve": "has", "'re": "is", "'d": "had", "'ll": "will", "'m": "is", "'s": "has"}
 
 
+_HEARSAY = {"say", "tell", "hear", "think", "know", "mention", "believe", "read", "learn", "guess", "suppose"}
+
+
+def reported(doc) -> bool:
+    """What the speaker heard or thinks of someone else: "I heard she moved to Oslo" says nothing of the speaker's
+    own home."""
+    return any(t.dep_ == "ccomp" and t.head.lemma_.lower() in _HEARSAY and not _after_so(t) and any(
+        c.dep_ in ("nsubj", "nsubjpass") and c.lower_ not in ("i", "we", "user", "they") for c in t.children)
+        for t in doc)
+
+
+def _after_so(clause) -> bool:
+    """A clause the parser hung under the verb after it, across ", so": "I've been at Rabobank for six years, so I
+    know their process" reports nothing."""
+    head = clause.head
+    return head.i > clause.i and any(c.lower_ == "so" and c.dep_ in ("advmod", "mark") and c.i < head.i
+                                     and c.i > clause.right_edge.i for c in head.children)
+
+
 def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     """The clauses of a parsed statement that have a verb and a subject of their own, each as a statement, for
     reading their attribute frames apart: "the user said goodbye to Spotify, they're at Klarna now" -> "the user
@@ -195,7 +214,7 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     heads = sorted([*heads, *(doc[i] for i in participles)], key=lambda t: t.i)
     if len(heads) < 2 or any(
             any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children)
-            or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING) for h in heads):
+            or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING and not _after_so(h)) for h in heads):
         return []
     own = {h.i for h in heads}
     # a time clause says when, not what holds now ("when John turned ten, ...", "since I moved to Leeds, ...")

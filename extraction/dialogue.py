@@ -39,35 +39,6 @@ from extraction.timewords import resolve_dated
 from observability import hooks
 
 
-def _normalise(text: str) -> str:
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
-    # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
-    text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
-    text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
-    text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
-    # "guess who got promoted!": the speaker did
-    text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
-    text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
-    text = talk.NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
-    return nlp.capitalise_places(talk.EMOJI.sub(_emoji_end, text))
-
-
-def _emoji_end(match: re.Match) -> str:
-    """An emoji or emoticon between two stretches of words ends a sentence ("vegan now :( any snacks?"); at either
-    end of the text, or after a full stop, it is dropped."""
-    before, after = match.string[:match.start()].rstrip(), match.string[match.end():]
-    if not before or not re.search(r"\w", after) or before[-1] in ".!?,;:":
-        return " " if before and re.search(r"\w", after) else ""
-    return ". "
-
-
-_IS_CONTRACTED = re.compile(
-    r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
-    r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
-    r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
-
-
 def _strip_front(sentence: str) -> str:
     """Interjections, greetings and a vocative name off the front; a vocative off the end."""
     previous = None
@@ -148,6 +119,8 @@ def _bare_subject(sentence: str) -> str:
 
 def _finish(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip(" ,;:-")
+    if text.count("(") > text.count(")"):  # an aside whose end went with the chatter: "(rents were insane lol)"
+        text = text[:text.rfind("(")]
     text = re.sub(r"[.!?\u2026]*$", "", text).rstrip(" ,;:-") + "."
     text = re.sub(r"!+", "!", text)
     return text[:1].upper() + text[1:]
@@ -165,8 +138,8 @@ _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\
 
 # a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
 # "we have a cat called Pixel, she's so lazy"), unless the first is subordinate ("when I was small, I ...")
-_SPLICE = re.compile(r",\s+(?=(?:I|I'm|I've|I'd|we|We|we're|we've|he|He|he's|she|She|she's|they|They|they're|my|My|our|"
-                     r"Our)\s"
+_SPLICE = re.compile(r",\s+(?=(?:(?i:i|i'm|i've|i'd|im)|we|We|we're|we've|he|He|he's|she|She|she's|they|They|"
+                     r"they're|my|My|our|Our)\s"
                      # or a name saying how it is: "we moved to Seattle, Denver got too expensive" (a reason, and
                      # not the speaker's: the piece is dropped, and its name is no value of the move)
                      r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b"
@@ -235,6 +208,10 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if match := talk.EXPLICIT.match(sentence):
         sentence, explicit = _strip_front(match["rest"]), True
     if sentence.endswith("?") or talk.QUESTION.match(sentence):
+        # a statement with a question after it: "we've been in Haarlem since spring ..., any tips?"
+        head, _, tail = sentence.rpartition(", ")
+        if head and not talk.QUESTION.match(sentence) and speaker_in(head) is not None and len(tail.split()) <= 8:
+            return _sentence_candidates(head, name, when, strict, setting, said, explicit)
         return []
     if name and re.fullmatch(rf"(?i)(?:i'm|i am|my name is|it's|this is) {re.escape(name)}\W*", sentence):
         return []  # the speaker saying the name they are known by
@@ -327,7 +304,7 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is
     started = None  # the last start date the message gave
-    for sentence in split_sentences(_normalise(text), dialogue=True):
+    for sentence in split_sentences(talk.normalise(text), dialogue=True):
         for clause in _clauses(strip_discourse(sentence), person):
             made = _sentence_candidates(clause, name, when, strict, setting, said)
             # said in passing in a question or a request: "as a nurse, what should I pack?", "can u format my

@@ -192,8 +192,9 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
                          # "I'm 34, so not exactly a spring chicken": the age, without the remark
                          r"|(?:i'm|i am) (?P<c>\d{1,2}|1[01]\d)(?= *(?:,|;|$| years old\b)))\b.*", s):
         return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b'] or m['c']} years old.", tags=("age",))]
-    if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*call me (?P<v>[a-z][\w'\-]*"
-                         r"(?: [a-z][\w'\-]*)?)", s):
+    if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*(?:call me|address me as|refer to me "
+                         r"as) (?P<v>[a-z][\w'\-]*(?: (?!(?:in|on|for|from|at|when|please)\b)[a-z][\w'\-]*)?)"
+                         r"(?: (?:in|on|for|from now on|when)\b.*)?", s):
         value = _title(m["v"])
         return [Slot("preferred name", "preference", 0.7, f"{{name}}'s preferred name is {value}.",
                      entities={"people": [value]}, tags=("name",))]

@@ -192,8 +192,9 @@ def ends(verb) -> bool:
 def _last_day(token) -> bool:
     """A name after "my last (final) day at": the value it ends."""
     at = token.head
-    return token.dep_ == "pobj" and at.lower_ == "at" and at.head.lemma_ == "day" and any(
-        c.lower_ in ("last", "final") for c in at.head.children)
+    day = at.head if at.head.lemma_ == "day" else token.doc[at.i - 1] if at.i else at  # "last day at X is ..."
+    return token.dep_ == "pobj" and at.lower_ == "at" and day.lower_ in ("day", "days") and any(
+        c.lower_ in ("last", "final") for c in day.children)
 
 
 def intended(doc) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from core import calendar_words
+from extraction import nlp
 from extraction.naming import PERSON_WORDS
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
@@ -33,8 +34,9 @@ EXPLICIT = re.compile(
     r"bear in mind|for future reference|for the record)"
     r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
 QUESTION = re.compile(
-    r"(?i)^(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|wondering|tell me|remind me|"
-    r"explain|help me|(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|may|might|"
+    r"(?i)^(?:(?:please|pls|plz) )?(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|"
+    r"wondering|tell me|remind me|explain|help me|"
+    r"(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|may|might|"
     r"isn't|aren't|doesn't|didn't|won't|wouldn't|couldn't|shouldn't|ever)\s+(?:you|u|i|we|they|he|she|it|that|"
     r"this|there|your|anyone|anybody|someone|ya))\b")
 CHATTER = re.compile(
@@ -146,6 +148,9 @@ TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this
                    r"(?:a |an )?(?:exciting|awesome|amazing|great|cool|fun|nice|fantastic|wonderful|crazy|incredible|"
                    r"a blast|a lot of fun|lovely|rewarding|sweet|beautiful|surreal|wild|insane)\b[^.]*$")
 NOW = re.compile(r"(?i)\bnow\b")
+# "my personal number hasn't changed": no change
+UNCHANGED = re.compile(r"(?i)\b(?:hasn't|has not|haven't|have not|didn't|did not|won't|will not) "
+                       r"(?:changed?|moved)\b|\b(?:is|are|'s) (?:still )?the same\b")
 WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
                 "let's"}
@@ -185,3 +190,34 @@ yesterday today tonight tomorrow recently lately sometimes often usually now the
 this that these those honestly actually seriously anyway besides still luckily sadly unfortunately fortunately
 finally eventually basically overall plus meanwhile afterwards personally growing
 """.split()) | set(calendar_words.WEEKDAYS) | set(calendar_words.MONTHS)
+
+
+def normalise(text: str) -> str:
+    """A chat message as the parser reads it best: plain quotes, contractions and chat abbreviations spelt out, an
+    emoji between sentences as a full stop, places typed in lower case capitalised."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
+    # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
+    text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
+    text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
+    text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    # "guess who got promoted!": the speaker did
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
+    text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
+    return nlp.capitalise_places(EMOJI.sub(_emoji_end, text))
+
+
+def _emoji_end(match: re.Match) -> str:
+    """An emoji or emoticon between two stretches of words ends a sentence ("vegan now :( any snacks?"); at either
+    end of the text, or after a full stop, it is dropped."""
+    before, after = match.string[:match.start()].rstrip(), match.string[match.end():]
+    if not before or not re.search(r"\w", after) or before[-1] in ".!?,;:":
+        return " " if before and re.search(r"\w", after) else ""
+    return ". "
+
+
+_IS_CONTRACTED = re.compile(
+    r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
+    r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
+    r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")

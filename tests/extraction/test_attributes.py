@@ -466,3 +466,19 @@ def test_an_address_given_up_beside_a_new_one_is_a_change_of_address():
     found = frame("The user doesn't check marek.h@fastpost.cz anymore, moved everything over to "
                   "marek.havel@proton.me in the week of 6 June 2024.")
     assert (found.attribute, found.value) == ("email", "marek.havel@proton.me")
+
+
+def test_a_last_day_said_after_a_new_contract_ends_the_old_employer():
+    found = frame("The user just signed their contract with Adyen, which means their last day at Rabobank is the "
+                  "end of June 2024.")
+    assert (found.attribute, found.value) == ("employer", "adyen")
+
+
+def test_years_at_a_place_of_work_with_a_consequence_after_so():
+    assert frame("The user has been at Rabobank for six years, so they know their internal review process well."
+                 ).value == "rabobank"
+
+
+def test_what_the_speaker_heard_of_someone_else_is_not_theirs():
+    assert not [f for f in statement_frames([("The user heard she moved to Oslo.", "user")])[0] if f.single]
+    assert frame("The user is seeing someone new called Priya and it's going really well.").attribute == "partner"

@@ -676,3 +676,23 @@ def test_a_request_after_a_statement_is_dropped():
     assert contents("I've been vegetarian since college, so please don't suggest meat dishes.") == [
         "The user has been vegetarian since college."]
     assert contents("I'm 34, if that matters for the insurance quote.") == ["The user is 34 years old."]
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("we've been in Haarlem since the spring (utrecht rents were insane lol) and i still haven't found a decent "
+     "bakery, any tips?", "The user has been in Haarlem since spring 2023."),
+    ("mireille and i have our third date on friday, where should we go in lyon??",
+     "Mireille and the user have their third date on friday."),
+    ("can you help me plan meals for the week, i'm pescatarian btw so fish is fine",
+     "The user is pescatarian so fish is fine."),
+    ("Please address me as Katherine in the drafts.", "The user's preferred name is Katherine."),
+])
+def test_a_statement_before_or_after_a_question_is_kept(text, memory):
+    assert memory in contents(text, when=SENT)
+
+
+def test_a_request_to_the_assistant_is_no_memory():
+    assert contents("I just signed my contract with Adyen. Please help me write a farewell message to my team.") == [
+        "The user just signed their contract with Adyen."]
+    assert contents("I go by Kit these days, so please sign the cover letter as Kit Alvarez.") == [
+        "The user goes by Kit these days."]
