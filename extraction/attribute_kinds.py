@@ -193,3 +193,9 @@ ROLE_KINDS = {frame.split()[-3]: kind.name for kind in KINDS if kind.single and 
               for frame in kind.frames if frame.startswith("my ") and frame.endswith(" is {person}")
               and kind.name != "name"}
 ROLES = frozenset(ROLE_KINDS)
+
+
+def same_value(a: str, b: str) -> bool:
+    """Two values of one attribute say the same (the same words, in any order); an unsaid value never does. A
+    near miss ("vegan" and "strict vegan") counts as different: superseding a restatement loses nothing."""
+    return bool(a and b) and set(a.split()) == set(b.split())

@@ -26,7 +26,7 @@ from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
 from extraction.naming import nested_names, said_plainly
-from extraction.slots import at_work
+from extraction.slots import OCCUPATIONS, at_work
 from integrations import embeddings
 
 MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
@@ -165,8 +165,11 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
             chosen[key] = frame
     holders = {(f.value, f.holder) for f in chosen.values() if f.value}
     for frame in whole:
-        if frame.value and any(v == frame.value and h != frame.holder for v, h in holders):
-            continue  # the whole blurs whose the value is ("... met someone new, his name is Ryan")
+        if frame.value and any(v == frame.value and h != frame.holder for v, h in holders) or frame.single and any(
+                f.attribute == frame.attribute and f.holder != frame.holder for f in chosen.values()):
+            # the whole blurs whose the value is ("... met someone new, his name is Ryan"; "my wife started at
+            # Deloitte as an auditor, so our evenings ...": the job is hers, as its clause says)
+            continue
         chosen.setdefault((frame.holder, frame.attribute, "" if frame.single else frame.value), frame)
     return sorted(chosen.values(), key=lambda f: (f.ended, bool(f.holder), -f.score)) if per_clause else whole
 
@@ -247,8 +250,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if kind.value == "person" and frame.holder and frame.holder == frame.value and any(
                 t.lower_ in ("my", "our", "user", "me", "us") for t in doc):
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
-        if kind.value == "person" and roles.said_of_a_thing(doc, frame.value):
-            continue  # "living in Lille with my partner", "has a Mini Cooper": a place or a thing is no person
+        if kind.value == "person" and (roles.said_of_a_thing(doc, frame.value)
+                                       or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS):
+            continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist": no person
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         if not frame.value and talk.UNCHANGED.search(content):
@@ -256,8 +260,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         found.append(frame)
     if found and found[0].attribute == "relationship status" and (person := roles.joined_with(token)) and not any(
             f.attribute == "partner" for f in found):
-        # "Paul and I are divorced now": the status, and whom it is with
-        found.append(Frame("partner", True, person, holder, found[0].ended, round(best["partner"], 3)))
+        # "Paul and I are divorced now": the status, and whom it is with (as sure as the status)
+        found.append(Frame("partner", True, person, holder, found[0].ended,
+                           round(max(best["partner"], found[0].score), 3)))
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
     if swap := roles.replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
         if found and found[0].single and BY_NAME[found[0].attribute].value == "thing":
@@ -342,9 +347,3 @@ def _head_noun(what: str) -> str:
     attribute; "sport to watch" is "sport"."""
     words = re.split(r"\s+(?:to|of|for|in)\s+", what.strip().lower())[0].split()
     return words[-1] if words else what.strip().lower()
-
-
-def same_value(a: str, b: str) -> bool:
-    """Two values of one attribute say the same (the same words, in any order); an unsaid value never does. A
-    near miss ("vegan" and "strict vegan") counts as different: superseding a restatement loses nothing."""
-    return bool(a and b) and set(a.split()) == set(b.split())

@@ -109,11 +109,15 @@ def _bare_subject(sentence: str) -> str:
     for token in doc:
         start = token.left_edge
         # the subject of "is", or any noun the sentence opens with ("new boss starting monday")
-        if (token.tag_ == "NN" and (token.dep_ == "nsubj" and token.head.lemma_ in ("be", "'s") or start.i == 0)
+        # "the new flat in Gdansk has a tiny kitchen": said of one's own as well
+        the_new = start.i == 0 and start.lower_ == "the" and any(c.lower_ == "new" for c in token.children)
+        if (token.tag_ == "NN" and (token.dep_ == "nsubj" and token.head.lemma_ in ("be", "'s") or start.i == 0
+                                    or the_new)
                 and token.lower_ not in _NOT_OWNED and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
-                and not any(c.dep_ in ("det", "poss") for c in token.children)
+                and (the_new or not any(c.dep_ in ("det", "poss") for c in token.children))
                 and any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)):
-            return f"{sentence[:start.idx]}my {sentence[start.idx:]}"
+            rest = sentence[start.idx + 4:] if the_new else sentence[start.idx:]
+            return f"{sentence[:start.idx]}my {rest}"
     return ""
 
 
@@ -306,11 +310,16 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     started = None  # the last start date the message gave
     for sentence in split_sentences(talk.normalise(text), dialogue=True):
         for clause in _clauses(strip_discourse(sentence), person):
-            made = _sentence_candidates(clause, name, when, strict, setting, said)
-            # said in passing in a question or a request: "as a nurse, what should I pack?", "can u format my
-            # signature: ... mobile 07700 900 412"
-            if not made and not strict and (aside := described(clause) or _given_contact(clause)):
-                made = _sentence_candidates(aside, name, when, strict, setting, said)
+            # "As a junior copywriter I mostly write ...": who they are, and what they do, apart
+            led = re.match(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))", _strip_front(clause))
+            aside = described(clause) if not strict else ""
+            rest = _strip_front(clause)[led.end():] if led and aside else clause
+            made = _sentence_candidates(rest, name, when, strict, setting, said)
+            # said in passing: "as a nurse, what should I pack?", "As a junior copywriter I mostly write ...", "can u
+            # format my signature: ... mobile 07700 900 412"
+            extra = aside if aside and (led or not made) else "" if made or strict else _given_contact(clause)
+            if extra:
+                made += _sentence_candidates(extra, name, when, strict, setting, said)
             if started and talk.NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then
                 made = [replace(c, valid_from=c.valid_from or started) for c in made]
             started = next((c.valid_from for c in made if c.valid_from), started)

@@ -34,7 +34,8 @@ therapist psychologist counselor counsellor lawyer attorney accountant architect
 consultant manager director founder entrepreneur writer author journalist editor artist musician photographer
 chef cook baker barista student intern pilot firefighter officer mechanic electrician plumber carpenter farmer
 driver librarian paramedic veterinarian vet banker freelancer coach trainer instructor tutor actor actress
-dancer singer producer
+dancer singer producer strategist specialist coordinator administrator executive copywriter marketer recruiter
+auditor technician supervisor
 """.split())
 DIETS = (r"vegan|vegetarian|veggie|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|"
          r"plant[- ]based")
@@ -113,7 +114,7 @@ PHONE = r"\+?\d[\d ().\-]{5,}\d"
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
 _CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent",
-                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact"}
+                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
                            r"(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
@@ -132,7 +133,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"|(?:please |pls |just )?send (?:it|them|this|that|everything|stuff|the [\w ]{1,30}?) to"
                            r"(?= [\w.+\-]+@)"
                            r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
-                           r"(?:go|goes|be sent) to\b)")
+                           r"(?:go|goes|be sent) to\b"
+                           # "it's 07700 900987 now, the old line got cut off": the number changed
+                           r"|it(?:'s| is) (?=\+?\d[\d ().\-]{5,}\d\s+now\b))")
 _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
@@ -175,7 +178,10 @@ _MINE = re.compile(r"(?i)\b(?:my|mine|me)\b")
 
 
 # "my old number X is dead, use Y": the old one is no value of the speaker's now
-_OLD_BEFORE = re.compile(r"(?i)\b(?:old|former|previous)\s+(?:\w+\s+){0,2}$")
+_OLD_BEFORE = re.compile(r"(?i)\b(?:old|former|previous)\s+(?:\w+\s+){0,2}$"
+                         # "I've stopped checking a@b.com", "I don't use a@b.com any more"
+                         r"|\b(?:stopped|quit|no longer|don't|do not|never|can't|cannot)\s+(?:using|checking|use|check|"
+                         r"reading|read|answering|answer)\s+$")
 _DEAD_AFTER = re.compile(r"(?i)\s*(?:is|has been|was)\s+(?:now\s+)?(?:dead|closed|gone|deleted|cancelled|canceled|"
                          r"disconnected|off|no longer)\b")
 

@@ -201,6 +201,16 @@ def normalise(text: str) -> str:
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    # a salutation to the assistant: "Dear assistant, I am employed ..."
+    text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
+    # "first week at Monzo done!": the speaker's first week there
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (day|week|month) at "
+                  r"(?P<org>[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*) (?:is )?"
+                  r"(?:done|over|complete|finished|survived|down)\b",
+                  r"\1I finished my first \3 at \g<org>", text)
+    # "things ended with Marcus in March": a break-up
+    text = re.sub(r"(?i)\b(?:things|it) (?:ended|fizzled out|(?:is|was|'s) over) (?:with|between) "
+                  r"(?P<who>(?-i:[A-Z])[a-z]+)(?: and (?:me|I))?\b", r"I broke up with \g<who>", text)
     # "guess who got promoted!": the speaker did
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)

@@ -3,8 +3,8 @@ real spaCy model and the real local embedding model)."""
 
 import pytest
 
-from extraction.attribute_kinds import BY_NAME, KINDS
-from extraction.attributes import same_value, statement_frames
+from extraction.attribute_kinds import BY_NAME, KINDS, same_value
+from extraction.attributes import statement_frames
 
 
 def frame(text: str, subject: str = "user", **kwargs):
@@ -482,3 +482,19 @@ def test_years_at_a_place_of_work_with_a_consequence_after_so():
 def test_what_the_speaker_heard_of_someone_else_is_not_theirs():
     assert not [f for f in statement_frames([("The user heard she moved to Oslo.", "user")])[0] if f.single]
     assert frame("The user is seeing someone new called Priya and it's going really well.").attribute == "partner"
+
+
+def test_a_whole_statement_does_not_blur_whose_job_its_clause_says():
+    frames = statement_frames([("The user's wife just started at Deloitte as an auditor, so their evenings are going "
+                                "to be chaotic.", "user")])[0]
+    assert {f.holder for f in frames if f.attribute in ("job title", "employer")} == {"wife"}
+
+
+def test_a_title_in_capitals_is_a_job_not_a_partner():
+    assert frame("The user is officially Senior Content Strategist as of Monday.").attribute == "job title"
+
+
+def test_together_with_someone_names_the_partner_in_a_long_statement():
+    frames = statement_frames([("Daniel and the user have been together about two months and he's taking them to "
+                                "Porto next week, so they need a packing list.", "user")])[0]
+    assert ("partner", "daniel") in [(f.attribute, f.value) for f in frames]

@@ -696,3 +696,24 @@ def test_a_request_to_the_assistant_is_no_memory():
         "The user just signed their contract with Adyen."]
     assert contents("I go by Kit these days, so please sign the cover letter as Kit Alvarez.") == [
         "The user goes by Kit these days."]
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    ("Actually use priya@nairstudio.co for everything from now on, I've stopped checking priya.nair88@gmail.com.",
+     ["The user's email address is priya@nairstudio.co."]),
+    ("Quick fix for the letter template - it's 07700 900987 now, the old line got cut off.",
+     ["The user's phone number is 07700 900987."]),
+    ("The new flat in Gdansk has a tiny kitchen - can you suggest some one-pan dinners?",
+     ["The user's new flat in Gdansk has a tiny kitchen."]),
+    ("First week at Monzo done! Honestly way less bureaucracy.", ["The user finished their first week at Monzo."]),
+    ("Things ended with Marcus back in March.", ["The user broke up with Marcus back in March."]),
+    ("Dear assistant, I am a nurse in Leeds.", ["The user is a nurse in Leeds."]),
+    ("As a junior copywriter I mostly write product descriptions, so help me make this one punchier.",
+     ["The user mostly writes product descriptions.", "The user is a junior copywriter."]),
+])
+def test_a_change_said_in_passing_or_by_implication(text, memories):
+    assert contents(text) == memories
+
+
+def test_the_new_thing_of_someone_else_stays_theirs():
+    assert contents("The new iPhone is amazing") == []
