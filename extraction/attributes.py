@@ -166,7 +166,7 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
     holders = {(f.value, f.holder) for f in chosen.values() if f.value}
     for frame in whole:
         if frame.value and any(v == frame.value and h != frame.holder for v, h in holders) or frame.single and any(
-                f.attribute == frame.attribute and f.holder != frame.holder for f in chosen.values()):
+                f.attribute == frame.attribute and f.holder != frame.holder and f.value for f in chosen.values()):
             # the whole blurs whose the value is ("... met someone new, his name is Ryan"; "my wife started at
             # Deloitte as an auditor, so our evenings ...": the job is hers, as its clause says)
             continue

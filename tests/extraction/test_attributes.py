@@ -498,3 +498,9 @@ def test_together_with_someone_names_the_partner_in_a_long_statement():
     frames = statement_frames([("Daniel and the user have been together about two months and he's taking them to "
                                 "Porto next week, so they need a packing list.", "user")])[0]
     assert ("partner", "daniel") in [(f.attribute, f.value) for f in frames]
+
+
+def test_a_clause_held_by_it_does_not_drop_the_whole_statements_value():
+    assert ("favourite film", "arrival", "") in [
+        (f.attribute, f.value, f.holder)
+        for f in statement_frames([("The user just rewatched Arrival and it's now their favourite film.", "user")])[0]]
