@@ -63,14 +63,16 @@ def past_tense(text: str) -> bool:
 # a month chat writes in lower case, after a word for time ("since january"); not "may" or "march" (verbs)
 _LOWER_MONTH = re.compile(r"\b(?P<prep>(?:since|in|from|until|till|by|before|after|last|next|early|late|mid|"
                           r"end of|start of|beginning of)[\s-]+)(?P<month>" + "|".join(
-                              m for m in calendar_words.MONTHS if m not in ("may", "march")) + r")\b")
+                              m for m in calendar_words.MONTHS if m not in ("may", "march")) + r")\b"
+                          # "in march", "since may": after these, no verb
+                          r"|\b(?P<prep2>(?:in|since|until|till)\s+)(?P<month2>may|march)\b")
 
 
 def complete(text: str, today: date, starts: list) -> str:
     """`text` with a year on each month said without one; each completed date's first day goes to `starts` as
     (position, preposition, date)."""
     recurring = bool(RECURRING.search(text))
-    text = _LOWER_MONTH.sub(lambda m: f"{m['prep']}{m['month'].title()}", text)
+    text = _LOWER_MONTH.sub(lambda m: f"{m['prep'] or m['prep2']}{(m['month'] or m['month2']).title()}", text)
 
     def replace(m: re.Match) -> str:
         prep, month = (m["prep"] or "").lower(), m["month"]
@@ -121,7 +123,8 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 
 
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
-_WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past) )?(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
+_WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past|by|until|till|before) )?"
+                      rf"(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
 _DAY_IS_SUBJECT = re.compile(r"\s+(?:was|is|were|will be)\b")
 CLEARLY_FUTURE = re.compile(rf"(?i)\b(?:{PLAN_WORDS}|this coming)\b")
 

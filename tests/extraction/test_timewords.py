@@ -129,3 +129,16 @@ def test_a_word_that_starts_like_plan_says_no_plan():
     # "plant-based" is no "plan": the month is the one just gone, and it is when the diet began
     assert resolve_dated("Dropped dairy in January, so it's fully plant-based for me now.", THURSDAY) == (
         "Dropped dairy in January 2024, so it's fully plant-based for me now.", datetime(2024, 1, 1))
+
+
+def test_a_weekday_after_by_or_until_keeps_its_preposition():
+    when = datetime(2024, 6, 20, 12, tzinfo=UTC)
+    assert resolve_dated("I'll be back by Monday", when)[0] == "I'll be back by Monday, 24 June 2024"
+    assert resolve_dated("I was there until Friday", when) == ("I was there until Friday, 14 June 2024", None)
+
+
+def test_march_and_may_in_lower_case_after_in_or_since_are_months():
+    when = datetime(2024, 6, 20, 12, tzinfo=UTC)
+    assert resolve_dated("we split up in march", when)[0] == "we split up in March 2024"
+    assert resolve_dated("vegan since may", when)[0] == "vegan since May 2024"
+    assert resolve_dated("I may go", when) == ("I may go", None)
