@@ -157,10 +157,15 @@ _SELF_NOUNS = OCCUPATIONS | {"vegan", "vegetarian", "pescatarian", "mom", "mum",
                              "father"}
 
 
+_DESCRIBED = re.compile(r"(?i)\bas an?\b|^\W*being\b")
+
+
 def described(sentence: str) -> str:
     """What the speaker says they are in passing, inside a question or a remark that is not itself a statement:
     "is it normal that as a junior data analyst i spend ...?" -> "I'm a junior data analyst"; "being 29 and still
     no clue how taxes work is embarrassing" -> "I'm 29". A past ("as a kid I loved ...") says nothing now; else ""."""
+    if not _DESCRIBED.search(sentence):  # parsed only when the words are there (every clause passes here)
+        return ""
     doc = nlp.parse(sentence)
     for token in doc:
         if token.lower_ == "as" and token.dep_ == "prep" and (noun := _self_noun(token)) is not None:
