@@ -83,23 +83,25 @@ class Context:
         return [ScoredMemory(i.memory, i.score, {}) for i in self.items if i.type == "memory"]
 
 
-def memory_line(memory) -> str:
+def memory_line(memory, as_of: datetime | None = None) -> str:
     """A memory as the model reads it, with when it became true (valid time, not when it was said or stored); one
     that is no longer true says so, with the span it held: "- Lives in Paris [no longer true: 2 March 2023 to
-    20 June 2024]"."""
+    20 June 2024]"; one that was still true at `as_of` says that first ("[true then: ...; no longer true now]")."""
     since = memory.valid_from or memory.happened_at
     if memory.valid_to is not None:
         # a span within one day ("Lives in Paris", written by hand today and replaced today) says only its end
         held = since and said_on(since) != said_on(memory.valid_to)
         span = f"{said_on(since)} to {said_on(memory.valid_to)}" if held else f"until {said_on(memory.valid_to)}"
+        if as_of is not None and memory.valid_to > as_of:
+            return f"- {memory.content} [true then: {span}; no longer true now]"
         return f"- {memory.content} [no longer true: {span}]"
     if memory.superseded_by_id is not None:  # superseded before valid time was recorded
         return f"- {memory.content} [no longer true]"
     return f"- {memory.content} ({said_on(since)})" if since else f"- {memory.content}"
 
 
-def _memory_item(scored: ScoredMemory) -> ContextItem:
-    text = memory_line(scored.memory)
+def _memory_item(scored: ScoredMemory, as_of: datetime | None = None) -> ContextItem:
+    text = memory_line(scored.memory, as_of)
     return ContextItem("memory", text, scored.score, count_tokens(text) + 1, memory=scored.memory,
                        parts=scored.parts)
 
@@ -156,8 +158,8 @@ def context_for(*, owner, query: str, budget: int | None = None, conversation: C
     head = profile_block(owner=owner_id, project=project, budget=budget, as_of=as_of,  # the profile first
                          found=tuple(s.memory.pk for s in related))
     in_profile = set(head.memory_ids)  # a memory the profile already says is not said twice
-    memory_items = [_memory_item(s) for s in related if s.memory.pk not in in_profile]
-    nearly = [_memory_item(s) for s in memories.results if s.score <= 0 and s.memory.pk not in in_profile]
+    memory_items = [_memory_item(s, as_of) for s in related if s.memory.pk not in in_profile]
+    nearly = [_memory_item(s, as_of) for s in memories.results if s.score <= 0 and s.memory.pk not in in_profile]
     fixed = count_tokens(MEMORIES_HEADER) + count_tokens(EXCERPTS_HEADER) + 2 + head.tokens
     room = max(0, budget - fixed)
     first, used_memories = _pack(memory_items, int(room * MEMORY_SHARE))

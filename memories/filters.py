@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from core.filters import SerializedFilter, StrictFilterSet
 from core.serializers import CharField
-from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem
+from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS, namespace_problem, unstorable
 from memories import selectors
 from memories.models import Project
 from memories.serializers import FilterSerializer
@@ -27,7 +27,18 @@ def request_filters(request, data: dict) -> selectors.MemoryFilters:
     return selectors.MemoryFilters(**values)
 
 
-class NamespacePath(CharField):
+class StorableText(CharField):
+    """Text checked for what PostgreSQL refuses before it is split into a list (DRF's own NUL check runs on the
+    list, and finds none)."""
+
+    def to_internal_value(self, data) -> str:
+        text = super().to_internal_value(data)
+        if problem := unstorable(text):
+            raise serializers.ValidationError(problem)
+        return text
+
+
+class NamespacePath(StorableText):
     """A namespace prefix written as a path: memories/profile -> ["memories", "profile"]."""
 
     def to_internal_value(self, data) -> list[str]:
@@ -38,7 +49,7 @@ class NamespacePath(CharField):
         return labels
 
 
-class CommaSeparated(CharField):
+class CommaSeparated(StorableText):
     """Values separated by commas: "a, b" -> ["a", "b"]."""
 
     def to_internal_value(self, data) -> list[str]:

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from core.serializers import CharField, ChoiceField, DateTimeField, DictField, OwnedPrimaryKeyField, StrictSerializer
 from core.text import LABEL_MAX_CHARS, NAMESPACE_MAX_LABELS
+from core.times import unreadable
 from memories.models import Memory, Project
 
 
@@ -107,7 +108,10 @@ class AsOfField(DateTimeField):
             except ValueError:
                 pass
             else:
-                return datetime.datetime.combine(day, datetime.time.max, tzinfo=datetime.UTC)
+                moment = datetime.datetime.combine(day, datetime.time.max, tzinfo=datetime.UTC)
+                if problem := unreadable(moment):  # checked here: the field's validators would not name it
+                    raise serializers.ValidationError(problem)
+                return moment
         return super().to_internal_value(value)
 
 

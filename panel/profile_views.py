@@ -124,7 +124,7 @@ def consolidation_revert(request, pk):
 def agent_view(request):
     """What get_context would give an agent for a question: the profile head, each item with its score, tokens
     and source, and the whole text with its token count."""
-    query = request.GET.get("q", "").strip()[:4000]
+    query = request.GET.get("q", "").replace("\x00", "").strip()[:4000]  # text PostgreSQL can compare
     try:
         budget = min(max(int(request.GET.get("budget") or 1000), 16), 32000)
     except ValueError:

@@ -165,7 +165,8 @@ def test_as_of_gives_what_was_true_then_and_what_had_been_said(user, moved, eage
                            as_of=datetime(2023, 12, 31, tzinfo=UTC), budget=400)
     assert then.past and then.as_of == datetime(2023, 12, 31, tzinfo=UTC)
     lines = memory_lines(then)
-    assert "- The user lives in Paris [no longer true: 2 March 2023 to 20 June 2024]" in lines, then.text
+    # true on the day asked about, and said to be no longer true now
+    assert "- The user lives in Paris [true then: 2 March 2023 to 20 June 2024; no longer true now]" in lines, then.text
     assert not any("Grenoble" in line for line in lines)
     said_then = " ".join(m.content for i in then.items if i.type == "excerpt" for m in i.messages)
     assert "canal" in said_then and "mountains" not in said_then

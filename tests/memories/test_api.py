@@ -94,6 +94,20 @@ def test_a_bad_as_of_says_a_date_or_a_datetime_is_wanted(api, value):
         assert message.startswith("Must be a date (YYYY-MM-DD")
 
 
+@pytest.mark.parametrize("value", ["0001-01-01", "9999-12-31"])
+def test_an_as_of_day_out_of_range_is_refused_by_name(api, value):
+    for response in (api.get("/api/memories/", {"as_of": value}),
+                     post(api, "/api/memories/search/", {"query": "where", "as_of": value})):
+        assert response.status_code == 400 and response.json()["as_of"][0].startswith("Must be between")
+
+
+@pytest.mark.parametrize("query", ["namespace=%00", "namespace=a%00/b", "tags=a,b%00"])
+def test_a_nul_in_a_list_filter_is_a_400_naming_it(api, query):
+    response = api.get(f"/api/memories/?{query}")
+    assert response.status_code == 400
+    assert response.json()[query.split("=")[0]] == ["May not contain NUL characters (\\u0000)."]
+
+
 def test_bad_id_is_a_404(api):
     assert api.get("/api/memories/not-a-uuid/").status_code == 404
 

@@ -68,6 +68,12 @@ def test_agent_view_shows_the_context_with_scores_and_tokens(panel, user):
     assert "tokens used" in response.content.decode()
 
 
+def test_agent_view_reads_a_question_with_a_nul_in_it(panel, user):
+    memory_services.memory_create(owner=user, content="The user is allergic to peanuts.", category="restriction")
+    response = panel.get("/agent-view/?q=what%00%20snack%20can%20I%20eat%3F")
+    assert response.status_code == 200 and "peanuts" in response.context["context"].text
+
+
 def test_projects_are_created_renamed_and_deleted_in_the_panel(panel, user, other_user):
     from memories.models import Project
     from tests.factories import ProjectFactory
