@@ -6,6 +6,9 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 # the short forms people write ("Jan", "Sept."); "may" has none
 MONTH_ABBREVIATIONS = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# days named by a feast, said as a time ("at Christmas", "since Easter")
+HOLIDAYS = ("christmas", "xmas", "easter", "halloween", "thanksgiving", "ramadan", "eid", "diwali", "hanukkah",
+            "passover", "hogmanay", "lent", "advent", "whitsun", "pentecost", "carnival", "midsummer")
 
 
 def alternation(words: tuple[str, ...], *, suffix: str = "") -> str:

@@ -11,6 +11,7 @@ keep too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # what a masked value is replaced with, in statements and prototypes alike: every proper name is one word (the
@@ -199,3 +200,16 @@ def same_value(a: str, b: str) -> bool:
     """Two values of one attribute say the same (the same words, in any order); an unsaid value never does. A
     near miss ("vegan" and "strict vegan") counts as different: superseding a restatement loses nothing."""
     return bool(a and b) and set(a.split()) == set(b.split())
+
+
+def favourite_of(what: str) -> str:
+    """What a favourite is of, by its last word: "TV show" and "show", "comfort food" and "food" are one
+    attribute; "sport to watch" is "sport"."""
+    what = what.strip().lower()
+    if thing := re.fullmatch(r"(?:thing|things|stuff) to (\w+)", what):  # "fav thing to eat": food
+        return _THING_TO.get(thing[1], what)
+    words = re.split(r"\s+(?:to|of|for|in)\s+", what)[0].split()
+    return words[-1] if words else what
+
+
+_THING_TO = {"eat": "food", "cook": "food", "drink": "drink", "read": "book"}

@@ -23,7 +23,17 @@ import numpy as np
 from extraction import clauses, nlp, talk
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
-from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
+from extraction.attribute_kinds import (
+    BY_NAME,
+    EXAMPLES,
+    FAVOURITE_WORDS,
+    KINDS,
+    MAKES,
+    MASKS,
+    NAMED,
+    ROLE_KINDS,
+    favourite_of,
+)
 from extraction.english import third_person
 from extraction.naming import nested_names, said_plainly
 from extraction.slots import OCCUPATIONS, at_work
@@ -38,7 +48,8 @@ OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to b
 MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
 _FAVOURITE = re.compile(
     rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
-    r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed)\b"
+    r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed|"
+    r"ever)\b"
     r"|\s*[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
@@ -212,8 +223,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         return [frame]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
-    # a plan, a wish, a gift, a report of someone else: not what holds
-    not_held = parts.intended(doc) or parts.for_someone(doc) or clauses.reported(doc)
+    # a plan, a wish, a gift, a report of someone else, one more of a kind: not what holds instead
+    not_held = parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or roles.added(doc)
     # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
     work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)
     in_passing = roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)
@@ -321,7 +332,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
         if name == "favourite" and (m := _FAVOURITE.search(content)):
-            attribute = f"favourite {_head_noun(m['what'])}"
+            attribute = f"favourite {favourite_of(m['what'])}"
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
@@ -340,10 +351,3 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))
-
-
-def _head_noun(what: str) -> str:
-    """What a favourite is of, by its last word: "TV show" and "show", "comfort food" and "food" are one
-    attribute; "sport to watch" is "sport"."""
-    words = re.split(r"\s+(?:to|of|for|in)\s+", what.strip().lower())[0].split()
-    return words[-1] if words else what.strip().lower()

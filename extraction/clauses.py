@@ -74,8 +74,11 @@ def attach_pronoun(clause: str, person: tuple[str, str] | None) -> str:
     return f"{match['lead']}{words[:1].lower()}{words[1:]}{verb}{clause[match.end():]}"
 
 
-def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
-    """`sentence` as the statements it joins (itself alone when it joins none worth cutting)."""
+def split(sentence: str, fills_slot: Callable[[str], bool],
+          apart: Callable[[str, str], bool] | None = None) -> list[str]:
+    """`sentence` as the statements it joins (itself alone when it joins none worth cutting). `apart(first,
+    second)`: whether two clauses of the same subject say different things ("I work as a nurse and I love Ghibli
+    films"), each then a statement of its own."""
     if " and " not in sentence and "," not in sentence:
         return [sentence]
     rest = re.split(r",\s+|\s+and\s+", sentence)[1:]  # parsing is slow: only when a slot or a clause is in sight
@@ -93,17 +96,19 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
                 continue
             own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in child.children)
             if child.dep_ == "conj" and (own_subject or _verb_like(child)):
-                cc = [c for c in head.children if c.dep_ == "cc" and c.i < child.left_edge.i]
+                # the "and" hangs on either verb: "I work as a nurse and I love Ghibli films" hangs it on "love"
+                cc = [c for c in head.children if c.dep_ == "cc" and c.i < child.left_edge.i] or [
+                    c for c in child.children if c.dep_ == "cc" and c.i == child.left_edge.i]
                 if not cc:
                     continue
                 first = doc[:cc[-1].i].text.rstrip(" ,")
-                rest = doc[child.left_edge.i:].text
+                rest = doc[max(child.left_edge.i, cc[-1].i + 1):].text
                 second = rest if own_subject else f"{subject} {rest}"
                 if fills_slot(first) or fills_slot(second):
-                    return [first, *split(second, fills_slot)]
+                    return [first, *split(second, fills_slot, apart)]
                 if own_subject and cc[-1].lower_ == "and" and (
-                        whole := _clause_of_its_own(doc, child, first, subject)):
-                    return [first, *split(whole, fills_slot)]
+                        whole := _clause_of_its_own(doc, child, first, subject, apart)):
+                    return [first, *split(whole, fills_slot, apart)]
             if child.dep_ == "advcl" and not own_subject and (cut := _participle(doc, child, subject, fills_slot)):
                 return cut
         # "I'm Nadia, living in Lille": the participle hangs on the name
@@ -119,10 +124,19 @@ def split(sentence: str, fills_slot: Callable[[str], bool]) -> list[str]:
         if cc and any(c.dep_ in ("nsubj", "nsubjpass") for c in root.children):
             first, second = doc[:cc[0].i].text.rstrip(" ,"), doc[cc[0].i + 1:].text
             if fills_slot(first) or fills_slot(second):
-                return [first, *split(second, fills_slot)]
-            if cc[0].lower_ == "and" and (whole := _clause_of_its_own(doc, root, first, _subject_text(roots[0]))):
-                return [first, *split(whole, fills_slot)]
+                return [first, *split(second, fills_slot, apart)]
+            if cc[0].lower_ == "and" and (
+                    whole := _clause_of_its_own(doc, root, first, _subject_text(roots[0]), apart)):
+                return [first, *split(whole, fills_slot, apart)]
     return [sentence]
+
+
+def say_apart(first: str, second: str) -> bool:
+    """Whether two clauses of the speaker's say different things: the attributes they fill differ."""
+    from extraction.attributes import statement_frames  # which reads clauses with this module
+
+    said = [{frame.attribute for frame in frames} for frames in statement_frames([(first, "user"), (second, "user")])]
+    return bool(said[0] or said[1]) and not said[0] & said[1]
 
 
 def _participle(doc, child, subject: str, fills_slot: Callable[[str], bool]) -> list[str] | None:
@@ -141,16 +155,20 @@ def _subject_text(head) -> str:
     return head.doc[subjects[0].left_edge.i:subjects[0].i + 1].text.lower() if subjects else ""
 
 
-def _clause_of_its_own(doc, head, first: str, first_subject: str) -> str:
+def _clause_of_its_own(doc, head, first: str, first_subject: str,
+                       apart: Callable[[str, str], bool] | None = None) -> str:
     """The clause `head` leads (it has a subject of its own) as a statement about someone else that needs nothing
     of the first half, or "": "my wife is a doctor", "she works at Chanel" with the person the first half named in
     the place of "she"; not "I ride them", "it was great", nor "she" with nobody to be. The same subject's clauses
-    stay together unless one fills a slot: "I dropped keto and I eat Mediterranean now" says one change of diet."""
+    stay together unless one fills a slot or, with the subject said again, `apart` tells them apart: "I dropped keto
+    and I eat Mediterranean now" says one change of diet, "I work as a nurse and I love Ghibli films" two things."""
     start = head.left_edge.i + (doc[head.left_edge.i].dep_ == "cc")
     clause = doc[start:].text
-    if _subject_text(head) == first_subject.lower() or any(
-            t.lower_ in _BACK and t.dep_ != "expl" for t in doc[start:]):
+    if any(t.lower_ in _BACK and t.dep_ != "expl" for t in doc[start:]):
         return ""
+    if _subject_text(head) == first_subject.lower():
+        said_again = any(c.dep_ in ("nsubj", "nsubjpass") for c in head.children)
+        return clause if said_again and apart is not None and apart(first, clause) else ""
     if (leading := _LEADING.match(clause)) and leading["pronoun"].lower() in ("he", "she", "they"):
         attached = attach_pronoun(clause, antecedent(first))
         return attached if attached != clause else ""

@@ -58,7 +58,7 @@ _REQUEST = re.compile(
     r"(?i)(?:,?\s+so\s+(?:(?:please|pls|plz|can you|could you|would you)\s+)*(?:give|tell|send|suggest|recommend|"
     r"find|show|write|explain|remind|help|make|plan|list|don't|do not|avoid|keep|skip|use|sign|put|add|include|"
     r"address|draft|fill|update|change)\b"
-    r"|,\s+if (?:that|it) (?:matters|helps)\b).*$")
+    r"|,?\s+if (?:that|it) (?:matters|helps)\b).*$")
 
 
 def strip_chatter(sentence: str) -> str:

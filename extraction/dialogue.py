@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from extraction import clauses, nlp, talk
+from extraction import asks, clauses, nlp, talk
 from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
@@ -34,7 +34,7 @@ from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
-from extraction.speaker import described, implied_be, speaker_in, with_implied_subject
+from extraction.speaker import described, headed, implied_be, role_named, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
@@ -149,7 +149,7 @@ _SPLICE = re.compile(r",\s+(?=(?:(?i:i|i'm|i've|i'd|im)|we|We|we're|we've|he|He|
                      r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b"
                      # or the speaker's own act, said without "I", after what happened to a thing: "the polo got
                      # written off, replaced it with a Mazda 2"
-                     r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for)\s)")
+                     r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for|started|joined)\s)")
 _SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as|after|before|once|"
                           r"unless|until|even if|even though|so that|now that)\b")
 
@@ -222,6 +222,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     for pattern in talk.YOU_PHRASES:
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
+    sentence = headed(sentence)
     if label := talk.NEW_LABEL.match(sentence) or talk.NEW_CONTACT.match(sentence):
         sentence = f"My {label['new'].lower()} {label['what']} is {label['value'].rstrip('.!')}{label['when'] or ''}"
     elif swap := talk.SWAP.match(sentence):
@@ -238,7 +239,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if done and (done["verb"].lower() not in ("made", "named") or {
             w.strip(".,!?;:").lower() for w in done["rest"].split()} & (OCCUPATIONS | talk.TITLE_WORDS)):
         sentence = f"I got {done['verb']}{done['rest']}"
-    pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)))
+    pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)), clauses.say_apart)
     if len(pieces) > 1:
         return [candidate for piece in pieces
                 for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
@@ -308,16 +309,20 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is
     started = None  # the last start date the message gave
-    for sentence in split_sentences(talk.normalise(text), dialogue=True):
-        for clause in _clauses(strip_discourse(sentence), person):
+    parts = [(part, asked) for sentence in split_sentences(talk.normalise(text), dialogue=True)
+             for part, asked in asks.apart(sentence)]
+    for part, asked in parts:
+        for clause in _clauses(strip_discourse(part), person):
             # "As a junior copywriter I mostly write ...": who they are, and what they do, apart
             led = re.match(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))", _strip_front(clause))
             aside = described(clause) if not strict else ""
             rest = _strip_front(clause)[led.end():] if led and aside else clause
-            made = _sentence_candidates(rest, name, when, strict, setting, said)
+            # a request cut from a statement ("..., give me a 20 min routine") says nothing of the speaker's
+            made = [] if asked else _sentence_candidates(rest, name, when, strict, setting, said)
             # said in passing: "as a nurse, what should I pack?", "As a junior copywriter I mostly write ...", "can u
             # format my signature: ... mobile 07700 900 412"
-            extra = aside if aside and (led or not made) else "" if made or strict else _given_contact(clause)
+            extra = aside if aside and (led or not made) else "" if made or strict else (
+                _given_contact(clause) or role_named(clause))
             if extra:
                 made += _sentence_candidates(extra, name, when, strict, setting, said)
             if started and talk.NOW.search(clause):  # "Last week we moved. We live in Grenoble now.": since then

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from core.calendar_words import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
+from core.calendar_words import HOLIDAYS, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
 from extraction.slots import RELATIONS as _RELATIONS
 
 # a person said without their name ("a guy called Ben", "someone new, Ben")
@@ -38,13 +38,15 @@ _CALENDAR = frozenset(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS)
 
 def time_word(token) -> bool:
     """A word of a date or a time, unless it is a place the tagger folded into the time after it ("based in
-    Manchester these days": one DATE). A name alone in its date stays one ("at Christmas")."""
+    Manchester these days": one DATE) or called a date on its own ("I'm at Lidl now"). A feast stays a time ("at
+    Christmas")."""
     if token.ent_type_ not in _TIME:
         return False
     entity = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
-    return not (entity is not None and len(entity) > 1 and token.i == entity.start and token.pos_ == "PROPN"
+    return not (entity is not None and token.i == entity.start and token.pos_ == "PROPN"
                 and token.text[:1].isupper() and token.lower_ not in _CALENDAR and token.dep_ == "pobj"
-                and token.head.lower_ in _PLACE_BEFORE and not any(t.pos_ == "PROPN" for t in entity[1:]))
+                and token.head.lower_ in _PLACE_BEFORE and not any(t.pos_ == "PROPN" for t in entity[1:])
+                and (len(entity) > 1 or token.lower_ not in HOLIDAYS))
 
 
 def names(doc) -> list:
@@ -63,7 +65,15 @@ def names(doc) -> list:
         if run and not (len(run) == 1 and run[0].i == 0 and run[0].lower_ in ("the", "i")):
             spans.append(doc[run[0].i:run[-1].i + 1])
         run = []
-    return sorted(spans, key=lambda span: span.start)
+    merged: list = []
+    for span in sorted(spans, key=lambda span: span.start):
+        # one name joined by a hyphen, however the model cut it: "Croix-Rousse", "Stratford-upon-Avon"
+        if merged and span.start == merged[-1].end + 1 and doc[merged[-1].end].text == "-" and not (
+                doc[merged[-1].end - 1].whitespace_ or doc[merged[-1].end].whitespace_):
+            merged[-1] = doc[merged[-1].start:span.end]
+        else:
+            merged.append(span)
+    return merged
 
 
 _SETTLING = frozenset({"live", "move", "relocate", "settle", "base", "rent"})

@@ -46,6 +46,23 @@ def places(text: str) -> list[str]:
 _LOWER_PLACE = re.compile(r"\b(?:in|to|from|near|around|of|outside)\s+(?P<word>[a-z][a-z\-]{2,})\b")
 
 
+def finite(text: str) -> bool:
+    """Whether `text` has a finite verb or a modal by its parse (a clause, not a name or a value)."""
+    return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in parse(text))
+
+
+def lemmas(word: str) -> dict:
+    """What an English dictionary (lemminflect's) knows of `word` in lower case: its lemmas by part of speech."""
+    import lemminflect
+
+    return lemminflect.getAllLemmas(word.lower())
+
+
+def known_word(word: str) -> bool:
+    """Whether an English dictionary (lemminflect's) knows `word` in lower case."""
+    return bool(lemmas(word))
+
+
 def capitalise_places(text: str) -> str:
     """`text` with a place typed in lower case after a preposition capitalised, as the tagger needs to see it
     ("raining again in leeds" -> "in Leeds"): a word no English dictionary knows (lemminflect's) that the tagger
@@ -60,3 +77,45 @@ def capitalise_places(text: str) -> str:
     capitalised = pattern.sub(lambda m: m[1].capitalize(), text)
     named = {w.lower() for place in places(capitalised) for w in place.split()}
     return pattern.sub(lambda m: m[1].capitalize() if m[1] in named else m[1], text)
+
+
+# where a name follows in chat: an organisation after "at" or a job "at"/"for"/"with", a person after a relation or
+# "named"
+_LOWER_NAME = re.compile(
+    r"\b(?:(?P<work>(?:work(?:s|ed|ing)?|job|started|employed|hired|interning|intern|placement) (?:at|for|with)|"
+    r"joined)|(?P<org>at)|(?P<person>(?:" + "|".join(sorted(RELATIONS, key=len, reverse=True))
+    + r"|manager|boss|named|called)(?: is| was)?))\s+(?P<name>[a-z][a-z&'\-]+(?: [a-z][a-z&'\-]+){0,3})")
+_NOT_NAMED = {"home", "work", "school", "uni", "university", "college", "church", "night", "lunch", "dinner",
+              "breakfast", "least", "first", "last", "once", "all", "sea", "noon", "midnight", "bedtime", "weekends",
+              "now", "ages", "years", "months", "weeks", "days", "hours", "fun", "free", "real", "yesterday", "today",
+              "tomorrow", "tonight", "anymore", "again", "too", "since"}
+
+
+def capitalise_names(text: str) -> str:
+    """A message typed wholly in lower case with the names in it capitalised, as the tagger needs to see them: an
+    organisation after "at", or after a job "at"/"for"/"with" or "joined", said without an article ("i work at
+    fernbrook logistics", "started at kestrel dental group"; words alone only after a job), a person
+    after a relation or "named" ("my new manager is ravi okonkwo", "my husband marco"): the words of the noun
+    phrase there, when it has no article or possessive and is a name once capitalised, or is no dictionary word."""
+    if re.search(r"[A-Z]", re.sub(r"\bI\b|^\w|[.!?]\s+\w", "", text)):
+        return text  # capitals typed elsewhere: the writer capitalises names
+    out = text
+    for match in _LOWER_NAME.finditer(text):
+        words = match["name"].split()
+        span = []
+        for word in words:
+            known = lemmas(word)
+            if word in _NOT_NAMED or pipeline().vocab[word].is_stop or known and (
+                    match["person"] and span or not {"NOUN", "ADJ", "PROPN"} & set(known)):
+                break  # "ravi okonkwo and", "fernbrook anymore": the name ends at a word of another kind
+            span.append(word)
+        if not span or (match["org"] and all(known_word(w) for w in span)):
+            continue  # "at the park", "for trans people": words, unless a job is at them ("started at kestrel ...")
+        name = " ".join(span)
+        cased = " ".join(w.capitalize() for w in span)
+        trial = parse(out.replace(name, cased, 1))
+        labels = {"PERSON"} if match["person"] else {"ORG", "PERSON", "GPE", "FAC"}  # a job's place, or an org's
+        if any(ent.label_ in labels and cased.split()[0] in ent.text for ent in trial.ents) or not any(
+                known_word(w) for w in span):
+            out = out.replace(name, cased, 1)
+    return out

@@ -24,7 +24,8 @@ stepson stepdaughter mother father mom mum dad brother sister sibling twin grand
 grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colleague coworker mentor friend
 roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet
 gran granny nan nana nanna grandad granddad gramps bf gf hubby bestie bff sis bro stepmom stepmum stepdad
-stepfather stepmother flatmate housemate
+stepfather stepmother flatmate housemate teammate workmate classmate hire intern tenant landlord landlady mentee
+trainee apprentice buddy
 """.split())
 UNIQUE_RELATIONS = set("wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée mother "
                        "father mom mum dad boss bf gf hubby".split())

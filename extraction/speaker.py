@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from extraction import nlp
+from extraction import nlp, talk
+from extraction.attribute_kinds import ROLE_KINDS
 from extraction.english import NOWADAYS, PAST, SINGULAR, is_first_person
 from extraction.slots import DIETS, OCCUPATIONS
 
@@ -106,6 +107,8 @@ def with_implied_subject(sentence: str) -> str:
     low = verb.lower()
     if low in ("gonna", "going to"):
         return f"I'm {adverbs}going to{rest}"
+    if low == "having" and re.match(r"\s+(?:just |now |finally )?\w+(?:ed|en|ne|wn|pt|nt|lt|ght|un|ung)\b", rest):
+        return f"I've {adverbs}{rest.lstrip()}"  # "Having spent forty years in the Midlands": I've spent them
     if low == "been" or low in PARTICIPLES:  # "gone full veggie now": "I've gone ..."
         return f"I've {adverbs}{low}{rest}"
     if low.endswith("ing") or low in _FEELING_ED:
@@ -186,3 +189,28 @@ def _self_noun(preposition):
             c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children):
         return None
     return noun
+
+
+def headed(sentence: str) -> str:
+    """A sentence after a heading said as the speaker's statement: "Quick context: I'm based in Tampere" without
+    its heading, "role: Associate PM" as "My role is Associate PM"; any other sentence as it is."""
+    heading = talk.LABEL.match(sentence)
+    if heading is None or len(heading["label"].split()) > 6 or (
+            talk.NEW_LABEL.match(sentence) or speaker_in(heading["label"]) or talk.YOU.search(heading["label"])):
+        return sentence
+    if speaker_in(heading["rest"]) is not None:
+        return heading["rest"]
+    if talk.LABEL_ATTRIBUTE.search(heading["label"]) and not nlp.finite(heading["rest"].split(",")[0]):
+        return f"My {heading['label'].lower()} is {heading['rest']}"
+    return sentence
+
+
+_ROLE_NAMED = re.compile(rf"(?i:\bmy (?:new )?(?P<role>{'|'.join(sorted(ROLE_KINDS, key=len, reverse=True))}))"
+                         r",? (?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b")
+
+
+def role_named(clause: str) -> str:
+    """The speaker's partner or manager named in passing in a request ("help me plan a surprise for my husband
+    Marco"), said as a statement ("My husband is Marco"), else ""."""
+    match = _ROLE_NAMED.search(clause)
+    return f"My {match['role'].lower()} is {match['name']}" if match else ""

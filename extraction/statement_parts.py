@@ -8,7 +8,7 @@ import re
 
 from extraction.attribute_kinds import MASKS, ROLES
 from extraction.naming import NAME_ROLES, RELATIONS, names, time_word
-from extraction.statement_roles import left_thing
+from extraction.statement_roles import left_thing, received
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
@@ -78,6 +78,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user")
                                                    for t in doc[:subjects[0].i]):
             return "", None  # "my favourite colour used to be blue but it's green now": the speaker's thing
+    if subjects and received(subjects[0].head):
+        return "", None  # "my daughter gave me a Galaxy A54": the speaker's now
     if subjects and (_names_a_relation(subjects[0]) or _relation_named(subjects[0])):
         # "Greta is my manager", "my boss is Gary" (the extractor's subject: the name): the speaker's, named
         return "", None
@@ -113,10 +115,13 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if word == "user":
         owner = [c for c in head.children if c.dep_ == "poss"]
         return ("", head) if not owner else ("user's", head)
+    owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
     if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
             c.dep_ == "poss" for c in head.children):
         return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
-    owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
+    if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
+            c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):
+        return head.lower_, head  # "the user's teammate Ravi reports to Jonas": Ravi's manager
     if head.lower_ == "ex" and head.i + 2 < len(doc) and doc[head.i + 2].lower_ in RELATIONS:
         return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
@@ -209,26 +214,6 @@ def intended(doc) -> bool:
         for c in root.children)
 
 
-def for_someone(doc) -> bool:
-    """What the statement is about is for another person ("got my dad an iPhone", "bought a Tesla for my wife"):
-    a gift, not the speaker's own thing."""
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None:
-        return False
-    objects = [c for c in root.children if c.dep_ == "dobj"]
-    if len(objects) > 1 and (objects[0].lemma_.lower() in RELATIONS or objects[0].pos_ == "PROPN"):
-        return True  # "bought their mum a tablet", parsed as two objects
-    for child in root.children:
-        if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
-            return True
-        # "for my wife", "for the kids"; not "works for Ubisoft"
-        if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
-                g.dep_ == "pobj" and (g.lemma_.lower() in RELATIONS or g.lower_ in RELATIONS)
-                for g in child.children):
-            return True
-    return False
-
-
 def _is_age(ent) -> bool:
     """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
     text = ent.text.strip()
@@ -243,7 +228,9 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
         verb = governing_verb(span.root)
         behind = span.root.dep_ == "pobj" and left_thing(verb)  # "left my umbrella in Paris": Paris holds
         out_of = span.root.head.lower_ == "of" and span.root.head.head.lower_ == "out"  # "moved out of Leeds"
-        ended = 2 if (ends(verb) and not behind) or _last_day(span.root) or out_of else 1 if (
+        # "not at Ikea anymore, I'm at Lidl now": the place denied, whatever verb the parse hangs it on
+        denied = re.search(rf"(?i)\b(?:not|no longer) (?:\w+ )?(?:at|in|with|for) {re.escape(span.text)}\b", text)
+        ended = 2 if (ends(verb) and not behind) or _last_day(span.root) or out_of or denied else 1 if (
             span.root.head.lower_ == "from" and span.root.dep_ == "pobj") else 0
         found.setdefault("name", []).append((span.text.strip().lower(), ended))
     for match in _EMAIL.finditer(text):
@@ -285,6 +272,10 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     # a reason says why, not what: "relocated to Porto because my company opened an office there" is a move
     reason = {t for token in doc if token.dep_ == "advcl" and any(
         c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree}
+    # and a verbless tail after the last comma says where or how, not what: "I live in Szeged, near the university"
+    comma = max((t.i for t in doc if t.text == ","), default=None)
+    if comma is not None and comma >= 3 and not any(t.pos_ in ("VERB", "AUX") for t in doc[comma:]):
+        reason |= set(doc[comma:])
     out = []
     for token in doc:
         if token in reason and len(doc) - len(reason) > 3:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from extraction import nlp
 from extraction.attribute_kinds import ROLES
 from extraction.english import NOWADAYS
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
@@ -105,12 +106,26 @@ def made_by(doc, makes: frozenset[str]) -> bool:
     """A make of `makes` said as a thing someone has ("a secondhand Skoda", "my Fiat"): after an article or a
     possessive, not "at Toyota" (an employer), not the subject ("the Mini went to my niece"), not a gift ("got my
     mum a Samsung")."""
-    if any(t.dep_ == "dative" or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
+    if any(t.dep_ == "dative" and t.lower_ not in ("me", "us", "user") or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
            or t.lower_ in ("test", "tests", "tested") for t in doc):
         return False
-    return any(t.lower_ in makes and t.text[:1].isupper() and t.dep_ not in ("nsubj", "nsubjpass") and any(
+    return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or t.dep_ not in ("nsubj", "nsubjpass") and any(
         doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
-        and _governing(t).lemma_.lower() in _HAVING for t in doc if t.i > 0)
+        and _governing(t).lemma_.lower() in _HAVING) for t in doc if t.i > 0)
+
+
+def _as_a_name(token) -> bool:
+    """A make said as a name: capitalised, or in lower case a word no dictionary knows ("mazda") or one before a
+    model number ("galaxy a52", "pixel 8")."""
+    following = token.nbor(1).text if token.i + 1 < len(token.doc) else ""
+    return token.text[:1].isupper() or not nlp.known_word(token.lower_) or any(c.isdigit() for c in following)
+
+
+def _owned(token) -> bool:
+    """A thing said with the holder's possessive wherever it stands: "my Galaxy A52 keeps running out of storage"."""
+    while token.dep_ == "compound" and token.head.i != token.i:  # "Galaxy" of "my Galaxy A52"
+        token = token.head
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "our", "user") for c in token.children)
 
 
 # verbs of having a thing or of ending that, not of using one for a while ("rented a Fiat", "test drove a BMW")
@@ -292,3 +307,42 @@ def _object_of(verb, prepositions: tuple[str, ...]):
 
 def _words(token) -> str:
     return " ".join(t.lower_ for t in token.subtree if t.dep_ not in ("det", "poss", "punct", "case"))
+
+
+def added(doc) -> bool:
+    """The statement adds to what held ("passed the CKA exam too", "I also speak Dutch", "got a cat as well"): one
+    more, not one instead."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and (any(c.dep_ == "advmod" and c.lower_ in ("too", "also") for c in root.children)
+                                 or bool(re.search(r"(?i)\bas well\b(?! as)", doc.text)))
+
+
+_GIVING = {"give", "buy", "get", "send", "hand", "pass", "gift", "lend"}
+
+
+def received(verb) -> bool:
+    """The verb gives the speaker something: "my daughter gave me a Galaxy A54" (in the extractor's words "gave
+    them", said of the user)."""
+    speaker = ("me", "us", "them") if "user" in verb.doc.text.lower() else ("me", "us")
+    return verb.lemma_.lower() in _GIVING and any(c.dep_ in ("dative", "dobj") and c.lower_ in speaker
+                                                  for c in verb.children)
+
+
+def for_someone(doc) -> bool:
+    """What the statement is about is for another person ("got my dad an iPhone", "bought a Tesla for my wife"):
+    a gift, not the speaker's own thing."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return False
+    objects = [c for c in root.children if c.dep_ == "dobj"]
+    if len(objects) > 1 and (objects[0].lemma_.lower() in RELATIONS or objects[0].pos_ == "PROPN"):
+        return True  # "bought their mum a tablet", parsed as two objects
+    for child in root.children:
+        if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
+            return True
+        # "for my wife", "for the kids"; not "works for Ubisoft"
+        if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
+                g.dep_ == "pobj" and (g.lemma_.lower() in RELATIONS or g.lower_ in RELATIONS)
+                for g in child.children):
+            return True
+    return False

@@ -61,6 +61,13 @@ YOU_PHRASES = (
     re.compile(r"(?i)\b(?<!let )(?:you know|ya know|you see|mind you|believe me|trust me|if you ask me|as you know|"
                r"like you said|as you said|let me tell you|thanks? (?:you )?for asking),?\s*"),
     re.compile(r"(?i)\b(?:guess what|you won't believe (?:it|this|what happened))[,!:.]?\s*"),
+    # a statement announced before it is made: "I ought to mention that I have since left Ludlow", "You may recall
+    # that I was treasurer; well, ..."
+    re.compile(r"(?i)(?:^|(?<=[,;]\s))(?:I|we) (?:really |just )?(?:ought to|should|must|have to|need to|want to|"
+               r"wanted to|'d like to|would like to) (?:mention|say|add|note|point out|tell you|let you know)"
+               r"(?: that)?,?\s*"),
+    re.compile(r"(?i)(?:^|(?<=[,;]\s))(?:as )?you (?:may|might|will|probably) (?:recall|remember|know)"
+               r"(?: that)?,?\s*"),
 )
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
 DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
@@ -70,6 +77,11 @@ NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{
                        r"(?P<when> (?:as of|from|since|starting) [^:]{1,25})?"
                        # a number or an address needs no colon: "new number 0151 555 0199"
                        r"(?:\s*[:\u2013\u2014]\s*|\s+(?=[+(\d]|\S+@))(?P<value>[\w+(].*)$")
+# a heading before a colon: "Quick context: I'm based in Tampere", "role: Associate Product Manager"
+LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
+# what a heading names when it is one of the speaker's attributes, its value after the colon
+LABEL_ATTRIBUTE = re.compile(r"(?i)\b(?:role|title|job|position|employer|company|address|city|number|mobile|phone|"
+                             r"cell|e-?mail|diet|age|car|favou?rite|fave?|manager|boss|partner)\b")
 # a contact detail said as "the new one", of the speaker's: "the new number is 0687 215 330", "the new email is ..."
 NEW_CONTACT = re.compile(r"(?i)^the (?P<new>new) (?P<what>(?:(?:phone|mobile|cell|work|home) )?number|mobile|landline|"
                          r"e-?mail(?: address)?|address)(?P<when>) is (?P<value>[\w+(].*)$")
@@ -194,13 +206,16 @@ finally eventually basically overall plus meanwhile afterwards personally growin
 
 def normalise(text: str) -> str:
     """A chat message as the parser reads it best: plain quotes, contractions and chat abbreviations spelt out, an
-    emoji between sentences as a full stop, places typed in lower case capitalised."""
+    emoji between sentences as a full stop, places and names typed in lower case capitalised."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
     # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    # an age said as other languages say it: "I have now 43 years", "I have 41 years"
+    text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
+                  r"I am \1\2 years old", text)
     # a salutation to the assistant: "Dear assistant, I am employed ..."
     text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
     # "first week at Monzo done!": the speaker's first week there
@@ -215,7 +230,7 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
     text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
-    return nlp.capitalise_places(EMOJI.sub(_emoji_end, text))
+    return nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
 
 
 def _emoji_end(match: re.Match) -> str:

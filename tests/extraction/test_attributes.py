@@ -35,12 +35,32 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("The user is allergic to mustard.", "allergy", None),
     ("The user's favourite band right now has to be Altin Gün.", "favourite band", None),
     ("The user has been seeing someone called Elif since December 2023.", "partner", "elif"),
+    # a make said as the holder's own, wherever it stands, and in lower case before a model number
+    ("The user's Galaxy A52 keeps running out of storage.", "phone model", None),
+    ("The user's galaxy a52 keeps running out of storage.", "phone model", None),
+    ("The user's fav food ever is thai green curry.", "favourite food", "thai green curry"),
+    ("The user's fav thing to eat these days is birria tacos.", "favourite food", "birria tacos"),
+    ("Ana works as a nurse at the Croix-Rousse hospital.", "employer", "croix-rousse"),
+    # a verbless tail says where, not what: no school
+    ("Since two months the user lives in Szeged, near of the university.", "home", "szeged"),
+    ("Not at Ikea anymore, the user is at Lidl now.", "employer", "lidl"),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
     found = frame(text)
     assert found is not None and found.attribute == attribute, found
     if value is not None:
         assert found.value == value
+
+
+@pytest.mark.parametrize(("text", "holder", "single"), [
+    ("The user's teammate Ravi reports to Jonas Blix.", "ravi", True),  # Ravi's manager
+    ("The user's new hire Imogen is pescatarian.", "hire imogen", True),
+    ("The user passed the CKA exam too.", "", False),  # one more: nothing held instead
+    ("The user's daughter gave them a Samsung Galaxy A54.", "", True),  # the speaker's phone now
+])
+def test_a_colleague_named_holds_their_own_and_one_more_replaces_nothing(text, holder, single):
+    found = frame(text)
+    assert found is not None and found.holder == holder and found.single is single, found
 
 
 def test_the_holder_is_the_speaker_or_someone_else():

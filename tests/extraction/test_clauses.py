@@ -88,3 +88,13 @@ def test_clauses_with_subjects_of_their_own_are_read_apart_for_their_frames(sent
 ])
 def test_a_condition_a_report_or_one_clause_is_read_whole(sentence):
     assert frame_clauses(parsed(sentence)) == []
+
+
+def test_the_same_subject_said_again_is_cut_when_the_clauses_say_different_things():
+    from extraction.clauses import say_apart
+
+    assert split("I work as a nurse at the city hospital and I love Studio Ghibli films.", fills, say_apart) == [
+        "I work as a nurse at the city hospital", "I love Studio Ghibli films."]
+    # one change of diet, said in two clauses
+    assert split("I dropped keto and I eat Mediterranean now.", fills, say_apart) == [
+        "I dropped keto and I eat Mediterranean now."]

@@ -717,3 +717,27 @@ def test_a_change_said_in_passing_or_by_implication(text, memories):
 
 def test_the_new_thing_of_someone_else_stays_theirs():
     assert contents("The new iPhone is amazing") == []
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("Quick context: I'm based in Tampere.", "The user is based in Tampere."),
+    ("Heads up for team lunches: I'm vegetarian.", "The user is vegetarian."),
+    ("role: Associate Product Manager.", "The user's role is Associate Product Manager."),
+    ("Work mobile for escalations: +44 7700 900412.", "The user's work phone number is +44 7700 900412."),
+    ("I ought to mention that I have since left Ludlow.", "The user has since left Ludlow."),
+    ("Having spent forty years in the Midlands, we settled in Ludlow.",
+     "The user has spent forty years in the Midlands."),
+    ("I have now 43 years, but still I run every week.",
+     "The user is now 43 years old, but still they run every week."),
+])
+def test_a_heading_or_an_announcement_is_no_part_of_the_statement(text, memory):
+    assert contents(text)[0] == memory
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("help me plan a bday surprise for my husband marco on a tight budget", "The user's husband is Marco."),
+    ("what should I get my wife Anna for her birthday?", "The user's wife is Anna."),
+    ("can you write a card for my boss, Tom Hardy?", "The user's boss is Tom Hardy."),
+])
+def test_a_partner_or_manager_named_in_a_request_is_kept(text, memory):
+    assert contents(text) == [memory]

@@ -35,3 +35,26 @@ def test_a_place_typed_in_lower_case_is_capitalised_and_a_word_is_not():
         "raining again in Leeds, six years living here")
     assert capitalise_places("went to the shops in town, then to reading group") == (
         "went to the shops in town, then to reading group")
+
+
+@pytest.mark.parametrize(("text", "cased"), [
+    ("i work at fernbrook logistics if that matters", "i work at Fernbrook Logistics if that matters"),
+    ("im not at fernbrook anymore", "im not at Fernbrook anymore"),
+    ("deb left so my new manager is ravi okonkwo and i dont know him", "deb left so my new manager is Ravi Okonkwo and "
+                                                                        "i dont know him"),
+    ("im seeing someone named tobias now", "im seeing someone named Tobias now"),
+    ("i work at home with my kids", "i work at home with my kids"),
+    ("had lunch with friends at the park", "had lunch with friends at the park"),
+    ("I work at fernbrook logistics", "I work at Fernbrook Logistics"),  # a phone capitalises "I" for them
+    ("I work at fernbrook with Anna", "I work at fernbrook with Anna"),  # the writer capitalises: as typed
+    ("My boss is ravi at Acme", "My boss is ravi at Acme"),
+])
+def test_names_in_a_message_typed_in_lower_case_are_capitalised(text, cased):
+    assert nlp.capitalise_names(text) == cased
+
+
+def test_a_name_cut_at_its_hyphen_is_one_name():
+    from extraction.naming import names
+
+    assert [span.text for span in names(nlp.pipeline()("She works at the Croix-Rousse hospital."))] == [
+        "Croix-Rousse"]
