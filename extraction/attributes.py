@@ -20,20 +20,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extraction import clauses, nlp, talk
+from extraction import attribute_kinds, clauses, nlp, talk
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
-from extraction.attribute_kinds import (
-    BY_NAME,
-    EXAMPLES,
-    FAVOURITE_WORDS,
-    KINDS,
-    MAKES,
-    MASKS,
-    NAMED,
-    ROLE_KINDS,
-    favourite_of,
-)
+from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
 from extraction.naming import nested_names, said_plainly
 from extraction.slots import OCCUPATIONS, at_work
@@ -332,7 +322,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
         if name == "favourite" and (m := _FAVOURITE.search(content)):
-            attribute = f"favourite {favourite_of(m['what'])}"
+            attribute = f"favourite {attribute_kinds.favourite_of(m['what'])}"
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))

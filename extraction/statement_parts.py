@@ -274,7 +274,9 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
         c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree}
     # and a verbless tail after the last comma says where or how, not what: "I live in Szeged, near the university"
     comma = max((t.i for t in doc if t.text == ","), default=None)
-    if comma is not None and comma >= 3 and not any(t.pos_ in ("VERB", "AUX") for t in doc[comma:]):
+    if comma is not None and comma >= 3 and comma + 1 < len(doc) and (
+            doc[comma + 1].pos_ == "ADP" or doc[comma + 1].lower_ == "no") and not any(
+            t.pos_ in ("VERB", "AUX") for t in doc[comma:]):
         reason |= set(doc[comma:])
     out = []
     for token in doc:

@@ -313,19 +313,19 @@ def added(doc) -> bool:
     """The statement adds to what held ("passed the CKA exam too", "I also speak Dutch", "got a cat as well"): one
     more, not one instead."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    return root is not None and (any(c.dep_ == "advmod" and c.lower_ in ("too", "also") for c in root.children)
-                                 or bool(re.search(r"(?i)\bas well\b(?! as)", doc.text)))
-
-
-_GIVING = {"give", "buy", "get", "send", "hand", "pass", "gift", "lend"}
+    if root is None or any(c.dep_ == "prt" for c in root.children):
+        return False  # "gave up fish too", "cut out sugar as well": one more thing given up, a change
+    return any(c.dep_ == "advmod" and c.lower_ in ("too", "also") for c in root.children) or bool(
+        re.search(r"(?i)\bas well\b(?! as)", doc.text))
 
 
 def received(verb) -> bool:
-    """The verb gives the speaker something: "my daughter gave me a Galaxy A54" (in the extractor's words "gave
-    them", said of the user)."""
-    speaker = ("me", "us", "them") if "user" in verb.doc.text.lower() else ("me", "us")
-    return verb.lemma_.lower() in _GIVING and any(c.dep_ in ("dative", "dobj") and c.lower_ in speaker
-                                                  for c in verb.children)
+    """The verb gives the speaker something: "my daughter gave me a Galaxy A54", "passed it down to me"."""
+    speaker = ("me", "us", "them") if "user" in verb.doc.text.lower() else ("me", "us")  # "them": the user
+    return verb.lemma_.lower() in ("give", "buy", "get", "send", "hand", "pass", "gift", "lend") and (
+        any(c.dep_ in ("dative", "dobj") and c.lower_ in speaker for c in verb.children)
+        or any(t.lower_ == "to" and verb in (t.head, t.head.head) and any(g.lower_ in speaker for g in t.children)
+               for t in verb.subtree))
 
 
 def for_someone(doc) -> bool:

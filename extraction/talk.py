@@ -8,7 +8,9 @@ import re
 
 from core import calendar_words
 from extraction import nlp
+from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.naming import PERSON_WORDS
+from extraction.slots import RELATIONS
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 MARKER = re.compile(
@@ -216,6 +218,9 @@ def normalise(text: str) -> str:
     # an age said as other languages say it: "I have now 43 years", "I have 41 years"
     text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
                   r"I am \1\2 years old", text)
+    text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
+    # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
+    text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
     # a salutation to the assistant: "Dear assistant, I am employed ..."
     text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
     # "first week at Monzo done!": the speaker's first week there
@@ -231,6 +236,12 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
     text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
     return nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
+
+
+_OWNER_UNMARKED = re.compile(
+    rf"(?i)\b(?P<owner>(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))s "
+    rf"(?=(?:{'|'.join(FAVOURITE_WORDS)}|new|old|current|own|first|car|phone|number|email|job|boss|school|house|"
+    r"flat|birthday|name)\b)")
 
 
 def _emoji_end(match: re.Match) -> str:

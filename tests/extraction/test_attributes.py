@@ -57,6 +57,7 @@ def test_unseen_phrasings_find_their_attribute(text, attribute, value):
     ("The user's new hire Imogen is pescatarian.", "hire imogen", True),
     ("The user passed the CKA exam too.", "", False),  # one more: nothing held instead
     ("The user's daughter gave them a Samsung Galaxy A54.", "", True),  # the speaker's phone now
+    ("The user gave up fish too, fully vegetarian since the new year.", "", True),  # given up too: a change
 ])
 def test_a_colleague_named_holds_their_own_and_one_more_replaces_nothing(text, holder, single):
     found = frame(text)

@@ -729,6 +729,8 @@ def test_the_new_thing_of_someone_else_stays_theirs():
      "The user has spent forty years in the Midlands."),
     ("I have now 43 years, but still I run every week.",
      "The user is now 43 years old, but still they run every week."),
+    ("my sons favourite book is the one about the lost penguin",
+     "The user's son's favourite book is the one about the lost penguin."),
 ])
 def test_a_heading_or_an_announcement_is_no_part_of_the_statement(text, memory):
     assert contents(text)[0] == memory
