@@ -108,7 +108,7 @@ def nearest_of_owner(queryset, *, owner_id: int, vector, model: str | None = Non
 def numbers_in(text: str) -> list[str]:
     """The figures in a text: sentence embeddings barely see them ("code 1234" ~ "code 5678" at cosine 0.97),
     so near-identical texts whose figures differ are different facts, not duplicates."""
-    return re.findall(r"\d+(?:[.,:]\d+)*", text)
+    return re.findall(r"(?<![\w.])[-+\u2212]?\d+(?:[.,:]\d+)*|\d+(?:[.,:]\d+)*", text)  # a sign is part of it
 
 
 def duplicates_for(owner, prepared, vectors) -> list[Memory | None]:

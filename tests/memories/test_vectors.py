@@ -54,3 +54,11 @@ def test_a_small_owners_nearest_are_found_behind_other_users_nearer_entries(user
         found = nearest_of_owner(Memory.objects.filter(owner=user), owner_id=user.pk, vector=vector, limit=8)
     assert [m.pk for m in found] == [mine.pk] and 0 < found[0].distance < 0.5
     assert ") + 0" in queries.captured_queries[-1]["sql"]
+
+
+def test_figures_keep_their_sign_and_dates_their_parts():
+    from memories.vectors import numbers_in
+
+    assert numbers_in("ttl test -5 zz") != numbers_in("ttl test 5 zz")
+    assert numbers_in("on 2024-06-12 at 10:30, code 1234") == ["2024", "06", "12", "10:30", "1234"]
+    assert numbers_in("from -3.5 to +2") == ["-3.5", "+2"]
