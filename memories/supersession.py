@@ -73,7 +73,9 @@ def link_past(memory: Memory, current: Memory, *, actor, reason: str) -> None:
     save_version(successor, action=Action.UPDATE, reason=f"{reason}: the older {memory.pk} entered its chain",
                  actor=actor)
     if predecessor is not None:
-        link_supersession(memory, predecessor, actor=actor, reason=f"{reason}: superseded by the older {memory.pk}")
+        # replaced by what came after it (said later, true before `successor`): no "older" one
+        link_supersession(memory, predecessor, actor=actor,
+                          reason=f"{reason}: superseded by {memory.pk}, true before {successor.pk}")
 
 
 def undo_supersession(memory: Memory, *, actor) -> None:
