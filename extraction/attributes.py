@@ -25,7 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
-from extraction.naming import nested_names, said_plainly
+from extraction.naming import names, nested_names, said_plainly
 from extraction.slots import OCCUPATIONS, at_work
 from integrations import embeddings
 
@@ -338,6 +338,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         live = [v for v in live if v in own] or live
         if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says
             live = [v for v in live if v not in nested_names(doc)] or live
+        elif kind.value == "org":  # "a nurse at the Croix-Rousse hospital in Lyon", "for Acme in Berlin": no town
+            towns = {span.text.strip().lower() for span in names(doc) if span.root.head.lower_ in ("in", "near")}
+            live = [v for v in live if v not in towns] or live
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
     return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))

@@ -44,6 +44,8 @@ def test_every_kind_says_whether_it_holds_one_value():
     # a verbless tail says where, not what: no school
     ("Since two months the user lives in Szeged, near of the university.", "home", "szeged"),
     ("Not at Ikea anymore, the user is at Lidl now.", "employer", "lidl"),
+    ("The user works for Acme in Berlin.", "employer", "acme"),  # the town is where the employer is
+    ("Ana works as a nurse at the Croix-Rousse hospital in Lyon.", "employer", "croix-rousse"),
 ])
 def test_unseen_phrasings_find_their_attribute(text, attribute, value):
     found = frame(text)
