@@ -90,6 +90,23 @@ def test_serve_off_loopback_refuses_the_public_secret_key_before_starting_anythi
     assert serve.Command.requires_system_checks == []
 
 
+def test_serve_on_a_port_in_use_says_so_and_how_to_pick_another_before_starting_anything(db, monkeypatch):
+    import socket
+
+    from django.core.management.base import CommandError
+
+    monkeypatch.setattr(serve, "acquire_lock", lambda path: None)
+    monkeypatch.setattr(serve, "login_lines", lambda *a: pytest.fail("went on to start the app"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert serve.port_taken("127.0.0.1", port)
+        with pytest.raises(CommandError, match=rf"Port {port} on 127.0.0.1 is in use.*PORT={port + 1} ./dev.sh serve"):
+            call_command("serve", host="127.0.0.1", port=port)
+    assert not serve.port_taken("127.0.0.1", port)
+
+
 @pytest.mark.slow
 def test_serve_exports_the_onnx_model_before_the_web_processes_start(settings, tmp_path, monkeypatch):
     settings.EMBEDDING_RUNTIME = "onnx"

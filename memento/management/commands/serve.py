@@ -13,6 +13,7 @@ import ipaddress
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -127,6 +128,18 @@ def prepare_metrics_dir() -> None:
         stale.unlink()
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether something already listens on `host`:`port` (bound here as gunicorn binds, with SO_REUSEADDR)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def export_onnx_model() -> None:
     """The local model for ONNX Runtime is exported once per machine (7-20 s here): do it before the web processes
     start, in a process of its own (torch stays out of this one), rather than in the first search."""
@@ -220,6 +233,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         lock = acquire_lock(settings.STATE_DIR / "serve.lock")
+        if port_taken(options["host"], options["port"]):  # before a token is made and the workers start
+            raise CommandError(
+                f"Port {options['port']} on {options['host']} is in use (another server is listening there). Stop "
+                f"it, or serve on another port: PORT={options['port'] + 1} ./dev.sh serve")
         ensure_private_media_root()
         if is_loopback(options["host"]):
             ensure_local_secret_key()
