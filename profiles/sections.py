@@ -6,7 +6,7 @@ past episodes ("history") and reminders are not part of a profile: an agent find
 import re
 
 from extraction.attribute_kinds import BY_NAME
-from extraction.slots import category_of, topic_tags
+from extraction.slots import topic_tags
 from profiles.models import Section
 
 # attribute (its name before ":", e.g. "allergy:peanuts" -> "allergy") -> section; None: not a profile fact
@@ -124,8 +124,6 @@ def section_of(memory) -> Section | None:
         return ATTRIBUTE_SECTIONS[base]
     if category in CATEGORY_SECTIONS:
         return CATEGORY_SECTIONS[category]
-    if not category and (said := category_of(content)[0]) in CATEGORY_SECTIONS and said != "history":
-        return CATEGORY_SECTIONS[said]  # written by hand without one: "Loves Studio Ghibli films" says a preference
     # its tags, else the topics its words name (a memory written by hand often has neither category nor tags)
     for tag in [*(memory.tags or ()), *topic_tags(content)]:
         if tag in TAG_SECTIONS:

@@ -26,10 +26,6 @@ def memory(content, category="fact", attribute=""):
     ("The user is teetotal.", "restriction", "diet", Section.HEALTH),
     ("The user is originally from Accra.", "fact", "", Section.IDENTITY),
     ("The user is a Quaker.", "fact", "", Section.IDENTITY),
-    # written by hand without a category: what its words say
-    ("Loves Studio Ghibli films", "", "", Section.PREFERENCES),
-    ("Prefers green tea over coffee", "", "", Section.PREFERENCES),
-    ("Is allergic to peanuts", "", "", Section.HEALTH),
 ])
 def test_lasting_facts_find_their_section(content, category, attribute, section):
     assert section_of(memory(content, category, attribute)) == section
