@@ -29,8 +29,9 @@ _ASK = re.compile(
     r"(?:me|us|a|an|the|my|our|this|that|these|those|some|it|them|him|her|what|how|out|up|with)\b"
     r"|need\s+(?:a|an|some|help|ideas?|tips|advice|easy|quick|new|recipes?|suggestions?)\b"
     r"|(?:got\s+)?any\s+(?:tips|ideas|suggestions|recs|recommendations|advice|thoughts)\b"
-    r"|(?:is|are)\s+there\b|does\s+(?:the|it|this|that)\b|what(?:'s|s)?\b|how\b|where\s+(?:can|do|should|is)\b"
-    r"|when\s+(?:can|should|do|is)\b|which\s+(?:one|of)\b|should\s+i\b|do\s+i\b|ideas?\s+for\b|thoughts\?)")
+    # what talk.QUESTION does not already say: "whats ...", "does the ...", "where can ...", "ideas for ..."
+    r"|whats\b|does\s+the\b|where\s+(?:can|do|should|is)\b|when\s+(?:can|should|do|is)\b|ideas?\s+for\b"
+    r"|thoughts\?)")
 
 
 def asks(piece: str) -> bool:
@@ -42,8 +43,11 @@ def asks(piece: str) -> bool:
         return False  # "..., which is going to take some getting used to": said of what came before
     # a piece ending in "?" asks unless the speaker opens it ("I finished it - want to see?" says something first)
     # or it goes on from the subject before it ("My manager, Helen Cho, wants the report by Thursday - can you ...?")
-    question = text.endswith("?") and not _OWN_START.match(text) and nlp.parse(text)[0].tag_ not in ("VBZ", "VBD")
-    return bool(question or talk.QUESTION.match(text) or _ASK.match(text) or _imperative(text))
+    if talk.QUESTION.match(text) or _ASK.match(text):
+        return True
+    if text.endswith("?") and not _OWN_START.match(text) and nlp.parse(text)[0].tag_ not in ("VBZ", "VBD"):
+        return True
+    return _imperative(text)
 
 
 _RELATIVE = re.compile(r"(?i)(?:which|who|whose|whom|where|when)\b(?!\s+(?:do|does|did|can|could|should|would|will)\b)")
@@ -83,10 +87,12 @@ def apart(sentence: str) -> list[tuple[str, bool]]:
     for index in range(len(pieces) - 2, -1, -1):  # a fragment goes with what follows: "as a vegetarian, how do i ..."
         if not asked[index] and not has_verb(pieces[index]):
             asked[index] = asked[index + 1]
+    if all(asked):
+        return [(sentence, False)]  # "as a vegetarian, how do i ...?": one question, read whole as before
     out: list[tuple[str, bool]] = []
     for piece, ask in zip(pieces, asked, strict=True):
-        if out and ask == out[-1][1]:  # a statement's parts stay together ("im vegetarian, the kids eat chicken")
-            out[-1] = (f"{out[-1][0]}, {piece}", False)
+        if out and ask == out[-1][1]:  # parts of one kind stay together ("im vegetarian, the kids eat chicken")
+            out[-1] = (f"{out[-1][0]}, {piece}", ask)
         else:
             out.append((piece, ask))
     return out

@@ -111,11 +111,12 @@ def capitalise_names(text: str) -> str:
             span.append(word)
         if not span or (match["org"] and all(known_word(w) for w in span)):
             continue  # "at the park", "for trans people": words, unless a job is at them ("started at kestrel ...")
-        name = " ".join(span)
-        cased = " ".join(w.capitalize() for w in span)
-        trial = parse(out.replace(name, cased, 1))
+        # in its place (the same length cased): "deb" in "my manager is deb", not in "debt" said before
+        start = match.start("name")
+        end = start + len(" ".join(span))
+        cased = f"{out[:start]}{' '.join(w.capitalize() for w in span)}{out[end:]}"
         labels = {"PERSON"} if match["person"] else {"ORG", "PERSON", "GPE", "FAC"}  # a job's place, or an org's
-        if any(ent.label_ in labels and cased.split()[0] in ent.text for ent in trial.ents) or not any(
-                known_word(w) for w in span):
-            out = out.replace(name, cased, 1)
+        if not any(known_word(w) for w in span) or any(
+                ent.label_ in labels and ent.start_char <= start < ent.end_char for ent in parse(cased).ents):
+            out = cased
     return out

@@ -29,6 +29,9 @@ def test_a_sentence_is_cut_where_a_request_meets_a_statement():
         ("need easy weeknight dinners", True), ("im vegetarian but the kids eat chicken", False)]
     assert apart("im 34 and trying to squeeze workouts into nap time, give me a 20 min routine") == [
         ("im 34 and trying to squeeze workouts into nap time", False), ("give me a 20 min routine", True)]
+    # two requests stay one request
+    assert apart("can you help, give me a routine, im vegetarian") == [
+        ("can you help, give me a routine", True), ("im vegetarian", False)]
     # a fragment goes with what follows it
     assert apart("as a vegetarian, how do i get enough protein?") == [
         ("as a vegetarian, how do i get enough protein?", False)]

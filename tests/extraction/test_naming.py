@@ -43,6 +43,7 @@ def test_a_place_typed_in_lower_case_is_capitalised_and_a_word_is_not():
     ("deb left so my new manager is ravi okonkwo and i dont know him", "deb left so my new manager is Ravi Okonkwo and "
                                                                         "i dont know him"),
     ("im seeing someone named tobias now", "im seeing someone named Tobias now"),
+    ("i love ravioli, my manager is ravi", "i love ravioli, my manager is Ravi"),  # the name in its place
     ("i work at home with my kids", "i work at home with my kids"),
     ("had lunch with friends at the park", "had lunch with friends at the park"),
     ("I work at fernbrook logistics", "I work at Fernbrook Logistics"),  # a phone capitalises "I" for them
