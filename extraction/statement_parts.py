@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 
+from core.number_words import in_digits
 from extraction.attribute_kinds import MASKS, ROLES
 from extraction.naming import NAME_ROLES, RELATIONS, names, time_word
+from extraction.nlp import number_value
 from extraction.statement_roles import left_thing, received
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
@@ -150,7 +152,7 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
 
 def said_age(doc) -> str:
     """A number said as an age ("a 34 year old nurse", "29 years old"), else ""."""
-    return next((t.text for t in doc if t.like_num and _AGE.match(doc[t.i:t.i + 3].text)), "")
+    return next((number_value(t) for t in doc if t.like_num and _AGE.match(doc[t.i:t.i + 3].text)), "")
 
 
 def main_verbs(doc) -> list:
@@ -214,10 +216,19 @@ def intended(doc) -> bool:
         for c in root.children)
 
 
-def _is_age(ent) -> bool:
-    """"40 years old", or a bare "46" the tagger took for a date: a number, not a time."""
-    text = ent.text.strip()
-    return ent.label_ in _TIME and (bool(_AGE.match(text)) or (text.isdigit() and len(text) <= 3))
+def _ages(doc) -> set[int]:
+    """Where the tagger took an age for a time: "40 years old", a bare "46", a number after "turned" ("turned
+    seventy-one last week"): its tokens' indices."""
+    found = {t.i for ent in doc.ents if ent.label_ in _TIME and (
+        _AGE.match(text := ent.text.strip()) or (text.isdigit() and len(text) <= 3) or (
+            re.fullmatch(r"[a-z]+(?:[ -][a-z]+)?", text.lower()) and in_digits(text))) for t in ent}
+    for t in doc:
+        if t.like_num and t.i and doc[t.i - 1].lower_ in ("turned", "turning", "turn"):
+            end = t.i + 1
+            while end < len(doc) and (doc[end].like_num or doc[end].text == "-"):
+                end += 1
+            found.update(range(t.i, end))
+    return found
 
 
 def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
@@ -242,15 +253,13 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
         digits = re.sub(r"\D", "", match.group(0))
         if len(digits) >= 6:
             found.setdefault("phone", []).append((digits, False))
-    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
-    # "turned 35 on Tuesday": the tagger may read the age into the date
-    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages or (
-                t.i and doc[t.i - 1].lower_ in ("turned", "turning", "turn"))) and not _PHONE.search(t.text)
+    ages = _ages(doc)  # "turned 35 on Tuesday": the tagger may read the age into the date
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
             and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)]  # "two kids" counts kids
     if nums:  # the first that holds: "turned 35, so I'm no longer 34"
         # as a name's: 2 when denied ("no longer 34"); 1 under a verb that ends it ("it was my 35th birthday":
         # the number still says the age, as "from" does a name)
-        said = [(t.text, 2 if _denied(governing_verb(t)) else 1 if ends(governing_verb(t)) else 0) for t in nums]
+        said = [(number_value(t), 2 if _denied(verb := governing_verb(t)) else 1 if ends(verb) else 0) for t in nums]
         found["number"] = [next((value for value in said if not value[1]), said[0])]
     return found
 
@@ -267,7 +276,7 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     left out."""
     subject = set(holder_token.subtree) if holder_token is not None else set()
     name_starts = {t.i: span.start for span in names(doc) for t in span}
-    ages = {t.i for ent in doc.ents if _is_age(ent) for t in ent}
+    ages = _ages(doc)
     self_they = holder_token is not None and holder_token.lower_ == "user"
     # a reason says why, not what: "relocated to Porto because my company opened an office there" is a move
     reason = {t for token in doc if token.dep_ == "advcl" and any(

@@ -235,9 +235,13 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
     text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
-    return nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
+    text = nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
+    # a day typed in lower case is a day ("got the keys on friday"); "may" and "march" may be words
+    return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
 
 
+_DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]
+_LOWER_DAY = re.compile(rf"\b(?:{'|'.join(_DAYS)})s?\b")
 _OWNER_UNMARKED = re.compile(
     rf"(?i)\b(?P<owner>(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))s "
     rf"(?=(?:{'|'.join(FAVOURITE_WORDS)}|new|old|current|own|first|car|phone|number|email|job|boss|school|house|"

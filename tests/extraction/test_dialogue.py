@@ -612,7 +612,7 @@ def test_a_short_implied_statement_naming_someone_is_kept_but_a_feeling_is_not()
 
 
 def test_a_diet_or_status_fragment_with_a_time_is_the_speakers():
-    assert contents("totally vegan since june") == ["The user is vegan since june."]
+    assert contents("totally vegan since june") == ["The user is vegan since June."]
     assert contents("divorced as of last month") != []
 
 
@@ -666,7 +666,7 @@ def test_a_number_or_address_for_someone_else_is_not(text):
 
 def test_an_emoji_between_two_sentences_ends_the_first():
     assert contents("been fully vegan since january, so cheese is out too :( any dairy free snacks?") == [
-        "The user has been fully vegan since january, so cheese is out too."]
+        "The user has been fully vegan since January, so cheese is out too."]
     assert contents("guess who got promoted to team lead today 🎉 still processing it") == [
         "The user got promoted to team lead today."]
 
@@ -682,7 +682,7 @@ def test_a_request_after_a_statement_is_dropped():
     ("we've been in Haarlem since the spring (utrecht rents were insane lol) and i still haven't found a decent "
      "bakery, any tips?", "The user has been in Haarlem since spring 2023."),
     ("mireille and i have our third date on friday, where should we go in lyon??",
-     "Mireille and the user have their third date on friday."),
+     "Mireille and the user have their third date on Friday."),
     ("can you help me plan meals for the week, i'm pescatarian btw so fish is fine",
      "The user is pescatarian so fish is fine."),
     ("Please address me as Katherine in the drafts.", "The user's preferred name is Katherine."),
@@ -743,3 +743,14 @@ def test_a_heading_or_an_announcement_is_no_part_of_the_statement(text, memory):
 ])
 def test_a_partner_or_manager_named_in_a_request_is_kept(text, memory):
     assert contents(text) == [memory]
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    # dictated: fillers, no stops, the request to the assistant said in the same breath
+    ("uh so yeah i work at Halden Foods like three days a week so if you could plan my gym days around that thats "
+     "ideal", ["The user works at Halden Foods three days a week."]),
+    ("so it was a big week um we got the keys on friday we live in Harrogate now so like update my address",
+     ["The user got the keys on Friday, 5 May 2023.", "The user lives in Harrogate now."]),
+])
+def test_a_dictated_message_gives_the_statements_said_in_it(text, memories):
+    assert contents(text, when=SENT) == memories
