@@ -208,7 +208,8 @@ def favourite_of(what: str) -> str:
     what = what.strip().lower()
     if thing := re.fullmatch(r"(?:thing|things|stuff) to (\w+)", what):  # "fav thing to eat": food
         return _THING_TO.get(thing[1], what)
-    words = re.split(r"\s+(?:to|of|for|in)\s+", what)[0].split()
+    # "scent in the whole lineup", "scent we make": the thing before what is said of it
+    words = re.split(r"\s+(?:to|of|for|in|at|on|that|which|we|i|you|they|he|she)\s+", f"{what} ")[0].split()
     return words[-1] if words else what
 
 

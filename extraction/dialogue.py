@@ -236,7 +236,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if called := talk.CALLED_ME.match(sentence):
         sentence = f"I go by {called['name']}{called['rest']}"
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them
-    if done and (done["verb"].lower() not in ("made", "named") or {
+    if done and (done["verb"].lower() not in ("made", "named") or talk.ROLE_NOUN.match(done["rest"]) or {
             w.strip(".,!?;:").lower() for w in done["rest"].split()} & (OCCUPATIONS | talk.TITLE_WORDS)):
         sentence = f"I got {done['verb']}{done['rest']}"
     pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)), clauses.say_apart)

@@ -80,7 +80,7 @@ def third_singular(verb: str) -> str:
                "were": "was", "aren't": "isn't", "weren't": "wasn't"}
     if low in special:
         return special[low]
-    if low in MODALS or is_past(low) or not re.fullmatch(r"[a-z]+(?:-[a-z]+)?", low) or len(low) < 2:
+    if low in MODALS or is_past_tense(low) or not re.fullmatch(r"[a-z]+(?:-[a-z]+)?", low) or len(low) < 2:
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"

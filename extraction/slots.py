@@ -148,7 +148,9 @@ _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
 
-_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b")
+# a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
+_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
+                      r"|\b(?:uni|university|school|college|student|campus) (?:e-?mail|address|account|number|phone)\b")
 _OWN = re.compile(r"(?i)\b(?:personal|private|home)\b")
 
 

@@ -119,8 +119,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         return ("", head) if not owner else ("user's", head)
     owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
     if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
-            c.dep_ == "poss" for c in head.children):
-        return ("", head) if given == "user" else (head.lower_, head)  # the extractor wrote the speaker's name
+            c.dep_ == "poss" for c in head.children):  # "Dana is my accountant": Dana's job, not the speaker's
+        mine = any(c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
+                   for c in head.head.children)
+        return ("", head) if given == "user" and not mine else (head.lower_, head)  # the extractor wrote the speaker's
     if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
             c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):
         return head.lower_, head  # "the user's teammate Ravi reports to Jonas": Ravi's manager
@@ -255,7 +257,8 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
             found.setdefault("phone", []).append((digits, False))
     ages = _ages(doc)  # "turned 35 on Tuesday": the tagger may read the age into the date
     nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
-            and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)]  # "two kids" counts kids
+            and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)  # "two kids" counts kids
+            and not (t.dep_ == "pobj" and t.head.lower_ in _CLOCK)]  # "put the kids to bed at 8": a time
     if nums:  # the first that holds: "turned 35, so I'm no longer 34"
         # as a name's: 2 when denied ("no longer 34"); 1 under a verb that ends it ("it was my 35th birthday":
         # the number still says the age, as "from" does a name)
@@ -264,6 +267,7 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
     return found
 
 
+_CLOCK = {"at", "by", "around", "until", "till", "before", "after"}
 _REASONS = {"because", "cause", "cos", "coz", "cuz"}
 
 

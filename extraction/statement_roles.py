@@ -27,6 +27,7 @@ def named_roles(doc) -> list[tuple[str, str]]:
             names = [c for c in t.children if c.dep_ == "appos" and c.pos_ == "PROPN"]
             if not names and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "PROPN":
                 names = [doc[t.i + 1]]  # the small parser hangs "Hana" elsewhere in "their wife Hana love hiking"
+            names = names or ([t.head] if t.dep_ == "appos" and t.head.pos_ == "PROPN" else [])  # "Gloria, my boss,"
             found += [(t.lower_, n.text.lower()) for n in names[:1]]
         elif t.lower_ in ROLES and t.dep_ == "compound" and t.head.pos_ == "PROPN" and any(
                 c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user") for c in t.head.children):
@@ -157,7 +158,8 @@ def says_occupation(doc, token) -> bool:
     if verb is None:
         return False
     if verb.lemma_ == "be":
-        return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS for c in verb.children)
+        return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS and not any(  # "Dana is my accountant"
+            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children) for c in verb.children)
     # "got a job as a store manager", "took a position as head chef"
     if any(t.lemma_.lower() in ("job", "position", "role", "post", "gig") and any(
             p.lower_ == "as" and any(g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS for g in p.children)

@@ -22,7 +22,8 @@ MARKER = re.compile(
     r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
     r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
     r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
-VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?=\S)")
+# a name said to someone, not one the speaker describes next ("Gloria, my supervisor at the CU, said ...")
+VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?!(?:my|our)\b[^,.!?]{1,40},)(?=\S)")
 TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")
 # a place said before a trailing name, which names it: "at a startup, Pitch", "for a private clinic, Bupa"
 NAMED_PLACE = re.compile(
@@ -74,6 +75,8 @@ YOU_PHRASES = (
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
 DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
                         r"(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me(?P<rest>\b.*)$")
+# what "made me" a person who does something is: a role ("a loan processor"), not "a cake"
+ROLE_NOUN = re.compile(r"(?i) an? (?:\w+ ){0,2}\w{3,}(?:er|or|ist|ian|ant|ent|ee)\b")
 # a label said bare in chat, of the speaker's: "New title as of Monday: design manager", "Home is a flat in Leeds"
 NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{1,25}?)"
                        r"(?P<when> (?:as of|from|since|starting) [^:]{1,25})?"

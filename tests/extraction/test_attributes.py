@@ -143,7 +143,9 @@ def test_splitting_from_someone_ends_them_and_a_split_bill_ends_nothing():
 
 
 @pytest.mark.parametrize("text", ["My landlord is Ahmed.", "The user's dentist is a man called Omar.",
-                                  "My cat is called Miso.", "My brother is Tom."])
+                                  "My cat is called Miso.", "My brother is Tom.",
+                                  "Dana is the user's accountant.",  # Dana's job, not the speaker's
+                                  "The user put the kids to bed at 8."])  # a time, no age
 def test_someone_the_speaker_knows_in_a_role_fills_none_of_their_single_valued_attributes(text):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.single and f.holder == ""]
 
@@ -253,11 +255,14 @@ def test_a_name_is_never_changed_without_a_word_for_naming():
     ("The user's girlfriend Chloe loves hiking.", ("partner", "chloe", "")),  # the role parsed as the name's part
     ("The user's go-to comfort food is lasagne.", ("favourite food", "lasagne", "")),  # of what: its head noun
     ("The user met someone new, his name is Ryan.", ("name", "ryan", "he")),  # his, not the speaker's
+    ("Gloria, the user's supervisor at the CU, said they can leave early.", ("manager", "gloria", "")),
+    ("Becca is the user's manager now.", ("manager", "becca", "")),
+    ("The user's personal favorite scent they make is Cedar & Sage.", ("favourite scent", "personal cedar sage", "")),
 ])
 def test_who_a_value_belongs_to(text, expected):
     found = statement_frames([(text, "user")])[0]
     assert expected in [(f.attribute, f.value, f.holder) for f in found], found
-    assert not [f for f in found if f.attribute == "name" and not f.holder]
+    assert not [f for f in found if f.attribute in ("name", "job title") and not f.holder]
 
 
 def test_being_done_with_someone_ends_them():

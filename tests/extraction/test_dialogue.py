@@ -27,6 +27,8 @@ def only(text: str, **kwargs):
     ("remember that my flight to Tokyo leaves on June 3rd", "The user's flight to Tokyo leaves on June 3rd."),
     ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
     ("We're vegan at home", "The user is vegan at home."),  # the conversation named nobody "we" could add
+    ("I run a candle shop from my garage", "The user runs a candle shop from their garage."),
+    ("Becca's our manager now", "Becca is the user's manager now."),
     ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
     ("Please call me Bob", "The user's preferred name is Bob."),
     ("I'm planning a trip to Peru in December", "The user is planning a trip to Peru in December."),
@@ -341,6 +343,7 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
     ("She hired me on Monday!", "The user got hired on Monday, 17 June 2024."),
     ("They made me art director last week.", "The user got made art director in the week before 20 June 2024."),
     ("My boss named me team lead.", "The user got named team lead."),
+    ("They made me a claims adjuster at Brightwell.", "The user got made a claims adjuster at Brightwell."),
 ])
 def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     assert contents(text, when=JUNE) == [content]
@@ -377,6 +380,7 @@ def test_a_wish_in_an_ing_phrase_is_no_statement(text):
 
 def test_being_made_to_do_something_is_no_title():
     assert contents("They made me laugh so hard.", when=JUNE) == []
+    assert contents("She made me a cake for my birthday.", when=JUNE) == []
 
 
 @pytest.mark.parametrize(("text", "content"), [
