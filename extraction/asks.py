@@ -103,4 +103,14 @@ def pieces(runs: list[str]) -> list[tuple[str, bool]]:
     says as a whole ("... im 30 now", "so give me android steps"); a lone one as `apart` cuts it."""
     if len(runs) == 1:
         return apart(runs[0])
-    return [(run, asks(run)) for run in runs]
+    out: list[tuple[str, bool]] = []
+    for run in runs:
+        # what follows "so" asks when it is said to the assistant ("so if you need my location ..."); said of the
+        # speaker, it stays with what it follows ("my Galaxy's screen cracked so I got an iPhone 15 instead")
+        led = re.match(r"(?i)so\b", run)
+        ask = asks(run) or bool(led and talk.YOU.search(run))
+        if led and out and not ask and not out[-1][1]:
+            out[-1] = (f"{out[-1][0]} {run}", False)
+        else:
+            out.append((run, ask))
+    return out

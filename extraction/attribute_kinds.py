@@ -75,7 +75,8 @@ KINDS = (
     Kind("manager", True, "person", (
         "my manager is {person}", "my boss is {person}", "I report to {person}", "my new supervisor is {person}",
         "I now report to {person}", "{person} became my manager", "my team lead is {person}",
-        "my line manager is {person}", "{person} supervises me now", "{person} manages our team")),
+        "my line manager is {person}", "{person} supervises me now", "{person} manages our team",
+        "I answer to {person} now")),
     Kind("partner", True, "person", (
         "my partner is {person}", "I'm dating {person}", "my wife is {person}", "my husband is {person}",
         "my boyfriend is {person}",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extraction import attribute_kinds, clauses, nlp, talk
+from extraction import attribute_kinds, clauses, holders, nlp, talk
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
@@ -177,7 +177,7 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
 
 def _read(docs, statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:
     """The frames of each parsed statement, by its own words."""
-    parsed = [(doc, *parts.holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
+    parsed = [(doc, *holders.holder(doc, subject, names)) for doc, (_, subject) in zip(docs, statements, strict=True)]
     # masked ("I live in Xyz") and with its names kept ("I switched to a Samsung": the brand says phone)
     texts = [parts.masked(doc, token) for doc, _, token in parsed] + [
         parts.masked(doc, token, keep_names=True) for doc, _, token in parsed]

@@ -54,7 +54,8 @@ def runs(sentence: str) -> list[str]:
             continue
         # a clause said after one already whole ("it was a big week we got the keys") is no complement of it, as in
         # "i think im 30", "let you know i moved"
-        whole = not _TOLD & set(nlp.lemmas(verb.head.lower_).get("VERB", ())) and any(
+        told = _TOLD & set(nlp.lemmas(verb.head.lower_).get("VERB", ()))
+        whole = verb.head.pos_ not in ("VERB", "AUX") or not told and any(
             c.dep_ in ("dobj", "attr") and c.i < token.i for c in verb.head.children)
         # a clause with no relative word right after its noun ("the car i drive"), not after more ("the keys on
         # friday we live in Harrogate")
@@ -77,12 +78,20 @@ def runs(sentence: str) -> list[str]:
         cuts.append(start)
     # "... so redo the numbers", "... so if you need my location", "... so the menu might look different": what
     # follows "so" is said of it, in a clause of its own
-    cuts += [t.i for t in doc if t.lower_ == "so" and 0 < t.i < len(doc) - 1 and (
-        doc[t.i + 1].pos_ in ("PRON", "DET", "SCONJ") or doc[t.i + 1].tag_ == "VB"
-        or doc[t.i + 1].lower_ in nlp.lemmas(doc[t.i + 1].lower_).get("VERB", ()))]
+    cuts += [t.i for t in doc if t.lower_ == "so" and 0 < t.i and (after := _after_so(doc, t.i)) is not None and (
+        after.pos_ in ("PRON", "DET", "SCONJ") or after.tag_ == "VB"
+        or after.lower_ in nlp.lemmas(after.lower_).get("VERB", ()))]
     pieces, start = [], 0
     for cut in sorted(set(cuts)):
         if any(t.pos_ in ("VERB", "AUX") for t in doc[start:cut]):  # "ok so i got ...": "ok" is no sentence
             pieces.append(doc[start:cut].text)
             start = cut
     return [*pieces, doc[start:].text]
+
+
+def _after_so(doc, i: int):
+    """The word that says what follows "so", past "now", "then", "yeah" ("so now im driving a Kia"), or None."""
+    i += 1
+    while i < len(doc) and doc[i].lower_ in ("now", "then", "yeah", "anyway", "basically", "obviously"):
+        i += 1
+    return doc[i] if i < len(doc) else None

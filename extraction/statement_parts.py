@@ -1,18 +1,17 @@
-"""What a parsed statement holds, read from its spaCy parse for extraction.attributes: whom it is about (its
-holder), its values (names, numbers, e-mail addresses, phone numbers, the predicate's words), whether its verb
-ends something, and the statement masked for comparison with the attribute kinds' prototype frames."""
+"""What a parsed statement holds, read from its spaCy parse for extraction.attributes: its values (names, numbers,
+e-mail addresses, phone numbers, the predicate's words), whether its verb ends something, and the statement masked
+for comparison with the attribute kinds' prototype frames. Whom it is about is extraction.holders'."""
 
 from __future__ import annotations
 
 import re
 
 from core.number_words import in_digits
-from extraction.attribute_kinds import MASKS, ROLES
-from extraction.naming import NAME_ROLES, RELATIONS, names, time_word
+from extraction.attribute_kinds import MASKS
+from extraction.naming import NAME_ROLES, names, time_word
 from extraction.nlp import number_value
-from extraction.statement_roles import left_thing, received
+from extraction.statement_roles import left_thing
 
-SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
 _MAYBE = {"might", "may", "could", "would", "should"}
@@ -21,135 +20,11 @@ ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose"
 _PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
-_TIME = {"DATE", "TIME"}
+TIME_LABELS = {"DATE", "TIME"}
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")
 _AGE_UNITS = {"year", "yr", "years", "yrs"}
 _FILLER = {"now", "just", "again", "currently", "recently", "finally", "officially", "still", "also", "really",
            "new", "old", "today", "yesterday", "ago", "since", "anymore", "longer", "day", "days", "lately", "used"}
-
-
-_STAND_INS = ("it", "that", "this")
-_GROUPS = {"team", "company", "department", "group", "club", "shared", "joint"}
-_THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
-
-
-def _names_a_relation(head) -> bool:
-    """A subject said to be the speaker's relation of a kind that is theirs (attribute_kinds.ROLES): "Oluwaseun is
-    my boss", "Greta is the user's manager"."""
-    return head.head.lemma_ == "be" and any(
-        c.dep_ == "attr" and (c.lemma_.lower() in ROLES or c.lower_ in ROLES) and any(
-            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
-        for c in head.head.children)
-
-
-def _relation_named(head) -> bool:
-    """The speaker's relation of a kind that is theirs said to be a name: "my boss is Gary"."""
-    return (head.lemma_.lower() in ROLES or head.lower_ in ROLES) and head.head.lemma_ == "be" and any(
-        p.dep_ == "poss" and p.lower_ in ("my", "our", "user", "their") for p in head.children) and any(
-        c.dep_ in ("attr", "acomp") and (c.pos_ == "PROPN" or c.is_title) for c in head.head.children)
-
-
-def _is_self(token, self_names: set[str]) -> bool:
-    """The speaker as a subject: "I", "we", their name, "the user" (not "the user's ...")."""
-    return token.lower_ in ("i", "we") or token.lower_ in self_names or (
-        token.lower_ == "user" and not any(c.dep_ == "poss" for c in token.children))
-
-
-def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
-    """Whom the statement is about ("" = the speaker) and the subject's head token to say "I" in its place."""
-    given = (subject or "").strip().lower()
-    # a date is nobody ("Friday, 31 May was the user's last day at Zalando"), nor an adjective the parser made a
-    # subject ("..., so pescatarian now they guess")
-    every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in _TIME and t.pos_ != "ADJ"]
-    subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
-    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
-            c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
-            for c in subjects[0].head.children):
-        return "", None  # "it was my 35th birthday": the speaker's
-    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
-            t.lower_ == "for" and t.head.dep_ in ("ROOT", "conj", "acomp", "attr") and (
-                t.head == subjects[0].head or t.head.head == subjects[0].head)
-            and any(o.lower_ in ("me", "us", "them", "user") for o in t.children)
-            for t in subjects[0].head.subtree):
-        return "", None  # "it's fully plant-based for me now": the speaker's way
-    if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be":
-        # "my office line changed, it's 0207 ...": "it" is the speaker's thing named before
-        # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
-        subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or [
-            t for t in every if t.i < subjects[0].i and t.head.dep_ != "advcl" and _is_self(t, self_names)] or subjects
-        if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user")
-                                                   for t in doc[:subjects[0].i]):
-            return "", None  # "my favourite colour used to be blue but it's green now": the speaker's thing
-    if subjects and received(subjects[0].head):
-        return "", None  # "my daughter gave me a Galaxy A54": the speaker's now
-    if subjects and (_names_a_relation(subjects[0]) or _relation_named(subjects[0])):
-        # "Greta is my manager", "my boss is Gary" (the extractor's subject: the name): the speaker's, named
-        return "", None
-    if given and given not in SELF_WORDS and given not in self_names:
-        return given, subjects[0] if subjects else None
-    if subjects and subjects[0].pos_ == "PROPN" and subjects[0].head.lemma_ not in ("call", "name") and any(
-            c.dep_ == "dobj" and (c.lower_ == "me" or _is_self(c, self_names)) for c in subjects[0].head.children):
-        return "", None  # "Sarah manages me now": said of the speaker, the name is the value ("Sarah called me": no)
-    if not subjects:
-        # the small model found no subject in "The user's mum works at IKEA" (a noun "works"): the relation named
-        opening = re.match(r"(?i)(?:the user's|my|our) (\w+)\b", doc.text)
-        if opening and opening[1].lower() in RELATIONS:
-            return opening[1].lower(), None
-        return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
-    head = subjects[0]
-    if head.ent_type_ in _THINGS:
-        # a thing is nobody: "The Civic died so the user bought a Mazda", "Ramen overtook pizza as my favourite"
-        speaker = next((t for t in every + [c for t in every for c in t.children if c.dep_ == "conj"]
-                        if _is_self(t, self_names)), None)
-        if speaker is not None:
-            return "", speaker
-        if any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user") for t in doc):
-            return "", None
-    word = head.lower_
-    if word in ("i", "we", "me") or word in self_names:
-        return "", head
-    if any(c.dep_ == "conj" and (_is_self(c, self_names) or (c.lower_ == "they" and "user" in doc.text.lower()))
-           for c in head.children):
-        return "", head  # "the kids and I are in Bergen now", "Tom and I are done": the speaker with others
-    group = next((c for c in head.children if c.dep_ == "compound" and c.lower_ in _GROUPS), None)
-    if group is not None:
-        return group.lower_, head  # "our team inbox": the team's, not the speaker's own
-    if word == "user":
-        owner = [c for c in head.children if c.dep_ == "poss"]
-        return ("", head) if not owner else ("user's", head)
-    owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
-    if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
-            c.dep_ == "poss" for c in head.children):  # "Dana is my accountant": Dana's job, not the speaker's
-        mine = any(c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
-                   for c in head.head.children)
-        return ("", head) if given == "user" and not mine else (head.lower_, head)  # the extractor wrote the speaker's
-    if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
-            c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):
-        return head.lower_, head  # "the user's teammate Ravi reports to Jonas": Ravi's manager
-    if head.lower_ == "ex" and head.i + 2 < len(doc) and doc[head.i + 2].lower_ in RELATIONS:
-        return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
-    if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:
-        named = [c.text for c in head.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"]
-        # "my boss's boss is Priyanka": the boss's ("my boss is Tom" is the speaker's: _relation_named)
-        theirs = next((c for c in head.children if c.dep_ == "poss" and c.lemma_.lower() in RELATIONS), None)
-        if theirs is not None:
-            return theirs.lemma_.lower(), head
-        return (f"{head.lemma_.lower()} {named[0].lower()}" if named else head.lemma_.lower()), head
-    if word == "they" and any(t.lower_ == "user" for t in doc):
-        return "", head  # the extractor's "I" in a later clause: "The user traded the Clio in, they drive ..."
-    if head.pos_ in ("PRON",) and word in ("he", "she", "they", "it"):
-        return word, head
-    owner = next((c for c in head.children if c.dep_ == "poss"), None)
-    if owner is not None and owner.lower_ in ("his", "her"):
-        return {"his": "he", "her": "she"}[owner.lower_], head  # "his name is Ryan": his, not the speaker's
-    if owner is not None and (owner.lemma_.lower() in RELATIONS or owner.lower_ in RELATIONS or (
-            owner.pos_ in ("NOUN", "PROPN") and owner.lower_ != "user" and owner.lower_ not in self_names)):
-        return owner.lemma_.lower(), head  # "the user's wife's number", "my landlord's number": theirs
-    if owned or (given == "user" and head.pos_ == "NOUN"):
-        # "my phone number is ...", "mail for the user goes to ...", and in the speaker's own statement a thing
-        # with no owner ("home is Bergen these days"): the speaker's thing
-        return "", None
-    return head.lemma_.lower(), head
 
 
 def said_age(doc) -> str:
@@ -221,7 +96,7 @@ def intended(doc) -> bool:
 def _ages(doc) -> set[int]:
     """Where the tagger took an age for a time: "40 years old", a bare "46", a number after "turned" ("turned
     seventy-one last week"): its tokens' indices."""
-    found = {t.i for ent in doc.ents if ent.label_ in _TIME and (
+    found = {t.i for ent in doc.ents if ent.label_ in TIME_LABELS and (
         _AGE.match(text := ent.text.strip()) or (text.isdigit() and len(text) <= 3) or (
             re.fullmatch(r"[a-z]+(?:[ -][a-z]+)?", text.lower()) and in_digits(text))) for t in ent}
     for t in doc:
@@ -256,7 +131,8 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
         if len(digits) >= 6:
             found.setdefault("phone", []).append((digits, False))
     ages = _ages(doc)  # "turned 35 on Tuesday": the tagger may read the age into the date
-    nums = [t for t in doc if t.like_num and (t.ent_type_ not in _TIME or t.i in ages) and not _PHONE.search(t.text)
+    nums = [t for t in doc if t.like_num and (t.ent_type_ not in TIME_LABELS or t.i in ages)
+            and not _PHONE.search(t.text)
             and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)  # "two kids" counts kids
             and not (t.dep_ == "pobj" and t.head.lower_ in _CLOCK)]  # "put the kids to bed at 8": a time
     if nums:  # the first that holds: "turned 35, so I'm no longer 34"

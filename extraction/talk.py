@@ -10,7 +10,7 @@ from core import calendar_words
 from extraction import nlp
 from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.naming import PERSON_WORDS
-from extraction.slots import RELATIONS
+from extraction.slots import PHONE, RELATIONS
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 MARKER = re.compile(
@@ -222,6 +222,9 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
                   r"I am \1\2 years old", text)
     text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
+    # "... changed numbers. It's 0491 570 159 now": the number said as "it"
+    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text):
+        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})", "my number is ", text)
     # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
     text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
     # a salutation to the assistant: "Dear assistant, I am employed ..."

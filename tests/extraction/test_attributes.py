@@ -26,6 +26,7 @@ def test_every_kind_says_whether_it_holds_one_value():
     ("The user signed a contract with Heineken and works there now.", "employer", "heineken"),
     ("Oluwaseun is the user's boss since the reorganisation.", "manager", "oluwaseun"),
     ("The user is 46 now.", "age", "46"),
+    ("These days the user answers to Priya Nair.", "manager", "priya nair"),
     ("The user turned seventy-one last week.", "age", "71"),  # said in words, compared as digits
     ("The user is thirty four.", "age", "34"),
     ("Mail for the user goes to pat.q@fastmail.com now.", "email", "pat.q@fastmail.com"),

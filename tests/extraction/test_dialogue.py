@@ -758,3 +758,8 @@ def test_a_partner_or_manager_named_in_a_request_is_kept(text, memory):
 ])
 def test_a_dictated_message_gives_the_statements_said_in_it(text, memories):
     assert contents(text, when=SENT) == memories
+
+
+def test_a_new_number_said_as_it_after_a_change_of_numbers_is_the_speakers():
+    assert "The user's phone number is 07700 900 333." in contents(
+        "Had to change numbers after my phone was stolen. It's 07700 900 333 now.", when=SENT)

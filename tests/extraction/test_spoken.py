@@ -27,6 +27,8 @@ def test_hesitations_and_filler_likes_come_out(text, without):
     ("i got a Pixel 8 on the weekend so give me android steps", ["i got a Pixel 8 on the weekend",
                                                                  "so give me android steps"]),
     ("ok so i got a Pixel 8 on the weekend", ["ok so i got a Pixel 8 on the weekend"]),  # "ok" is no sentence
+    ("we sold the flat last spring so now we rent a place in Hove", ["we sold the flat last spring",
+                                                                     "so now we rent a place in Hove"]),
 ])
 def test_a_run_of_sentences_said_without_stops_is_cut_where_each_starts(sentence, cut):
     assert runs(sentence) == cut
