@@ -258,6 +258,8 @@ def test_a_name_is_never_changed_without_a_word_for_naming():
     ("The user met someone new, his name is Ryan.", ("name", "ryan", "he")),  # his, not the speaker's
     ("Gloria, the user's supervisor at the CU, said they can leave early.", ("manager", "gloria", "")),
     ("Becca is the user's manager now.", ("manager", "becca", "")),
+    ("Tom works at Google with the user's sister.", ("employer", "google", "tom")),  # said apart from the speaker
+    ("Priya moved to Berlin with the user's cousin.", ("home", "berlin", "priya")),
     ("The user's personal favorite scent they make is Cedar & Sage.", ("favourite scent", "personal cedar sage", "")),
 ])
 def test_who_a_value_belongs_to(text, expected):
