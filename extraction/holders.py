@@ -104,14 +104,15 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     owned = any(t.dep_ == "poss" for t in head.subtree) or any(t.lower_ == "user" for t in head.subtree)
     if head.pos_ == "PROPN" and head.ent_type_ in ("PERSON", "") and not any(
             c.dep_ == "poss" for c in head.children):
-        # the name is someone else when it does what it does with the speaker's own ("Tom works at Google with my
-        # sister"), or is the speaker's someone in a job ("Dana is my accountant": Dana's job)
+        # the name is someone else when it does what it does with or to the speaker's own ("Tom works at Google with
+        # my sister", "Dana got promoted out of our team"), or is the speaker's someone in a job ("Dana is my
+        # accountant": Dana's job)
         attr = next((c for c in head.head.children if c.dep_ in ("attr", "oprd") and any(
             p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)), None)
         other = (attr is not None and attr.lower_ in OCCUPATIONS and attr.lower_ not in ROLES and not any(
             c.lower_ in FAVOURITE_WORDS for c in attr.children)) or any(  # "Ishiguro is my favourite author"
             t.dep_ == "poss" and t.lower_ in ("my", "our", "user") and t.head.dep_ == "pobj"
-            and t.head.head.lower_ in ("with", "alongside") and t.head.head.head == head.head
+            and t.head.head.lower_ not in ("as", "like") and head.head in t.ancestors
             and head.left_edge.i not in (t.head.i + 1, t.head.i + 2) for t in doc)  # "with my boss, Mr. Ishida,"
         return ("", head) if given == "user" and not other else (head.lower_, head)  # the extractor's name
     if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
