@@ -204,7 +204,7 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
 
 def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict: bool, setting: Setting,
                          said: str, explicit: bool = False) -> list[Candidate]:
-    sentence = _strip_front(strip_discourse(sentence))
+    sentence = talk.unsurprised(_strip_front(strip_discourse(sentence)))
     if not sentence:
         return []
     if strict and not {w.strip(".,!?;:\"()").lower() for w in sentence.split()} & SINGULAR:

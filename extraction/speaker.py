@@ -89,7 +89,7 @@ def speaker_in(sentence: str) -> str | None:
         verb_before = (set(prefix) & _FINITE or any(re.fullmatch(r"[a-z]+(?:s|ed)", w) for w in prefix[1:])
                        or any(w.endswith("'s") for w in prefix)
                        or prefix[-1] in _OBJECT_VERBS)
-        if core in ("me", "my", "myself", "our") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
+        if core in ("me", "my", "myself") and verb_before and prefix[0] not in _IMPLIED_IT and prefix[0] not in (
                 "it", "that", "this", "these", "those", "they", "he", "she", "there", "what", "which", "so"):
             return "object"
         break

@@ -73,8 +73,8 @@ def left_thing(verb) -> bool:
 def left_behind(doc) -> bool:
     """Something left or lost at a place ("I left my umbrella in Paris", "lost my keys at Google"): the thing's
     whereabouts, not the place ended."""
-    return any(left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in t.children)
-               for t in doc)
+    return any(left_thing(t) and any(p.dep_ == "prep" and p.lower_ in ("in", "at", "on") for p in [*t.children, *(
+        g for c in t.children if c.dep_ == "dobj" for g in c.children)]) for t in doc)  # "left us the shack at X"
 
 
 _WORK_VEHICLE = re.compile(r"(?i)\b(?:work|company|office|business|fleet|lease) (?:van|car|truck|vehicle|pickup)\b")
@@ -88,8 +88,8 @@ def work_vehicle(doc) -> bool:
 def a_stay(doc) -> bool:
     """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
     today", "in Paris for a conference this week", "renting a cabin in Montana for August" (being, staying or
-    renting in a place, with a time or a purpose)."""
-    for verb in (t for t in doc if t.lemma_ in ("be", "stay", "rent", "live") and t.dep_ == "ROOT"):
+    renting in a place, with a time or a purpose; time spent there)."""
+    for verb in (t for t in doc if t.lemma_ in ("be", "stay", "rent", "live", "spend") and t.dep_ in ("ROOT", "conj")):
         places = [g for p in verb.subtree if p.dep_ == "prep" and p.lower_ == "in"
                   for g in p.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC")]
         # not "since March" (a start), not "for three years" (a home), not "for good"
@@ -98,7 +98,7 @@ def a_stay(doc) -> bool:
                     and e.text.lower() not in NOWADAYS for e in doc.ents)
         purpose = any(c.dep_ == "prep" and c.lower_ == "for" and not any(
             g.lower_ in ("good", "now") or g.ent_type_ == "DATE" for g in c.children) for c in verb.children)
-        if places and (dated or purpose):
+        if places and (dated or purpose or verb.lemma_ == "spend"):  # "spent all of January in Bicheno"
             return True
     return False
 

@@ -167,7 +167,7 @@ TAIL = re.compile(r"(?i)(?:\s+[-\u2013\u2014]+\s+|,\s+|\s+)(?:which|it|that|this
 NOW = re.compile(r"(?i)\bnow\b")
 # "my personal number hasn't changed": no change
 UNCHANGED = re.compile(r"(?i)\b(?:hasn't|has not|haven't|have not|didn't|did not|won't|will not) "
-                       r"(?:changed?|moved)\b|\b(?:is|are|'s) (?:still )?the same\b")
+                       r"(?:changed?|moved)\b|\b(?:is|are|'s) (?:still )?the same\b|\b(?:is|are|'s) still the one\b")
 WE = re.compile(r"(?i)\b(?:we|we're|we've|we'd|we'll|us|our|ours|ourselves)\b")
 MODAL_WORDS = {"can", "can't", "will", "won't", "should", "must", "gotta", "we'll", "we'd", "could", "shall",
                 "let's"}
@@ -267,3 +267,12 @@ _IS_CONTRACTED = re.compile(
     r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
     r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
     r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
+
+
+def unsurprised(sentence: str) -> str:
+    """A statement said with surprise ("Becca's my manager now and she posts the rota a week ahead??") without its
+    question marks; anything that asks, as it is."""
+    if not sentence.endswith("??") or QUESTION.match(sentence) or YOU.search(sentence):
+        return sentence
+    first = nlp.parse(sentence)[0]
+    return sentence if first.pos_ == "AUX" or first.tag_ in ("WDT", "WP", "WRB") else sentence.rstrip("?!").rstrip()

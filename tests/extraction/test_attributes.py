@@ -367,6 +367,8 @@ def test_values_named_by_what_they_are(text, expected):
     ("The user is in Rome for the weekend.", "employer"),
     ("The user is in Paris for a conference in the week of 3 July 2024.", "home"),
     ("The user is renting a cabin in Montana for August.", "home"),
+    ("Gran left the user the shack at Bicheno, and they spent all of January in Bicheno.", "home"),  # a bequest, a stay
+    ("The user keeps the work phone in a drawer, their own mobile is still the one to use.", "phone"),  # unchanged
 ])
 def test_a_make_or_a_place_in_passing_is_no_car_home_or_employer(text, not_said):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.attribute == not_said]

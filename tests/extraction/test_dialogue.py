@@ -28,7 +28,6 @@ def only(text: str, **kwargs):
     ("I prefer my code reviews to be blunt and short", "The user prefers their code reviews to be blunt and short."),
     ("We're vegan at home", "The user is vegan at home."),  # the conversation named nobody "we" could add
     ("I run a candle shop from my garage", "The user runs a candle shop from their garage."),
-    ("Becca's our manager now", "Becca is the user's manager now."),
     ("Our anniversary is on the 12th of October", "The user's anniversary is on the 12th of October."),
     ("Please call me Bob", "The user's preferred name is Bob."),
     ("I'm planning a trip to Peru in December", "The user is planning a trip to Peru in December."),
@@ -763,3 +762,10 @@ def test_a_dictated_message_gives_the_statements_said_in_it(text, memories):
 def test_a_new_number_said_as_it_after_a_change_of_numbers_is_the_speakers():
     assert "The user's phone number is 07700 900 333." in contents(
         "Had to change numbers after my phone was stolen. It's 07700 900 333 now.", when=SENT)
+
+
+def test_a_statement_said_with_surprise_is_a_statement_and_a_question_still_asks():
+    assert "Priya is the user's manager now." in contents(
+        "so Priya is my manager now and she answers emails at midnight??", when=SENT)
+    assert contents("is that even allowed??", when=SENT) == []
+    assert contents("where should we go for dinner??", when=SENT) == []

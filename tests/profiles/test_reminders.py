@@ -41,7 +41,8 @@ def test_due_times_are_read_against_the_send_time_in_the_users_zone(text, task, 
     assert found.task == task and found.due_at == due.replace(tzinfo=ZoneInfo("Europe/Paris"))
 
 
-@pytest.mark.parametrize("text", ["My meeting went well.", "I love my dentist.", "What should I cook?"])
+@pytest.mark.parametrize("text", ["My meeting went well.", "I love my dentist.", "What should I cook?",
+                                  "I walk by the sea to remind me how small my worries are."])
 def test_no_reminder_in_plain_statements(text):
     assert reminders.reminder_in(text, said_at=THURSDAY) is None
 
