@@ -53,14 +53,15 @@ def runs(sentence: str) -> list[str]:
         if not (token.dep_ in ("nsubj", "nsubjpass") and token.lower_ in _SUBJECTS and verb.i > token.i):
             continue
         # a clause said after one already whole ("it was a big week we got the keys") is no complement of it, as in
-        # "i think im 30", "let you know i moved"
+        # "i think im 30", "let you know i moved"; nor is one said before the verb the parse hangs it on
         told = _TOLD & set(nlp.lemmas(verb.head.lower_).get("VERB", ()))
         whole = verb.head.pos_ not in ("VERB", "AUX") or not told and any(
             c.dep_ in ("dobj", "attr") and c.i < token.i for c in verb.head.children)
         # a clause with no relative word right after its noun ("the car i drive"), not after more ("the keys on
         # friday we live in Harrogate")
         related = verb.dep_ == "relcl" and verb.head.i == token.i - 1
-        if related or verb.dep_ in ("xcomp", "acl", "pcomp") or (verb.dep_ == "ccomp" and not whole) or any(
+        complement = verb.dep_ == "ccomp" and not whole and verb.head.i < verb.i
+        if related or complement or verb.dep_ in ("xcomp", "acl", "pcomp") or any(
                 c.dep_ in ("mark", "cc", "aux") or c.tag_ in ("WDT", "WP", "WRB") for c in verb.children
                 if c.i < token.i):
             continue  # "the car i drive", "i think im 30", "because we moved", "what i drive", "can you call"

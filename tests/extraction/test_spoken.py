@@ -27,6 +27,9 @@ def test_hesitations_and_filler_likes_come_out(text, without):
     ("i got a Pixel 8 on the weekend so give me android steps", ["i got a Pixel 8 on the weekend",
                                                                  "so give me android steps"]),
     ("ok so i got a Pixel 8 on the weekend", ["ok so i got a Pixel 8 on the weekend"]),  # "ok" is no sentence
+    # the parse hangs "im Lead Designer" on the later "say": said before it, it is no complement of it
+    ("big news they moved me up im Lead Designer as of this month so the bio thing can say that",
+     ["big news they moved me up", "im Lead Designer as of this month", "so the bio thing can say that"]),
     ("we sold the flat last spring so now we rent a place in Hove", ["we sold the flat last spring",
                                                                      "so now we rent a place in Hove"]),
 ])
