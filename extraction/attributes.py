@@ -25,7 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.english import third_person
-from extraction.naming import names, nested_names, said_plainly
+from extraction.naming import beside_names, names, nested_names, said_plainly
 from extraction.slots import OCCUPATIONS, at_work
 from integrations import embeddings
 
@@ -317,10 +317,6 @@ def _named(doc, best: dict[str, float], found: list[Frame]) -> list[Frame]:
     return named
 
 
-def _beside(doc) -> set[str]:
-    return {span.text.strip().lower() for span in names(doc) if span.root.head.lower_ in ("off", "near", "behind")}
-
-
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
     attribute, ended = name, False
     if kind.value == "thing":
@@ -340,8 +336,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         # of several names, one of the kind's own ("an engineer at Rolls-Royce in Derby": the ORG)
         own = {e.text.lower() for e in doc.ents if e.label_ in _LABELS.get(kind.value, ())}
         live = [v for v in live if v in own] or live
-        if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says; not the street
-            live = [v for v in live if v not in nested_names(doc) and v not in _beside(doc)] or live  # "just off"
+        if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says; not "just off" it
+            elsewhere = nested_names(doc) | beside_names(doc)
+            live = [v for v in live if v not in elsewhere] or live
         elif kind.value == "org":  # "a nurse at the Croix-Rousse hospital in Lyon", "for Acme in Berlin": no town
             towns = {span.text.strip().lower() for span in names(doc) if span.root.head.lower_ in ("in", "near")}
             live = [v for v in live if v not in towns] or live

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
-from extraction.naming import RELATIONS
+from extraction.naming import RELATIONS, SPEAKERS_OWN, speakers
 from extraction.slots import OCCUPATIONS
 from extraction.statement_parts import TIME_LABELS
 from extraction.statement_roles import received
@@ -21,8 +21,7 @@ def _names_a_relation(head) -> bool:
     """A subject said to be the speaker's relation of a kind that is theirs (attribute_kinds.ROLES): "Oluwaseun is
     my boss", "Greta is the user's manager"."""
     return head.head.lemma_ == "be" and any(
-        c.dep_ == "attr" and (c.lemma_.lower() in ROLES or c.lower_ in ROLES) and any(
-            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
+        c.dep_ == "attr" and (c.lemma_.lower() in ROLES or c.lower_ in ROLES) and speakers(c)
         for c in head.head.children)
 
 
@@ -47,8 +46,7 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in TIME_LABELS and t.pos_ != "ADJ"]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
-            c.dep_ == "attr" and any(p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)
-            for c in subjects[0].head.children):
+            c.dep_ == "attr" and speakers(c) for c in subjects[0].head.children):
         return "", None  # "it was my 35th birthday": the speaker's
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
             t.lower_ == "for" and t.head.dep_ in ("ROOT", "conj", "acomp", "attr") and (
@@ -61,7 +59,7 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         # and "The user quit low carb, it wasn't for them": a remark after the speaker's own clause
         subjects = [t for t in every if t.pos_ == "NOUN" and any(c.dep_ == "poss" for c in t.children)] or [
             t for t in every if t.i < subjects[0].i and t.head.dep_ != "advcl" and _is_self(t, self_names)] or subjects
-        if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user")
+        if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in SPEAKERS_OWN
                                                    for t in doc[:subjects[0].i]):
             return "", None  # "my favourite colour used to be blue but it's green now": the speaker's thing
     if subjects and received(subjects[0].head):
@@ -87,7 +85,7 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
                         if _is_self(t, self_names)), None)
         if speaker is not None:
             return "", speaker
-        if any(t.dep_ == "poss" and t.lower_ in ("my", "our", "user") for t in doc):
+        if any(t.dep_ == "poss" and t.lower_ in SPEAKERS_OWN for t in doc):
             return "", None
     word = head.lower_
     if word in ("i", "we", "me") or word in self_names:
@@ -107,11 +105,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         # the name is someone else when it does what it does with or to the speaker's own ("Tom works at Google with
         # my sister", "Dana got promoted out of our team"), or is the speaker's someone in a job ("Dana is my
         # accountant": Dana's job)
-        attr = next((c for c in head.head.children if c.dep_ in ("attr", "oprd") and any(
-            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children)), None)
+        attr = next((c for c in head.head.children if c.dep_ in ("attr", "oprd") and speakers(c)), None)
         other = (attr is not None and attr.lower_ in OCCUPATIONS and attr.lower_ not in ROLES and not any(
             c.lower_ in FAVOURITE_WORDS for c in attr.children)) or any(  # "Ishiguro is my favourite author"
-            t.dep_ == "poss" and t.lower_ in ("my", "our", "user") and t.head.dep_ == "pobj"
+            t.dep_ == "poss" and t.lower_ in SPEAKERS_OWN and t.head.dep_ == "pobj"
             and t.head.head.lower_ not in ("as", "like") and head.head in t.ancestors
             and head.left_edge.i not in (t.head.i + 1, t.head.i + 2) for t in doc)  # "with my boss, Mr. Ishida,"
         return ("", head) if given == "user" and not other else (head.lower_, head)  # the extractor's name

@@ -20,6 +20,9 @@ _A_NAMED = re.compile(rf"\b(?:a|an|this|some) (?:\w+ )?{_PERSON} (?:called|named
 _SOMEONE_NAMED = re.compile(r"\b(?:someone|somebody)(?: new)?, (?=[A-Z][a-z]+\b)")
 _NAME_IS = re.compile(r"(?i)\b(?P<who>\w+)'s (?:first |full )?name (?P<verb>is|was) (?=[A-Z])")
 
+# the possessives that make a thing the speaker's ("the user's" as extraction writes "my")
+SPEAKERS_OWN = ("my", "our", "user")
+
 
 def said_plainly(content: str) -> str:
     """`content` with its naming idioms said plainly."""
@@ -100,8 +103,18 @@ def _lower_name(token) -> bool:
         or token.dep_ == "pobj" and token.head.lower_ in ("at", "to", "in", "from", "near", "with", "for"))
 
 
+def beside_names(doc) -> set[str]:
+    """Names said as what a place is beside ("lives in Dunedin just off george street"): no place of the verb's."""
+    return {span.text.strip().lower() for span in names(doc) if span.root.head.lower_ in ("off", "near", "behind")}
+
+
 def nested_names(doc) -> set[str]:
     """Names said of a thing rather than of the verb ("moved to Lyon for work at Acme": Acme is where the work
     is, Lyon where the speaker moved)."""
     return {span.text.strip().lower() for span in names(doc)
             if span.root.dep_ == "pobj" and span.root.head.head.pos_ in ("NOUN", "PROPN")}
+
+
+def speakers(token) -> bool:
+    """`token` is said with the speaker's possessive: "my boss", "the user's car"."""
+    return any(c.dep_ == "poss" and c.lower_ in SPEAKERS_OWN for c in token.children)

@@ -123,13 +123,15 @@ def capitalise_names(text: str) -> str:
     return out
 
 
-def number_value(token) -> str:
-    """A number as digits, with the words after it that go with it: "seventy-one" and "thirty four" are "71" and
-    "34"; "42" stays "42"."""
-    if not token.is_alpha:
-        return token.text
+def number_end(token) -> int:
+    """Where the number starting at `token` ends: past the words said with it ("seventy-one", "thirty four")."""
     doc, end = token.doc, token.i + 1
-    while end < len(doc) and (doc[end].like_num and doc[end].is_alpha or (
+    while token.is_alpha and end < len(doc) and (doc[end].like_num and doc[end].is_alpha or (
             doc[end].text == "-" and end + 1 < len(doc) and doc[end + 1].like_num)):
         end += 1
-    return in_digits(doc[token.i:end].text) or token.text
+    return end
+
+
+def number_value(token) -> str:
+    """A number as digits: "seventy-one" and "thirty four" are "71" and "34"; "42" stays "42"."""
+    return token.text if not token.is_alpha else in_digits(token.doc[token.i:number_end(token)].text) or token.text

@@ -9,7 +9,7 @@ import re
 from core.number_words import in_digits
 from extraction.attribute_kinds import MASKS
 from extraction.naming import NAME_ROLES, names, time_word
-from extraction.nlp import number_value
+from extraction.nlp import number_end, number_value
 from extraction.statement_roles import left_thing
 
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
@@ -101,10 +101,7 @@ def _ages(doc) -> set[int]:
             re.fullmatch(r"[a-z]+(?:[ -][a-z]+)?", text.lower()) and in_digits(text))) for t in ent}
     for t in doc:
         if t.like_num and t.i and doc[t.i - 1].lower_ in ("turned", "turning", "turn"):
-            end = t.i + 1
-            while end < len(doc) and (doc[end].like_num or doc[end].text == "-"):
-                end += 1
-            found.update(range(t.i, end))
+            found.update(range(t.i, number_end(t)))
     return found
 
 

@@ -13,6 +13,7 @@ import re
 from extraction import nlp
 from extraction.attribute_kinds import ROLES
 from extraction.english import NOWADAYS
+from extraction.naming import speakers
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
@@ -126,7 +127,7 @@ def _owned(token) -> bool:
     """A thing said with the holder's possessive wherever it stands: "my Galaxy A52 keeps running out of storage"."""
     while token.dep_ == "compound" and token.head.i != token.i:  # "Galaxy" of "my Galaxy A52"
         token = token.head
-    return any(c.dep_ == "poss" and c.lower_ in ("my", "our", "user") for c in token.children)
+    return speakers(token)
 
 
 # verbs of having a thing or of ending that, not of using one for a while ("rented a Fiat", "test drove a BMW")
@@ -152,14 +153,13 @@ def _article_before(doc, i: int) -> bool:
 
 
 def says_occupation(doc, token) -> bool:
-    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now", or
-    to have been made one ("got bumped up to sous chef", "was hired as a nurse", "was made head chef")."""
+    """The holder is said to be an occupation (slots.OCCUPATIONS): "the user is head chef at the bistro now" (not
+    "Dana is my accountant"), or made one ("got bumped up to sous chef", "was hired as a nurse")."""
     verb = token.head if token is not None else next((t for t in doc if t.dep_ == "ROOT"), None)
     if verb is None:
         return False
     if verb.lemma_ == "be":
-        return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS and not any(  # "Dana is my accountant"
-            p.dep_ == "poss" and p.lower_ in ("my", "our", "user") for p in c.children) for c in verb.children)
+        return any(c.dep_ == "attr" and c.lemma_.lower() in OCCUPATIONS and not speakers(c) for c in verb.children)
     # "got a job as a store manager", "took a position as head chef"
     if any(t.lemma_.lower() in ("job", "position", "role", "post", "gig") and any(
             p.lower_ == "as" and any(g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS for g in p.children)
