@@ -59,6 +59,8 @@ _OWN_START = re.compile(r"(?i)(?:i|i'm|im|i've|ive|we|we're|my|our)\b")
 def _imperative(text: str) -> bool:
     """A bare verb to the assistant ("redo the meal plan", "loop Jonas in"): the parse's root is a base-form verb
     with no subject, and the piece is no statement with its subject left out ("love the new flat")."""
+    if talk.STATE_LEAD.match(text):
+        return False
     doc = nlp.parse(text)
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     return bool(root is not None and root.i == 0 and root.tag_ == "VB" and root.pos_ == "VERB" and len(doc) > 2

@@ -123,7 +123,9 @@ KINDS = (
         "I just had my {number}th birthday")),
     Kind("favourite", True, "thing", (
         "my favourite colour is blue", "my favorite food these days is sushi", "jazz is my favourite music",
-        "my new favourite movie is Dune", "my favorite book is a novel")),
+        "my new favourite movie is Dune", "my favorite book is a novel",
+        "ramen has overtaken pizza as my favourite food", "Dune replaced Alien as my favorite film",
+        "Coldplay is my fave now")),
     Kind("name", True, "person", ("my name is {person}", "I'm called {person}", "I changed my name to {person}"),
          cue=_NAMING),
     Kind("preferred name", True, "person", (

@@ -37,10 +37,13 @@ CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, an
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
 _FAVOURITE = re.compile(
-    rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?P<what>[a-z][a-z\- ]{{1,30}}?)"
+    rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?!(?:now|these|currently|lately|ever|right now|by far)\b)"
+    r"(?P<what>[a-z][a-z0-9\- ]{1,30}?)"
     r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed|"
     r"ever)\b"
     r"|\s*[.!,;]|$)")
+_BARE_FAVOURITE = re.compile(rf"(?i)\b(?:my|user's) (?:new |all-time )?(?:{'|'.join(FAVOURITE_WORDS)})"
+                             r"(?:\s+(?:now|these days|at the moment|right now|lately))?\s*(?:[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
@@ -206,7 +209,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
     values = {kind: found for kind, found in values.items() if found}
-    if _FAVOURITE.search(content):  # "favourite X" names its attribute outright, whatever the rest says
+    if _FAVOURITE.search(content) or _BARE_FAVOURITE.search(content):
+        # "favourite X" names its attribute outright, whatever the rest says; "X is my fav now" names none
         frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content, values)
         if swap := roles.replaced(doc):  # "X have overtaken Y as my fave band"
             frame = replace(frame, value=swap[1], replaces=swap[0])
@@ -266,7 +270,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                            round(max(best["partner"], found[0].score), 3)))
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
     if swap := roles.replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
-        if found and found[0].single and BY_NAME[found[0].attribute].value == "thing":
+        if found and found[0].single and BY_NAME[found[0].attribute].value in ("thing", "person"):
             found[0] = replace(found[0], value=swap[1], replaces=swap[0])
         elif not found and not shaped:  # the kind is the replaced thing's, known to the reconciler
             shaped.append(Frame("", True, swap[1], holder, False, 0.0, replaces=swap[0]))

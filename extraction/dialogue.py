@@ -27,13 +27,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from extraction import asks, clauses, nlp, spoken, talk
-from extraction.attribute_kinds import FAVOURITE_WORDS
+from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
 from extraction.sentences import split_sentences
-from extraction.slots import OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
+from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
 from extraction.speaker import described, headed, implied_be, role_named, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
@@ -88,7 +88,8 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
         # "I mixed emotions" was "Mixed emotions."; "dating Noor now" names someone ("missing Tom" is a feeling)
         named = re.search(r"\s(?!I\b)[A-Z]", sentence) and not re.match(
             r"(?i)I'm (?:\w+ )?(?:missing|loving|enjoying|hating|craving|adoring|wishing)\b", sentence)
-        return (len(words) < 5 and not named) or _content_words(sentence) < 2
+        diet = re.search(rf"(?i)\b(?:{DIETS})\b", sentence)  # "doing keto rn": a diet is content enough
+        return (len(words) < 5 and not named and not diet) or (_content_words(sentence) < 2 and not diet)
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."
     return _content_words(sentence) < 1
@@ -96,6 +97,10 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
 
 # words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
 _OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
+# the subject of "is" said bare is the speaker's when it names what a person has one of: "boss is Greg Haller",
+# "title's ops manager now"
+_OWN_BARE = ROLES | {"title", "job", "car", "phone", "number", "email", "address", "diet"}
+_BARE_IS = re.compile(r"(?i)^(title|number|email|address|diet)'s\b")  # words that rarely own something
 _NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me",
               "normal"}
 
@@ -103,8 +108,9 @@ _NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapte
 def _bare_subject(sentence: str) -> str:
     """`sentence` with "my" before a subject said bare in chat, a described thing with no article or owner ("fav
     food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
-    if not _OWN_WORDS & set(re.findall(r"[\w-]+", sentence.lower())):
+    if not (_OWN_WORDS | _OWN_BARE) & set(re.findall(r"[\w-]+", sentence.lower())):
         return ""  # parsed only when one of the words is said
+    sentence = _BARE_IS.sub(lambda m: f"{m[1]} is", sentence)  # "title's ops manager now": is, not a possessive
     doc = nlp.parse(sentence)
     for token in doc:
         start = token.left_edge
@@ -115,8 +121,11 @@ def _bare_subject(sentence: str) -> str:
                                     or the_new)
                 and token.lower_ not in _NOT_OWNED and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
                 and (the_new or not any(c.dep_ in ("det", "poss") for c in token.children))
-                and any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)):
+                and (any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)
+                     or (token.lower_ in _OWN_BARE and token.i == 0 and token.dep_ == "nsubj"))):
             rest = sentence[start.idx + 4:] if the_new else sentence[start.idx:]
+            if token.lower_ in _OWN_BARE and token.i == 0:  # "Number is ...": a word, not a name
+                rest = rest[0].lower() + rest[1:]
             return f"{sentence[:start.idx]}my {rest}"
     return ""
 

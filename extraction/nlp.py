@@ -45,6 +45,10 @@ def places(text: str) -> list[str]:
 
 
 _LOWER_PLACE = re.compile(r"\b(?:in|to|from|near|around|of|outside)\s+(?P<word>[a-z][a-z\-]{2,})\b")
+_KINDS_OF_PLACE = set("town city country village countryside suburbs coast school work home uni college university "
+                      "area state island farm flat house apartment place office centre center".split())
+_LOWER_HOME = re.compile(r"\b(?:live|lives|living|moved|moving|move|relocated|relocating|based|settled|settling)"
+                         r"\s+(?:in|to)\s+(?P<word>[a-z][a-z\-]{2,})\b(?!\s+(?:with|by|for)\b)")
 
 
 def finite(text: str) -> bool:
@@ -70,8 +74,10 @@ def capitalise_places(text: str) -> str:
     reads as a place once capitalised. A place that is also a word ("reading", "nice") stays as typed."""
     import lemminflect
 
+    # after a verb of living or moving, a word may be a place though it is also a word ("moved to boulder")
+    homed = {m["word"] for m in _LOWER_HOME.finditer(text)} - _KINDS_OF_PLACE
     words = {m["word"] for m in _LOWER_PLACE.finditer(text)}
-    words = {w for w in words if not lemminflect.getAllLemmas(w) and not pipeline().vocab[w].is_stop}
+    words = {w for w in words if (w in homed or not lemminflect.getAllLemmas(w)) and not pipeline().vocab[w].is_stop}
     if not words:
         return text
     pattern = re.compile(rf"\b({'|'.join(map(re.escape, sorted(words)))})\b")

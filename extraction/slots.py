@@ -110,12 +110,12 @@ def _relation(rel: str, name: str) -> Slot:
 
 
 EMAIL = r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
-PHONE = r"\+?\d[\d ().\-]{5,}\d"
+PHONE = r"(?:\+|\()?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent",
-                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line"}
+_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent|put|list|sign",
+                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
                            r"(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
@@ -124,6 +124,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            # a label: "New phone number: ...", "Updated mobile - ..."
                            r"|(?:(?:my |our )?(?:new|updated|current|changed) )?(?:phone|mobile|cell|e-?mail)"
                            r"(?: number| address)?\s*[:\-\u2013]"
+                           # a label typed without its colon at the start: "cell 303-481-7726, put it on the form"
+                           r"|(?:my |new )?(?:cell|mobile|phone|e-?mail)(?: number| address| no\.?)?\s+(?=[+(\d]|"
+                           r"[\w.+\-]+@)"
                            # "New number: ...": a bare "number" is the speaker's only when said to be a new one
                            r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013]"
                            # "New phone, new number: ...": labels said one after another
@@ -136,7 +139,13 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
                            r"(?:go|goes|be sent) to\b"
                            # "it's 07700 900987 now, the old line got cut off": the number changed
-                           r"|it(?:'s| is) (?=\+?\d[\d ().\-]{5,}\d\s+now\b))")
+                           r"|it(?:'s| is) (?=\+?\d[\d ().\-]{5,}\d\s+now\b)"
+                           # the speaker's own papers filled in anew: "put x@y.com on the form instead", "swap the
+                           # number to ..."
+                           r"|(?:please |pls |just |(?:can|could) (?:you|u) )?(?:(?:put|list|sign (?:it|this|them) off"
+                           r" with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
+                           r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
+                           r"(?: \w+)? to\b))")
 _SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"

@@ -44,6 +44,8 @@ def speaker_in(sentence: str) -> str | None:
     if (front := _NOW_FRONT.match(sentence)) and sentence[front.end():].strip():
         # "These days Arctic Monkeys are my favourite band": the time said first is no subject ("these" is)
         return speaker_in(sentence[front.end():])
+    if talk.STATE_LEAD.match(sentence):
+        return "implied"
     implied = _IMPLIED.match(sentence)
     if implied and not is_first_person(words[0]):
         verb = implied["verb"].lower()
@@ -63,7 +65,9 @@ def speaker_in(sentence: str) -> str | None:
         # the speaker is doing ("Seeing a guy named Omar", "Working at Tesco now")
         where_now = _FRAGMENT_NOW.search(sentence) and re.match(r"\s+(?:in|at|for|with|near|from)\s", sentence[
             implied.end():])
-        named = (re.search(r"\s(?!I\b)[A-Z]", sentence) or where_now) and not re.search(
+        # "doing keto rn", "seeing someone new now": what the speaker does these days
+        lately = _FRAGMENT_NOW.search(sentence) and not nlp.finite(sentence)
+        named = (re.search(r"\s(?!I\b)[A-Z]", sentence) or where_now or lately) and not re.search(
             r"(?i)\b(?:is|are|was|were|has|have|had|will|would|can|could)\b", sentence)
         if verb.endswith("ing") and no_self and not implied["adv"] and not named:
             gerund_subject = True
@@ -102,6 +106,8 @@ def _subject_in(clause: str) -> bool:
 
 
 def with_implied_subject(sentence: str) -> str:
+    if talk.STATE_LEAD.match(sentence):
+        return f"I {sentence[0].lower()}{sentence[1:]}"
     match = _IMPLIED.match(sentence)
     adverbs, verb, rest = match["adv"].lower(), match["verb"], sentence[match.end():]
     low = verb.lower()

@@ -10,6 +10,7 @@ from core.number_words import in_digits
 from extraction.attribute_kinds import MASKS
 from extraction.naming import NAME_ROLES, names, time_word
 from extraction.nlp import number_end, number_value
+from extraction.slots import PHONE
 from extraction.statement_roles import left_thing
 
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
@@ -17,7 +18,7 @@ INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "
 _MAYBE = {"might", "may", "could", "would", "should"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
           "dump", "die"}
-_PHONE = re.compile(r"(?<![\w@])\+?\d[\d ().\-]{5,}\d(?![\w@])")
+_PHONE = re.compile(rf"(?<![\w@]){PHONE}(?![\w@])")
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = {"CARDINAL", "QUANTITY"}
 TIME_LABELS = {"DATE", "TIME"}
@@ -157,7 +158,7 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     self_they = holder_token is not None and holder_token.lower_ == "user"
     # a reason says why, not what: "relocated to Porto because my company opened an office there" is a move
     reason = {t for token in doc if token.dep_ == "advcl" and any(
-        c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree}
+        c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree} | remark(doc)
     # and a verbless tail after the last comma says where or how, not what: "I live in Szeged, near the university"
     comma = max((t.i for t in doc if t.text == ","), default=None)
     if comma is not None and comma >= 3 and comma + 1 < len(doc) and (
@@ -199,6 +200,14 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     return " ".join(out)
 
 
+def remark(doc) -> set:
+    """A clause said of the statement after a comma ("... fully vegan, which means no eggs or cheese any more"):
+    a comment on what holds, not what holds."""
+    return {t for token in doc if token.dep_ == "relcl" and token.i > 1 for t in token.subtree
+            if any(c.lower_ == "which" and c.i == token.left_edge.i and doc[c.i - 1].text == ","
+                   for c in token.children)}
+
+
 def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     """The predicate's content words ("product manager", "vegan", "team lead", "tesla model 3"): the value of a
     "thing" kind; words under a verb that ends something ("sold the Corolla") are left out when another verb
@@ -206,10 +215,11 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
     subject = set(holder_token.subtree) if holder_token is not None else set()
     verbs = main_verbs(doc)
     live_verb = any(not ends(v) for v in verbs)
+    aside = remark(doc)
     words = []
     for token in doc:
         named = token.i > 0 and token.text[:1].isupper() and (token.pos_ == "PROPN" or token.dep_ in NAME_ROLES)
-        if (token in subject or (token.is_stop and not named) or  # a name may be a common word: "Go"
+        if (token in subject or token in aside or (token.is_stop and not named) or  # a name may be a common word: "Go"
                 token.is_punct or time_word(token)
                 or any(c.dep_ == "neg" for c in token.children)  # "Go, not chess": chess is what it is not
                 or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")

@@ -218,6 +218,11 @@ def normalise(text: str) -> str:
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
+    # "fav band = the war on drugs", "new mgr = tanya ruiz": a value typed as an equation; "old # is dead"
+    text = re.sub(r"(?<=\w)\s*=\s*(?=\w)", " is ", text)
+    text = re.sub(r"(?<=\w )#(?=\s|$)", "number", text)
+    text = re.sub(r"(?<=\w) \+ (?=\w)", " and ", text)  # "me + jenna done"
     # an age said as other languages say it: "I have now 43 years", "I have 41 years"
     text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
                   r"I am \1\2 years old", text)
@@ -246,6 +251,13 @@ def normalise(text: str) -> str:
     return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
 
 
+# a statement typed without its "I" whose bare verb is no order to the assistant: "live in denver", "work at Kestrel"
+STATE_LEAD = re.compile(r"(?i)live\s+(?:in|near)\s+(?-i:[A-Z])|(?:work|teach|study)\s+(?:in|at|for|as)\b"
+                        r"|(?:drive|own)\s+(?:a|an)\s")
+# chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
+SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
+             "yday": "yesterday", "b/c": "because", "bc": "because"}
+_SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/])")
 _DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]
 _LOWER_DAY = re.compile(rf"\b(?:{'|'.join(_DAYS)})s?\b")
 _OWNER_UNMARKED = re.compile(

@@ -88,7 +88,7 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             return _timed(Plan(action, why, [target]), when)
         return Plan("KEEP" if action == "KEEP" else "ADD", why or "new information")
     candidates_pool = _pool(owner, near, known, scope)
-    found[:], unread = _adopted(found, candidates_pool)
+    found[:], unread = _adopted(found, candidates_pool, candidate.content)
     if unread and not any(f["single"] and _same(fs, f["holder"], f["attribute"]) for f in found
                           for _, fs in candidates_pool):
         # "replaced the Subaru with a Rivian" beside "has a 2015 Subaru Forester", which no frame reads
@@ -201,10 +201,16 @@ def _recounted(candidate, memory: Memory, similarity: float) -> str:
     return f"the same count, now {new[0]} (was {old[0]}); cosine {similarity:.2f}"
 
 
-def _adopted(found: list[dict], pool) -> tuple[list[dict], list[Memory]]:
+def _adopted(found: list[dict], pool, content: str) -> tuple[list[dict], list[Memory]]:
     """A replacement said outright takes the attribute of the current value it names ("swapped the Prius for a
     Polestar 2": the car, as "commutes in a Toyota Prius" says). With none, the speaker's memories no frame reads
-    that name what was replaced ("has a 2015 Subaru Forester") are what it replaces: (frames kept, those)."""
+    that name what was replaced ("has a 2015 Subaru Forester") are what it replaces: (frames kept, those). A bare
+    favourite said to be new ("big thief is my fav now") is of the one favourite the holder has."""
+    for frame in (f for f in found if f["attribute"] == "favourite" and not f.get("replaces") and not f["ended"]):
+        kinds = {f["attribute"] for _, fs in pool for f in fs if f["single"] and f["holder"] == frame["holder"]
+                 and f["attribute"].startswith("favourite ")}
+        if len(kinds) == 1 and _NEWLY.search(content):
+            frame["attribute"] = kinds.pop()
     unread: list[Memory] = []
     for frame in (f for f in found if f.get("replaces")):
         old = set(frame["replaces"].split())
@@ -217,6 +223,9 @@ def _adopted(found: list[dict], pool) -> tuple[list[dict], list[Memory]]:
             unread += [m for m, fs in pool if not fs and m.subject.lower() in ("", "user")
                        and old <= set(re.findall(r"[\w-]+", m.content.lower()))]
     return [f for f in found if f["attribute"]], unread
+
+
+_NEWLY = re.compile(r"(?i)\b(?:now|these days|nowadays|anymore|any more|new)\b")
 
 
 def _changes(found: list[dict], stored: list[dict]) -> bool:

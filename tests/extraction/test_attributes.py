@@ -461,6 +461,9 @@ def test_where_an_outing_began_is_no_employer(text):
      "junior data analyst"),
     ("Fontaines D.C. have officially overtaken the arctic monkeys as the user's fave band.", "favourite band",
      "fontaines d.c.", "arctic monkeys"),
+    # names the tagger takes for people, in the place of another "as" something
+    ("Azul has overtaken Catan as the user's favourite game in 2024.", "favourite game", "azul", "catan"),
+    ("Sofia replaced Marco as the user's manager in May 2024.", "manager", "sofia", "marco"),
 ])
 def test_a_rise_or_an_overtaking_names_the_new_value_and_the_old(text, attribute, value, replaces):
     found = frame(text)
@@ -539,3 +542,8 @@ def test_a_clause_held_by_it_does_not_drop_the_whole_statements_value():
     assert ("favourite film", "arrival", "") in [
         (f.attribute, f.value, f.holder)
         for f in statement_frames([("The user just rewatched Arrival and it's now their favourite film.", "user")])[0]]
+
+
+def test_a_comment_said_after_which_is_no_part_of_the_value():
+    found = frame("Since March 2024 the user has been fully vegan, which means no eggs or cheese any more.")
+    assert (found.attribute, found.value) == ("diet", "fully vegan")

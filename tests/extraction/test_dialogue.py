@@ -769,3 +769,28 @@ def test_a_statement_said_with_surprise_is_a_statement_and_a_question_still_asks
         "so Priya is my manager now and she answers emails at midnight??", when=SENT)
     assert contents("is that even allowed??", when=SENT) == []
     assert contents("where should we go for dinner??", when=SENT) == []
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    # typed on a phone: no "I", shorthand, a value given as an equation, a request in the same breath
+    ("live in tacoma, any good dentists?", ["The user lives in Tacoma."]),
+    ("work at Ferro Logistics - help me with my timesheet?", ["The user works at Ferro Logistics."]),
+    ("new mgr = dana ortiz", ["The user's new manager is Dana Ortiz."]),
+    ("boss is Rui Santos, can you draft a leave request to him", ["The user's boss is Rui Santos."]),
+    ("title's senior buyer now, fix my bio pls", ["The user's title is senior buyer now."]),
+    ("doing paleo rn. lunch ideas?", ["The user is doing paleo now."]),
+    ("mobile 0412 555 019, add it to the form", ["The user's phone number is 0412 555 019."]),
+    # an order stays an order
+    ("Work on the budget for me", []),
+])
+def test_a_terse_message_gives_the_statements_said_in_it(text, memories):
+    assert contents(text, when=SENT) == memories
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("Please put ana.silva@fastmail.com on the signup form instead.",
+     "The user's email address is ana.silva@fastmail.com."),
+    ("swap the number to (415) 555-0143 on my card", "The user's phone number is (415) 555-0143."),
+])
+def test_a_contact_detail_the_speaker_asks_to_be_filled_in_anew_is_theirs(text, memory):
+    assert contents(text, when=SENT) == [memory]

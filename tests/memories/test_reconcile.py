@@ -26,6 +26,13 @@ def current(api) -> list[str]:
 
 
 UPDATES = [  # (old, new, old word, new word)
+    ("I'm vegetarian, so lunch ideas please.", "Since March I've been fully vegan, which means no eggs any more.",
+     "vegetarian", "vegan"),
+    ("You can list my contact address as ana.s@gmail.com on the form.",
+     "I've stopped using Gmail. Please put ana.s@fastmail.com on the form instead.", "gmail.com", "fastmail"),
+    # typed on a phone
+    ("live in tacoma, any good dentists?", "moved to boulder last wk. coffee spots?", "Tacoma", "Boulder"),
+    ("fav band = the national. anything similar?", "ok phoebe bridgers is my fav now lol", "national", "bridgers"),
     ("I live in Marseille with my two cats.", "We finally moved up to Rennes, loving the new flat.", "Marseille",
      "Rennes"),
     ("I work for Ubisoft in the tools team.", "Quit Ubisoft last month and I'm with Spotify now.", "Ubisoft",
@@ -135,6 +142,7 @@ COEXIST = [  # both statements stay current
     ("I live in Seattle.", "We're renting a cabin in Montana for August."),  # a stay
     ("I drive a Golf.", "My work van is a Ford Transit."),  # the work's
     ("my gran lives in Bath", "i live in Bristol"),  # a relation as chat says it
+    ("My favourite food is ramen.", "Radiohead is my favourite band now."),  # favourites of two kinds
 ]
 
 
