@@ -138,7 +138,9 @@ KINDS = (
     # --- values accumulate ---
     Kind("allergy", False, "thing", (
         "I'm allergic to peanuts", "I have a gluten allergy", "shellfish gives me an allergic reaction",
-        "I'm allergic to cats", "I'm lactose intolerant", "I have a gluten intolerance")),
+        "I'm allergic to cats", "I'm lactose intolerant", "I have a gluten intolerance",
+        # what they do not eat, said as it holds, is one more restriction beside a diet ("I don't eat fish")
+        "I don't eat pork", "I never drink alcohol")),
     Kind("language", False, "thing", (
         "I speak French", "I'm learning Japanese", "I'm fluent in Spanish", "I can speak some German")),
     Kind("pet", False, "thing", (
@@ -213,7 +215,11 @@ def favourite_of(what: str) -> str:
         return _THING_TO.get(thing[1], what)
     # "scent in the whole lineup", "scent we make": the thing before what is said of it
     words = re.split(r"\s+(?:to|of|for|in|at|on|that|which|we|i|you|they|he|she)\s+", f"{what} ")[0].split()
-    return words[-1] if words else what
+    return _SAME_THING.get(words[-1], words[-1]) if words else what
 
 
+# words for one kind of favourite: "my favourite album" and "my new favourite record" are one attribute
+_SAME_THING = {"record": "album", "lp": "album", "film": "movie", "flick": "movie", "track": "song", "tune": "song",
+               "novel": "book", "programme": "show", "program": "show", "series": "show", "dish": "food",
+               "meal": "food", "cuisine": "food"}
 _THING_TO = {"eat": "food", "cook": "food", "drink": "drink", "read": "book"}

@@ -167,15 +167,16 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
         key = (frame.holder, frame.attribute, "" if frame.single else frame.value)
         if key not in chosen or not frame.ended:
             chosen[key] = frame
-    holders = {(f.value, f.holder) for f in chosen.values() if f.value}
+    held = {(f.value, f.holder) for f in chosen.values() if f.value}
     for frame in whole:
-        if frame.value and any(v == frame.value and h != frame.holder for v, h in holders) or frame.single and any(
+        if frame.value and any(v == frame.value and h != frame.holder for v, h in held) or frame.single and any(
                 f.attribute == frame.attribute and f.holder != frame.holder and f.value for f in chosen.values()):
             # the whole blurs whose the value is ("... met someone new, his name is Ryan"; "my wife started at
             # Deloitte as an auditor, so our evenings ...": the job is hers, as its clause says)
             continue
         chosen.setdefault((frame.holder, frame.attribute, "" if frame.single else frame.value), frame)
-    return sorted(chosen.values(), key=lambda f: (f.ended, bool(f.holder), -f.score)) if per_clause else whole
+    return holders.stood_in(sorted(chosen.values(), key=lambda f: (f.ended, bool(f.holder), -f.score))
+                            if per_clause else whole)
 
 
 def _read(docs, statements: list[tuple[str, str]], names: set[str], model: str) -> list[list[Frame]]:

@@ -4,6 +4,7 @@ subject's head token, for extraction.attributes (statement_parts reads the rest 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.naming import RELATIONS, SPEAKERS_OWN, speakers
@@ -139,3 +140,14 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         # with no owner ("home is Bergen these days"): the speaker's thing
         return "", None
     return head.lemma_.lower(), head
+
+
+def stood_in(frames: list) -> list:
+    """A statement's frames with the value said of "it" after one of the speaker's values ended taken as that
+    attribute's new value: "I don't report to Fiona anymore, it's Rajesh Menon now" (read alone, "it's Rajesh Menon
+    now" named nobody's partner)."""
+    ended = next((f for f in frames if f.ended and f.single and not f.holder), None)
+    if ended is None:
+        return frames
+    return [replace(f, attribute=ended.attribute, holder="", ended=False, restated="")
+            if f.holder in _STAND_INS and f.single and f.value else f for f in frames]

@@ -146,12 +146,13 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r" with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
                            r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
                            r"(?: \w+)? to\b))")
-_SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
+SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"
                             # "send the invoice to my boss at ...": whose address is given
-                            r"|\b(?:to|for) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual) )"
+                            # "the address of my colleague Ander, is ..."
+                            r"|\b(?:to|for|of) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual) )"
                             r"(?!(?:e-?mail|address|inbox|g?mail|number|phone|mobile|cell)\b)\w+"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
@@ -171,7 +172,7 @@ def at_work(text: str) -> bool:
 
 def contact(s: str) -> Slot | None:
     """The speaker's email address or phone number, when `s` gives one."""
-    if not _SPEAKERS_OWN.match(s) or _SOMEONE_ELSES.search(s):
+    if not _SPEAKERS_OWN.match(s) or SOMEONE_ELSES.search(s):
         return None
     work = "work " if at_work(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):

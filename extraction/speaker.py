@@ -66,7 +66,10 @@ def speaker_in(sentence: str) -> str | None:
         where_now = _FRAGMENT_NOW.search(sentence) and re.match(r"\s+(?:in|at|for|with|near|from)\s", sentence[
             implied.end():])
         # "doing keto rn", "seeing someone new now": what the speaker does these days
-        lately = _FRAGMENT_NOW.search(sentence) and not nlp.finite(sentence)
+        # (not where they are heading: "looking forward to the weekend now", "heading home now")
+        lately = _FRAGMENT_NOW.search(sentence) and not re.match(
+            r"\s+(?:to|forward|for|at|in|on|back|out|off|up|home|over)\b", sentence[implied.end():]) and not nlp.finite(
+            sentence)
         named = (re.search(r"\s(?!I\b)[A-Z]", sentence) or where_now or lately) and not re.search(
             r"(?i)\b(?:is|are|was|were|has|have|had|will|would|can|could)\b", sentence)
         if verb.endswith("ing") and no_self and not implied["adv"] and not named:

@@ -68,7 +68,10 @@ def ends(verb) -> bool:
         verb.lemma_ == "be" and any(c.dep_ == "attr" and re.match(r"ex\b|ex-", c.lower_) for c in verb.children)) or (
         verb.lemma_ == "be" and any(c.lower_ == "behind" and any(g.lower_ in ("us", "me", "user") for g in c.subtree)
                                     for c in verb.children))  # "Oslo is behind us"
-    return (verb.lemma_.lower() in ENDING or broke_up or over or any(c.dep_ == "neg" for c in verb.children)
+    # "I don't eat meat": what they avoid holds; "I don't eat meat anymore" ends (the words above)
+    avoids = verb.lemma_.lower() in ("eat", "drink")
+    return (verb.lemma_.lower() in ENDING or broke_up or over
+            or (any(c.dep_ == "neg" for c in verb.children) and not avoids)
             or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
             or verb.lower_ in ("left", "sold", "quit"))

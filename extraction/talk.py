@@ -223,12 +223,13 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?<=\w)\s*=\s*(?=\w)", " is ", text)
     text = re.sub(r"(?<=\w )#(?=\s|$)", "number", text)
     text = re.sub(r"(?<=\w) \+ (?=\w)", " and ", text)  # "me + jenna done"
+    text = re.sub(r"(?i)(^|[.!?]\s+)from now(?: on)?\b,?", r"\1Now", text)  # "From now (on) I am ...": now
     # an age said as other languages say it: "I have now 43 years", "I have 41 years"
     text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
                   r"I am \1\2 years old", text)
     text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
     # "... changed numbers. It's 0491 570 159 now": the number said as "it"
-    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text):
+    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text) and not _OTHERS_NUMBER.search(text):
         text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})", "my number is ", text)
     # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
     text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
@@ -251,6 +252,9 @@ def normalise(text: str) -> str:
     return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
 
 
+# a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
+_OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
+                            r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
 # a statement typed without its "I" whose bare verb is no order to the assistant: "live in denver", "work at Kestrel"
 STATE_LEAD = re.compile(r"(?i)live\s+(?:in|near)\s+(?-i:[A-Z])|(?:work|teach|study)\s+(?:in|at|for|as)\b"
                         r"|(?:drive|own)\s+(?:a|an)\s")

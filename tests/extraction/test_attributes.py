@@ -108,7 +108,7 @@ def test_a_relation_said_to_be_called_a_name_is_that_relation_not_the_speakers_n
     ("The user is a sous chef at a small bistro.", [("job title", "sous chef small bistro")]),  # an occupation
     ("The user is a 34 year old nurse.", [("job title", "nurse"), ("age", "34")]),  # an age beside it
     ("The Civic finally died so the user bought a used Mazda 3.", [("car", "mazda")]),  # the Civic is no holder
-    ("Ramen has overtaken pizza as the user's favourite food.", [("favourite food", "ramen overtake pizza")]),
+    ("Ramen has overtaken pizza as the user's favourite food.", [("favourite food", "ramen pizza")]),
     ("The user is living in Lille with their partner.", [("home", "lille")]),  # a place is no partner
     ("The user and their girlfriend Chloe have been together two years.",
      [("relationship status", ""), ("partner", "chloe")]),

@@ -33,6 +33,11 @@ UPDATES = [  # (old, new, old word, new word)
     # typed on a phone
     ("live in tacoma, any good dentists?", "moved to boulder last wk. coffee spots?", "Tacoma", "Boulder"),
     ("fav band = the national. anything similar?", "ok phoebe bridgers is my fav now lol", "national", "bridgers"),
+    ("My manager, Fiona Baird, wants my goals by Friday.",
+     "I don't report to Fiona anymore, it's Rajesh Menon now, and he's more hands-off.", "Baird", "Rajesh"),
+    ("In my work I am junior data analyst.", "From now I am team leader of the data group.", "junior", "leader"),
+    ("My favourite album of all time is Disintegration.", "My new favourite record is Blue Rev by Alvvays.",
+     "Disintegration", "Blue Rev"),
     ("I live in Marseille with my two cats.", "We finally moved up to Rennes, loving the new flat.", "Marseille",
      "Rennes"),
     ("I work for Ubisoft in the tools team.", "Quit Ubisoft last month and I'm with Spotify now.", "Ubisoft",
@@ -143,6 +148,9 @@ COEXIST = [  # both statements stay current
     ("I drive a Golf.", "My work van is a Ford Transit."),  # the work's
     ("my gran lives in Bath", "i live in Bristol"),  # a relation as chat says it
     ("My favourite food is ramen.", "Radiohead is my favourite band now."),  # favourites of two kinds
+    ("I use lg@outlook.es for everything.", "Note also the address of my colleague Ander, is ander@navarra.es."),
+    ("My mobile is 07912 384 551.", "Keep my dad's number on file too? It's 07845 226 019 - he's my emergency contact."),
+    ("I'm vegetarian.", "My friend Nerea follows the keto diet now, so I need recipes we can both eat."),
 ]
 
 
@@ -370,3 +378,9 @@ def test_running_counts_of_different_things_coexist(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "I've run 3 marathons so far."),
                    ("2024-06-01T10:00:00Z", "I've run 5 half marathons so far.")])
     assert len(current(api)) == 2, current(api)
+
+
+def test_what_the_speaker_does_not_eat_stands_beside_their_diet(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I don't eat meat and I don't eat fish, I am vegetarian since long time.")])
+    assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
+    assert len(current(api)) == 2
