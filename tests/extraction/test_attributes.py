@@ -539,7 +539,7 @@ def test_together_with_someone_names_the_partner_in_a_long_statement():
 
 
 def test_a_clause_held_by_it_does_not_drop_the_whole_statements_value():
-    assert ("favourite film", "arrival", "") in [
+    assert ("favourite movie", "arrival", "") in [
         (f.attribute, f.value, f.holder)
         for f in statement_frames([("The user just rewatched Arrival and it's now their favourite film.", "user")])[0]]
 
