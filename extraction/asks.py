@@ -39,6 +39,8 @@ def asks(piece: str) -> bool:
     text = _LEAD.sub("", piece.strip()).strip()
     if not text:
         return False
+    if talk.EXPLICIT.match(text):
+        return False  # "remember that I live in Leslieville, Toronto": what to keep, not an order to do something
     if _RELATIVE.match(text) and not text.endswith("?"):
         return False  # "..., which is going to take some getting used to": said of what came before
     # a piece ending in "?" asks unless the speaker opens it ("I finished it - want to see?" says something first)
@@ -47,7 +49,7 @@ def asks(piece: str) -> bool:
         return True
     if text.endswith("?") and not _OWN_START.match(text) and nlp.parse(text)[0].tag_ not in ("VBZ", "VBD"):
         return True
-    return _imperative(text)
+    return imperative(text)
 
 
 _RELATIVE = re.compile(r"(?i)(?:which|who|whose|whom|where|when)\b(?!\s+(?:do|does|did|can|could|should|would|will)\b)")
@@ -56,7 +58,7 @@ _RELATIVE = re.compile(r"(?i)(?:which|who|whose|whom|where|when)\b(?!\s+(?:do|do
 _OWN_START = re.compile(r"(?i)(?:i|i'm|im|i've|ive|we|we're|my|our)\b")
 
 
-def _imperative(text: str) -> bool:
+def imperative(text: str) -> bool:
     """A bare verb to the assistant ("redo the meal plan", "loop Jonas in"): the parse's root is a base-form verb
     with no subject, and the piece is no statement with its subject left out ("love the new flat")."""
     if talk.STATE_LEAD.match(text):

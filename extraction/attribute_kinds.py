@@ -58,7 +58,7 @@ KINDS = (
         "I accepted an offer from {org}", "I accepted a position at {org}",
         "I work for {org} now", "I'm an engineer at {org}",
         "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
-        "I handed in my notice and signed with {org}",
+        "I handed in my notice and signed with {org}", "I do three shifts a week at {org}", "{org} has taken me on",
         "today was my last day at {org}", "I handed in my badge at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
         "I got a job at a clinic in town", "I started working at a local school")),
@@ -205,6 +205,18 @@ def same_value(a: str, b: str) -> bool:
     """Two values of one attribute say the same (the same words, in any order); an unsaid value never does. A
     near miss ("vegan" and "strict vegan") counts as different: superseding a restatement loses nothing."""
     return bool(a and b) and set(a.split()) == set(b.split())
+
+
+# "favourite X" names its attribute: "my favourite band right now", "fav thing to eat"
+FAVOURITE = re.compile(
+    rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?!(?:now|these|currently|lately|ever|right now|by far)\b)"
+    r"(?P<what>[a-z][a-z0-9\- ]{1,30}?)"
+    r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed|"
+    r"ever)\b"
+    r"|\s*[.!,;]|$)")
+# "Phoebe Bridgers is my fav now": a favourite said without what it is of
+BARE_FAVOURITE = re.compile(rf"(?i)\b(?:my|user's) (?:new |all-time )?(?:{'|'.join(FAVOURITE_WORDS)})"
+                            r"(?:\s+(?:now|these days|at the moment|right now|lately))?\s*(?:[.!,;]|$)")
 
 
 def favourite_of(what: str) -> str:

@@ -36,14 +36,6 @@ COMPANION = 0.1  # a second single-valued frame within this much of the best is 
 CLAUSE_SCORE = 0.6  # the least score of a clause's frame: a clause is short, and many near no frame score 0.5
 OCCUPATION_SCORE = 0.6  # the least score of the job title of a holder said to be an occupation
 MAKE_SCORE = 0.7  # the least score of the car or phone of a holder said to have one of its makes (MAKES)
-_FAVOURITE = re.compile(
-    rf"(?i)\b(?:{'|'.join(FAVOURITE_WORDS)})\s+(?!(?:now|these|currently|lately|ever|right now|by far)\b)"
-    r"(?P<what>[a-z][a-z0-9\- ]{1,30}?)"
-    r"(?:\s+(?:is|are|was|has|these|now|right now|currently|at the moment|by far|lately|of|used|became|changed|"
-    r"ever)\b"
-    r"|\s*[.!,;]|$)")
-_BARE_FAVOURITE = re.compile(rf"(?i)\b(?:my|user's) (?:new |all-time )?(?:{'|'.join(FAVOURITE_WORDS)})"
-                             r"(?:\s+(?:now|these days|at the moment|right now|lately))?\s*(?:[.!,;]|$)")
 _LABELS = {"place": {"GPE", "LOC", "FAC"}, "org": {"ORG"}, "person": {"PERSON"}}
 _NEEDED = {"place": "name", "org": "name", "person": "name", "number": "number"}  # kind of value -> what is said
 SHAPED_SCORE = 0.35  # an e-mail address in a statement this near the e-mail frames is the holder's address
@@ -210,7 +202,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
     values = {kind: found for kind, found in values.items() if found}
-    if _FAVOURITE.search(content) or _BARE_FAVOURITE.search(content):
+    if attribute_kinds.FAVOURITE.search(content) or attribute_kinds.BARE_FAVOURITE.search(content):
         # "favourite X" names its attribute outright, whatever the rest says; "X is my fav now" names none
         frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content, values)
         if swap := roles.replaced(doc):  # "X have overtaken Y as my fave band"
@@ -326,7 +318,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
     attribute, ended = name, False
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
-        if name == "favourite" and (m := _FAVOURITE.search(content)):
+        if name == "favourite" and (m := attribute_kinds.FAVOURITE.search(content)):
             attribute = f"favourite {attribute_kinds.favourite_of(m['what'])}"
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
@@ -341,6 +333,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         # of several names, one of the kind's own ("an engineer at Rolls-Royce in Derby": the ORG)
         own = {e.text.lower() for e in doc.ents if e.label_ in _LABELS.get(kind.value, ())}
         live = [v for v in live if v in own] or live
+        live = parts.beside_reasons(doc, live) or live  # "... now since Aisha moved to Singapore": not Aisha
         if kind.value == "place":  # "moved to Lyon for work at Acme": the place the verb says; not "just off" it
             elsewhere = nested_names(doc) | beside_names(doc)
             live = [v for v in live if v not in elsewhere] or live

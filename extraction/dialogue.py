@@ -253,6 +253,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         return [candidate for piece in pieces
                 for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
+    if not slots and not explicit and asks.imperative(sentence):
+        return []  # "Use that as my default location for weather": an order, whoever's things it names
     if not any(slot.content for slot in slots):
         own_day = talk.OWN_DAY.match(sentence)
         if not explicit and not own_day and (

@@ -114,8 +114,9 @@ PHONE = r"(?:\+|\()?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent|put|list|sign",
-                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign"}
+_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent|put|list|sign|forget",
+                  "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign|"
+                           r"landline|telephone|tel"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
                            r"(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
@@ -138,8 +139,12 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"(?= [\w.+\-]+@)"
                            r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
                            r"(?:go|goes|be sent) to\b"
-                           # "it's 07700 900987 now, the old line got cut off": the number changed
+                           # "it's 07700 900987 now, the old line got cut off": the number (the address) changed
                            r"|it(?:'s| is) (?=\+?\d[\d ().\-]{5,}\d\s+now\b)"
+                           r"|(?:please )?forget [\w.+\-]+@[\w.\-]+,? it(?:'s| is) (?=[\w.+\-]+@[\w.\-]+\s+now\b)"
+                           # "Personal email for reservations and receipts: ..."
+                           r"|(?:personal |private |home )?(?:e-?mail|phone|mobile|cell|landline)(?: address| number)?"
+                           r" for [\w ,&]{1,40}:"
                            # the speaker's own papers filled in anew: "put x@y.com on the form instead", "swap the
                            # number to ..."
                            r"|(?:please |pls |just |(?:can|could) (?:you|u) )?(?:(?:put|list|sign (?:it|this|them) off"
@@ -158,6 +163,11 @@ SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
 
+# "add my brother Diego as emergency contact: ...": a relation's number, unless the speaker calls one theirs
+_RELATION_NAMED = re.compile(rf"(?i)\b(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})\b")
+_OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main |usual )?(?:number|phone|mobile|cell|"
+                          r"e-?mail|address|landline|line|contact details)\b|\b(?:reach|call|text|contact|e-?mail|ring)"
+                          r" me\b")
 # a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
 _AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
                       r"|\b(?:uni|university|school|college|student|campus) (?:e-?mail|address|account|number|phone)\b")
@@ -172,7 +182,8 @@ def at_work(text: str) -> bool:
 
 def contact(s: str) -> Slot | None:
     """The speaker's email address or phone number, when `s` gives one."""
-    if not _SPEAKERS_OWN.match(s) or SOMEONE_ELSES.search(s):
+    if not _SPEAKERS_OWN.match(s) or SOMEONE_ELSES.search(s) or (
+            _RELATION_NAMED.search(s) and not _OWN_CONTACT.search(s)):
         return None
     work = "work " if at_work(s) else ""  # a work number is kept beside the speaker's own
     for attribute, what, shape in (("email", "email address", EMAIL), ("phone", "phone number", PHONE)):

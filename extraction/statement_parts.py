@@ -145,7 +145,7 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
 
 
 _CLOCK = {"at", "by", "around", "until", "till", "before", "after"}
-_REASONS = {"because", "cause", "cos", "coz", "cuz"}
+_REASONS = {"because", "cause", "cos", "coz", "cuz", "though", "although"}
 
 
 def _denied(verb) -> bool:
@@ -160,8 +160,7 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
     ages = _ages(doc)
     self_they = holder_token is not None and holder_token.lower_ == "user"
     # a reason says why, not what: "relocated to Porto because my company opened an office there" is a move
-    reason = {t for token in doc if token.dep_ == "advcl" and any(
-        c.dep_ == "mark" and c.lower_ in _REASONS for c in token.children) for t in token.subtree} | remark(doc)
+    reason = reasons(doc) | remark(doc)
     # and a verbless tail after the last comma says where or how, not what: "I live in Szeged, near the university"
     comma = max((t.i for t in doc if t.text == ","), default=None)
     if comma is not None and comma >= 3 and comma + 1 < len(doc) and (
@@ -201,6 +200,22 @@ def masked(doc, holder_token, *, keep_names: bool = False) -> str:
         else:
             out.append(token.text)
     return " ".join(out)
+
+
+def reasons(doc) -> set:
+    """The tokens of a clause that says why ("because my company opened an office there") or concedes something
+    ("though she frets about the till"), or what someone else did since ("I report to Kevin now since Aisha
+    moved to Singapore")."""
+    return {t for token in doc if token.dep_ == "advcl" and any(
+        c.dep_ == "mark" and (c.lower_ in _REASONS or c.lower_ == "since" and any(
+            s.dep_ == "nsubj" and s.pos_ == "PROPN" for s in token.children)) for c in token.children)
+        for t in token.subtree}
+
+
+def beside_reasons(doc, values: list[str]) -> list[str]:
+    """The values not named only in a clause of why (`reasons`)."""
+    why = {t.i for t in reasons(doc)}
+    return [v for v in values if not any(t.i in why for t in doc if t.lower_ == v.split()[0])]
 
 
 def remark(doc) -> set:

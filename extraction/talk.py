@@ -34,7 +34,7 @@ EXPLICIT = re.compile(
     r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
     r"be sure to|try to|please|always|pls)\s+)*"
     r"(?:remember|memori[sz]e|don't forget|do not forget|never forget|note|take note|make a note|keep in mind|"
-    r"bear in mind|for future reference|for the record)"
+    r"bear in mind|for future reference|for the record|update my (?:profile|details|info)|add to my profile)"
     r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
 QUESTION = re.compile(
     r"(?i)^(?:(?:please|pls|plz) )?(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|"
@@ -71,10 +71,16 @@ YOU_PHRASES = (
                r"(?: that)?,?\s*"),
     re.compile(r"(?i)(?:^|(?<=[,;]\s))(?:as )?you (?:may|might|will|probably) (?:recall|remember|know)"
                r"(?: that)?,?\s*"),
+    # what the fact is for, said to the assistant: "..., in case you need it for parking bookings", "if you need it"
+    re.compile(r"(?i),?\s*(?:just )?(?:in case|if) you (?:ever )?need (?:it|that|them|this|to know)\b[^.!?;]*"),
+    # a feeling said before the news: "Rather to my astonishment, the hospice has made me deputy shop manager"
+    re.compile(r"(?i)^(?:rather |much |quite )?to (?:my|our) (?:great |utter |complete )?(?:astonishment|surprise|"
+               r"delight|amazement|horror|relief|dismay|disbelief),?\s*"),
 )
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
-DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)) "
-                        r"(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me(?P<rest>\b.*)$")
+DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)|the \w+) "
+                        r"(?:has |have |'ve |'s )?(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me"
+                        r"(?P<rest>\b.*)$")
 # what "made me" a person who does something is: a role ("a loan processor"), not "a cake"
 ROLE_NOUN = re.compile(r"(?i) an? (?:\w+ ){0,2}\w{3,}(?:er|or|ist|ian|ant|ent|ee)\b")
 # a label said bare in chat, of the speaker's: "New title as of Monday: design manager", "Home is a flat in Leeds"
@@ -217,6 +223,8 @@ def normalise(text: str) -> str:
     # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
+    # "My email's a@b.com": is, before an address or a number
+    text = re.sub(r"(?i)\b(e-?mail|number|phone|mobile|cell)'s (?=[\w.+\-]+@|[+(]?\d)", r"\1 is ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
     text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
     # "fav band = the war on drugs", "new mgr = tanya ruiz": a value typed as an equation; "old # is dead"

@@ -547,3 +547,13 @@ def test_a_clause_held_by_it_does_not_drop_the_whole_statements_value():
 def test_a_comment_said_after_which_is_no_part_of_the_value():
     found = frame("Since March 2024 the user has been fully vegan, which means no eggs or cheese any more.")
     assert (found.attribute, found.value) == ("diet", "fully vegan")
+
+
+@pytest.mark.parametrize(("text", "attribute", "value"), [
+    ("The user reports to Kevin Doyle now since Aisha moved to the Singapore office.", "manager", "kevin doyle"),
+    ("Brenda Cole is the user's manager and a dear soul, though she frets so about the till.", "manager",
+     "brenda cole"),
+])
+def test_what_someone_else_did_since_or_a_concession_is_no_part_of_the_statement(text, attribute, value):
+    found = frame(text)
+    assert (found.attribute, found.value) == (attribute, value)

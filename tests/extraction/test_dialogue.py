@@ -794,3 +794,21 @@ def test_a_terse_message_gives_the_statements_said_in_it(text, memories):
 ])
 def test_a_contact_detail_the_speaker_asks_to_be_filled_in_anew_is_theirs(text, memory):
     assert contents(text, when=SENT) == [memory]
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    # told to an agent as something to keep, with what it is for
+    ("remember that I live in Leslieville, Toronto. Use that as my default location for the weather.",
+     ["The user lives in Leslieville."]),
+    ("note: my car is a grey Mazda3, in case you need it for parking.", ["The user's car is a grey Mazda3."]),
+    ("My email's cal.r@gmail.com if you need it for the letter.", ["The user's email address is cal.r@gmail.com."]),
+    ("Personal email for receipts: t.r@gmail.com.", ["The user's email address is t.r@gmail.com."]),
+    ("Please forget t.r@gmail.com, it's tomas@reyes.ca now.", ["The user's email address is tomas@reyes.ca."]),
+    ("Please jot down my new landline: 01943 608215.", ["The user's phone number is 01943 608215."]),
+    # a relation's number is theirs
+    ("Add my brother Diego as emergency contact: (647) 555-0192.", []),
+    ("Rather to my astonishment, the hospice has made me deputy shop manager.",
+     ["The user got made deputy shop manager."]),
+])
+def test_what_an_agent_is_told_to_keep_is_kept_and_what_it_is_asked_to_do_is_not(text, memories):
+    assert contents(text, when=SENT) == memories

@@ -36,6 +36,8 @@ UPDATES = [  # (old, new, old word, new word)
     ("My manager, Fiona Baird, wants my goals by Friday.",
      "I don't report to Fiona anymore, it's Rajesh Menon now, and he's more hands-off.", "Baird", "Rajesh"),
     ("In my work I am junior data analyst.", "From now I am team leader of the data group.", "junior", "leader"),
+    ("My manager is Aisha Raman.", "Heads up: I report to Kevin Doyle now since Aisha moved to the Singapore office.",
+     "Raman", "Kevin"),
     ("My favourite album of all time is Disintegration.", "My new favourite record is Blue Rev by Alvvays.",
      "Disintegration", "Blue Rev"),
     ("I live in Marseille with my two cats.", "We finally moved up to Rennes, loving the new flat.", "Marseille",
@@ -149,7 +151,7 @@ COEXIST = [  # both statements stay current
     ("my gran lives in Bath", "i live in Bristol"),  # a relation as chat says it
     ("My favourite food is ramen.", "Radiohead is my favourite band now."),  # favourites of two kinds
     ("I use lg@outlook.es for everything.", "Note also the address of my colleague Ander, is ander@navarra.es."),
-    ("My mobile is 07912 384 551.", "Keep my dad's number on file too? It's 07845 226 019 - he's my emergency contact."),
+    ("My mobile is 07912 384 551.", "Keep my dad's number too? It's 07845 226 019 - he's my emergency contact."),
     ("I'm vegetarian.", "My friend Nerea follows the keto diet now, so I need recipes we can both eat."),
 ]
 
