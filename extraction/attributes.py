@@ -225,6 +225,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.value in ("email", "phone") and kind.value not in values and (found or not _CONTACT.search(content)):
             continue
+        if kind.value == "thing" and kind.single and name != "favourite" and parts.whereabouts(doc):
+            continue  # "my car is in the shop again": where it is, not which
         if kind.cue and not re.search(kind.cue, content):
             continue
         if kind.single and work_vehicle:

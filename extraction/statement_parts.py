@@ -212,6 +212,15 @@ def reasons(doc) -> set:
         for t in token.subtree}
 
 
+def whereabouts(doc) -> bool:
+    """The statement says where the holder's thing is, not what it is: "my car is in the shop again", "the user's
+    phone is at the repair place"."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and root.lemma_ == "be" and not any(
+        c.dep_ in ("attr", "acomp") for c in root.children) and any(c.dep_ == "prep" for c in root.children) and any(
+        c.dep_ == "nsubj" and c.pos_ == "NOUN" and any(p.dep_ == "poss" for p in c.children) for c in root.children)
+
+
 def beside_reasons(doc, values: list[str]) -> list[str]:
     """The values not named only in a clause of why (`reasons`)."""
     why = {t.i for t in reasons(doc)}

@@ -153,6 +153,7 @@ COEXIST = [  # both statements stay current
     ("I use lg@outlook.es for everything.", "Note also the address of my colleague Ander, is ander@navarra.es."),
     ("My mobile is 07912 384 551.", "Keep my dad's number too? It's 07845 226 019 - he's my emergency contact."),
     ("I'm vegetarian.", "My friend Nerea follows the keto diet now, so I need recipes we can both eat."),
+    ("I drive a Honda Civic.", "My car is in the shop again, any rental tips?"),  # where it is, not which
 ]
 
 
