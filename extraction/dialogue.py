@@ -31,7 +31,7 @@ from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
-from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, third_person
+from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, is_past_tense, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
 from extraction.speaker import described, headed, implied_be, role_named, speaker_in, with_implied_subject
@@ -253,8 +253,10 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         return [candidate for piece in pieces
                 for candidate in _sentence_candidates(piece, name, when, strict, setting, said, explicit)]
     slots = find_slots(sentence, explicit=explicit)
-    if not slots and not explicit and asks.imperative(sentence):
-        return []  # "Use that as my default location for weather": an order, whoever's things it names
+    if not slots and not explicit and asks.imperative(sentence) and not is_past_tense(sentence.split()[0]):
+        # "Use that as my default location for weather": an order, whoever's things it names ("quit zalando, now
+        # at Delivery Hero" may be a past tense)
+        return []
     if not any(slot.content for slot in slots):
         own_day = talk.OWN_DAY.match(sentence)
         if not explicit and not own_day and (

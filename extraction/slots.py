@@ -163,11 +163,11 @@ SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
                             r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
 
-# "add my brother Diego as emergency contact: ...": a relation's number, unless the speaker calls one theirs
+# "add my brother Diego as emergency contact: ...": a relation's number, unless the speaker calls one theirs or says
+# themselves ("my grandson set me up with an email address, ...")
 _RELATION_NAMED = re.compile(rf"(?i)\b(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})\b")
 _OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main |usual )?(?:number|phone|mobile|cell|"
-                          r"e-?mail|address|landline|line|contact details)\b|\b(?:reach|call|text|contact|e-?mail|ring)"
-                          r" me\b")
+                          r"e-?mail|address|landline|line|contact details)\b|\b(?:me|I|I'm|I've)\b")
 # a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
 _AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
                       r"|\b(?:uni|university|school|college|student|campus) (?:e-?mail|address|account|number|phone)\b")

@@ -223,8 +223,8 @@ def normalise(text: str) -> str:
     # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
     text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
     text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
-    # "My email's a@b.com": is, before an address or a number
-    text = re.sub(r"(?i)\b(e-?mail|number|phone|mobile|cell)'s (?=[\w.+\-]+@|[+(]?\d)", r"\1 is ", text)
+    # "My email's a@b.com": is, before an address
+    text = re.sub(r"(?i)\b(my e-?mail)'s (?=[\w.+\-]+@)", r"\1 is ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
     text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
     # "fav band = the war on drugs", "new mgr = tanya ruiz": a value typed as an equation; "old # is dead"

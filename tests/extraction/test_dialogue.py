@@ -780,6 +780,7 @@ def test_a_statement_said_with_surprise_is_a_statement_and_a_question_still_asks
     ("title's senior buyer now, fix my bio pls", ["The user's title is senior buyer now."]),
     ("doing paleo rn. lunch ideas?", ["The user is doing paleo now."]),
     ("mobile 0412 555 019, add it to the form", ["The user's phone number is 0412 555 019."]),
+    ("quit zalando, now at Delivery Hero", ["The user quit zalando, now at Delivery Hero."]),  # a past tense
     # an order stays an order
     ("Work on the budget for me", []),
 ])
@@ -805,8 +806,10 @@ def test_a_contact_detail_the_speaker_asks_to_be_filled_in_anew_is_theirs(text, 
     ("Personal email for receipts: t.r@gmail.com.", ["The user's email address is t.r@gmail.com."]),
     ("Please forget t.r@gmail.com, it's tomas@reyes.ca now.", ["The user's email address is tomas@reyes.ca."]),
     ("Please jot down my new landline: 01943 608215.", ["The user's phone number is 01943 608215."]),
-    # a relation's number is theirs
+    # a relation's number is theirs, unless the speaker says it is theirs
     ("Add my brother Diego as emergency contact: (647) 555-0192.", []),
+    ("My grandson set me up with an email address, b.hollis@talktalk.net.",
+     ["The user's email address is b.hollis@talktalk.net."]),
     ("Rather to my astonishment, the hospice has made me deputy shop manager.",
      ["The user got made deputy shop manager."]),
 ])
