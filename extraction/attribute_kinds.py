@@ -86,8 +86,7 @@ KINDS = (
         "my fiancee is {person}", "my fiance is {person}", "my gf is {person}", "my bf is {person}",
         "I'm with {person} now", "{person} and I called off the engagement", "{person} dumped me",
         "I'm seeing {person} now", "{person} is my ex now",
-        "I've been seeing someone called {person} since the spring",
-        "I've been stepping out with {person}", "I've been keeping company with {person}")),
+        "I've been seeing someone called {person} since the spring")),
     Kind("relationship status", True, "thing", (
         "I'm single", "I got married", "I'm engaged", "we got divorced", "I'm in a relationship",
         "I broke up with my partner", "I'm a widower")),

@@ -152,8 +152,9 @@ def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
     chosen: dict[tuple, Frame] = {}
     said = {f.attribute for f in whole}
     # a clause's frame of an attribute the whole speaks of needs only the whole's floor: the clause says whose it is
-    for frame in (f for frames in per_clause for f in frames
-                  if f.score >= (MIN_SCORE if f.attribute in said else CLAUSE_SCORE)):
+    valued = {(f.holder, f.attribute) for f in whole if f.value}  # a clause with no value keeps the whole's
+    for frame in (f for frames in per_clause for f in frames if (f.value or (f.holder, f.attribute) not in valued)
+                  and f.score >= (MIN_SCORE if f.attribute in said else CLAUSE_SCORE)):
         if frame.ended and frame.attribute not in said:
             continue  # an ending the whole does not speak of ("sold the Clio" is no employer that ended)
         key = (frame.holder, frame.attribute, "" if frame.single else frame.value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from extraction import nlp
+from extraction.slots import EMAIL, PHONE
 
 _DISCOURSE = re.compile(
     r"(?i)^(?:(?:just |a |one |another |some |quick |small |little |tiny |short |big |major |minor |huge |life |"
@@ -72,7 +73,9 @@ def strip_chatter(sentence: str) -> str:
         sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
     laughed = laughed or inside
     request = _REQUEST.search(sentence)
-    if request and request.start() > 0 and len(sentence[:request.start()].split()) > 1:
+    # a request that gives the speaker's contact detail is kept for it: "..., so please put a@b.com on it instead"
+    if request and request.start() > 0 and len(sentence[:request.start()].split()) > 1 and not re.search(
+            f"{EMAIL}|{PHONE}", sentence[request.start():]):
         sentence = sentence[:request.start()].rstrip(" ,;")
     reaction = _REACTION.search(sentence.rstrip(".!"))
     if reaction and len(reaction["rest"].split()) <= 4 and not re.search(r"[A-Z0-9]", reaction["rest"]):

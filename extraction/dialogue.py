@@ -27,14 +27,13 @@ from dataclasses import replace
 from datetime import datetime
 
 from extraction import asks, clauses, nlp, spoken, talk
-from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, is_past_tense, third_person
 from extraction.sentences import split_sentences
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
-from extraction.speaker import described, headed, implied_be, role_named, speaker_in, with_implied_subject
+from extraction.speaker import bare_subject, described, headed, implied_be, role_named, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
 from observability import hooks
 
@@ -93,41 +92,6 @@ def _is_chatter(sentence: str, anchor: str) -> bool:
     if not has_verb(sentence):
         return True  # "My full support.", "A reminder to follow my passions."
     return _content_words(sentence) < 1
-
-
-# words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
-_OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
-# the subject of "is" said bare is the speaker's when it names what a person has one of: "boss is Greg Haller",
-# "title's ops manager now"
-_OWN_BARE = ROLES | {"title", "job", "car", "phone", "number", "email", "address", "diet"}
-_BARE_IS = re.compile(r"(?i)^(title|number|email|address|diet)'s\b")  # words that rarely own something
-_NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me",
-              "normal"}
-
-
-def _bare_subject(sentence: str) -> str:
-    """`sentence` with "my" before a subject said bare in chat, a described thing with no article or owner ("fav
-    food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
-    if not (_OWN_WORDS | _OWN_BARE) & set(re.findall(r"[\w-]+", sentence.lower())):
-        return ""  # parsed only when one of the words is said
-    sentence = _BARE_IS.sub(lambda m: f"{m[1]} is", sentence)  # "title's ops manager now": is, not a possessive
-    doc = nlp.parse(sentence)
-    for token in doc:
-        start = token.left_edge
-        # the subject of "is", or any noun the sentence opens with ("new boss starting monday")
-        # "the new flat in Gdansk has a tiny kitchen": said of one's own as well
-        the_new = start.i == 0 and start.lower_ == "the" and any(c.lower_ == "new" for c in token.children)
-        if (token.tag_ == "NN" and (token.dep_ == "nsubj" and token.head.lemma_ in ("be", "'s") or start.i == 0
-                                    or the_new)
-                and token.lower_ not in _NOT_OWNED and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
-                and (the_new or not any(c.dep_ in ("det", "poss") for c in token.children))
-                and (any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)
-                     or (token.lower_ in _OWN_BARE and token.i == 0 and token.dep_ == "nsubj"))):
-            rest = sentence[start.idx + 4:] if the_new else sentence[start.idx:]
-            if token.lower_ in _OWN_BARE and token.i == 0:  # "Number is ...": a word, not a name
-                rest = rest[0].lower() + rest[1:]
-            return f"{sentence[:start.idx]}my {rest}"
-    return ""
 
 
 def _finish(text: str) -> str:
@@ -223,7 +187,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     if sentence.endswith("?") or talk.QUESTION.match(sentence):
         # a statement with a question after it: "we've been in Haarlem since spring ..., any tips?"
         head, _, tail = sentence.rpartition(", ")
-        if head and not talk.QUESTION.match(sentence) and speaker_in(head) is not None and len(tail.split()) <= 8:
+        if head and not talk.QUESTION.match(sentence) and (speaker_in(head) is not None or bare_subject(head)) and len(
+                tail.split()) <= 8:
             return _sentence_candidates(head, name, when, strict, setting, said, explicit)
         return []
     if name and re.fullmatch(rf"(?i)(?:i'm|i am|my name is|it's|this is) {re.escape(name)}\W*", sentence):
@@ -265,7 +230,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
             return [candidate for part in _own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         anchor = speaker_in(sentence) or ("object" if own_day else None)
-        if anchor is None and (owned := _bare_subject(sentence)):
+        if anchor is None and (owned := bare_subject(sentence)):
             sentence, anchor = owned, "subject"
         elif anchor is None and implied_be(sentence):  # "45 today": turned 45 today
             verb = "I turned" if re.match(r"(?i)[\w-]+ today\b", sentence) else "I'm"

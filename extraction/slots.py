@@ -147,8 +147,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r" for [\w ,&]{1,40}:"
                            # the speaker's own papers filled in anew: "put x@y.com on the form instead", "swap the
                            # number to ..."
-                           r"|(?:please |pls |just |(?:can|could) (?:you|u) )?(?:(?:put|list|sign (?:it|this|them) off"
-                           r" with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
+                           r"|(?:so |and |but )?(?:please |pls |just |(?:can|could) (?:you|u) )?"
+                           r"(?:(?:put|list|sign (?:it|this|them) off with)\b"
+                           r"(?=.*\b(?:instead|now|from now on|going forward)\b)"
                            r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
                            r"(?: \w+)? to\b))")
 SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from extraction import nlp, talk
-from extraction.attribute_kinds import ROLE_KINDS
+from extraction.attribute_kinds import FAVOURITE_WORDS, ROLE_KINDS, ROLES
 from extraction.english import NOWADAYS, PAST, SINGULAR, is_first_person
 from extraction.slots import DIETS, OCCUPATIONS
 
@@ -223,3 +223,38 @@ def role_named(clause: str) -> str:
     Marco"), said as a statement ("My husband is Marco"), else ""."""
     match = _ROLE_NAMED.search(clause)
     return f"My {match['role'].lower()} is {match['name']}" if match else ""
+
+
+# words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")
+_OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_WORDS}
+# the subject of "is" said bare is the speaker's when it names what a person has one of: "boss is Greg Haller",
+# "title's ops manager now"
+_OWN_BARE = ROLES | {"title", "job", "car", "phone", "number", "email", "address", "diet"}
+_BARE_IS = re.compile(r"(?i)^(title|number|email|address|diet)'s\b")  # words that rarely own something
+_NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me",
+              "normal"}
+
+
+def bare_subject(sentence: str) -> str:
+    """`sentence` with "my" before a subject said bare in chat, a described thing with no article or owner ("fav
+    food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
+    if not (_OWN_WORDS | _OWN_BARE) & set(re.findall(r"[\w-]+", sentence.lower())):
+        return ""  # parsed only when one of the words is said
+    sentence = _BARE_IS.sub(lambda m: f"{m[1]} is", sentence)  # "title's ops manager now": is, not a possessive
+    doc = nlp.parse(sentence)
+    for token in doc:
+        start = token.left_edge
+        # the subject of "is", or any noun the sentence opens with ("new boss starting monday")
+        # "the new flat in Gdansk has a tiny kitchen": said of one's own as well
+        the_new = start.i == 0 and start.lower_ == "the" and any(c.lower_ == "new" for c in token.children)
+        if (token.tag_ == "NN" and (token.dep_ == "nsubj" and token.head.lemma_ in ("be", "'s") or start.i == 0
+                                    or the_new)
+                and token.lower_ not in _NOT_OWNED and (start.i == 0 or doc[start.i - 1].text in (",", ";"))
+                and (the_new or not any(c.dep_ in ("det", "poss") for c in token.children))
+                and (any(c.dep_ in ("amod", "compound") and c.lower_ in _OWN_WORDS for c in token.children)
+                     or (token.lower_ in _OWN_BARE and token.i == 0 and token.dep_ == "nsubj"))):
+            rest = sentence[start.idx + 4:] if the_new else sentence[start.idx:]
+            if token.lower_ in _OWN_BARE and token.i == 0:  # "Number is ...": a word, not a name
+                rest = rest[0].lower() + rest[1:]
+            return f"{sentence[:start.idx]}my {rest}"
+    return ""

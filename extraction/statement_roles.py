@@ -272,7 +272,7 @@ _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change",
 
 
 # a thing that takes another's place ("ramen has overtaken sushi as my favourite"): the subject is the new value
-_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust"}
+_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust", "knock"}
 
 
 def replaced(doc) -> tuple[str, str] | None:
@@ -285,7 +285,7 @@ def replaced(doc) -> tuple[str, str] | None:
         if new is None and verb.lemma_.lower() in _OVERTAKES:
             # a person (or a name the tagger calls one) takes the place of another only "as" something: "Sarah
             # replaced Tom as my manager", "Wingspan has overtaken Carcassonne as my favourite game"
-            as_what = any(c.dep_ == "prep" and c.lower_ == "as" for c in verb.children)
+            as_what = any(c.dep_ == "prep" and c.lower_ in ("as", "off") for c in verb.children)  # "off the top spot"
             new = next((c for c in verb.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
                         and (c.ent_type_ != "PERSON" or as_what) and c.lower_ != "user"), None)
         if old is not None and old.lower_ in ("it", "them", "that") and old.i > 0:

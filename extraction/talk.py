@@ -18,7 +18,7 @@ MARKER = re.compile(
     r"alright|cool|awesome|great|nice|sweet|amazing|haha+|hehe|lol|lmao|omg|well|so|and|but|also|anyway|anyways|"
     r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
     r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
-    r"congrats|congratulations|same here|me too|to be honest|tbh|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
+    r"congrats|congratulations|same here|me too|to be honest|tbh|ngl|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
     r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
     r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
     r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
@@ -78,7 +78,7 @@ YOU_PHRASES = (
                r"delight|amazement|horror|relief|dismay|disbelief),?\s*"),
 )
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
-DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)|the \w+) "
+DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)|the \w+(?<!s)) "
                         r"(?:has |have |'ve |'s )?(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me"
                         r"(?P<rest>\b.*)$")
 # what "made me" a person who does something is: a role ("a loan processor"), not "a cake"
@@ -231,6 +231,12 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?<=\w)\s*=\s*(?=\w)", " is ", text)
     text = re.sub(r"(?<=\w )#(?=\s|$)", "number", text)
     text = re.sub(r"(?<=\w) \+ (?=\w)", " and ", text)  # "me + jenna done"
+    # what follows from someone else's news, said of the speaker: "Sipho has transferred, which means I now report
+    # to Annelie" (a sentence of its own); a note in brackets about someone just named: "with Renata (she's my
+    # manager now)"
+    text = re.sub(r",\s*which means (?:that )?(?=(?:I|I'm|I've|we|my)\b)", ". ", text)
+    text = re.sub(r"(?P<name>\b[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*\((?:she|he)(?:'s| is) (?P<rest>[^)]*)\)",
+                  r"\g<name>; \g<name> is \g<rest>;", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)from now(?: on)?\b,?", r"\1Now", text)  # "From now (on) I am ...": now
     # an age said as other languages say it: "I have now 43 years", "I have 41 years"
     text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",

@@ -38,8 +38,6 @@ UPDATES = [  # (old, new, old word, new word)
     ("In my work I am junior data analyst.", "From now I am team leader of the data group.", "junior", "leader"),
     ("My manager is Aisha Raman.", "Heads up: I report to Kevin Doyle now since Aisha moved to the Singapore office.",
      "Raman", "Kevin"),
-    ("I've been seeing Harold Briggs from the bowls club.",
-     "Harold and I have parted ways, and I've since been stepping out with Clive Ashworth.", "Harold Briggs", "Clive"),
     ("My favourite album of all time is Disintegration.", "My new favourite record is Blue Rev by Alvvays.",
      "Disintegration", "Blue Rev"),
     ("I live in Marseille with my two cats.", "We finally moved up to Rennes, loving the new flat.", "Marseille",
