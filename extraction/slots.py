@@ -140,24 +140,22 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
                            r"(?:go|goes|be sent) to\b"
                            # "it's 07700 900987 now, the old line got cut off": the number (the address) changed
-                           r"|it(?:'s| is) (?=\+?\d[\d ().\-]{5,}\d\s+now\b)"
-                           r"|(?:please )?forget [\w.+\-]+@[\w.\-]+,? it(?:'s| is) (?=[\w.+\-]+@[\w.\-]+\s+now\b)"
+                           rf"|it(?:'s| is) (?={PHONE}\s+now\b)"
+                           rf"|(?:please )?forget {EMAIL},? it(?:'s| is) (?={EMAIL}\s+now\b)"
                            # "Personal email for reservations and receipts: ..."
                            r"|(?:personal |private |home )?(?:e-?mail|phone|mobile|cell|landline)(?: address| number)?"
                            r" for [\w ,&]{1,40}:"
                            # the speaker's own papers filled in anew: "put x@y.com on the form instead", "swap the
                            # number to ..."
-                           r"|(?:so |and |but )?(?:please |pls |just |(?:can|could) (?:you|u) )?"
-                           r"(?:(?:put|list|sign (?:it|this|them) off with)\b"
-                           r"(?=.*\b(?:instead|now|from now on|going forward)\b)"
+                           r"|(?:so |and |but )?(?:please |pls |just |(?:can|could) (?:you|u) )?(?:(?:put|list|sign "
+                           r"(?:it|this|them) off with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
                            r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
                            r"(?: \w+)? to\b))")
 SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"
-                            # "send the invoice to my boss at ...": whose address is given
-                            # "the address of my colleague Ander, is ..."
+                            # whose address is given: "send the invoice to my boss at ...", "the address of my friend"
                             r"|\b(?:to|for|of) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual) )"
                             r"(?!(?:e-?mail|address|inbox|g?mail|number|phone|mobile|cell)\b)\w+"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called

@@ -10,7 +10,7 @@ from core.number_words import in_digits
 from extraction.attribute_kinds import MASKS
 from extraction.naming import NAME_ROLES, names, time_word
 from extraction.nlp import number_end, number_value
-from extraction.slots import PHONE
+from extraction.slots import EMAIL, PHONE
 from extraction.statement_roles import left_thing
 
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
@@ -19,7 +19,7 @@ _MAYBE = {"might", "may", "could", "would", "should"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
           "dump", "die"}
 _PHONE = re.compile(rf"(?<![\w@]){PHONE}(?![\w@])")
-_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_EMAIL = re.compile(EMAIL)
 _NUMBER = {"CARDINAL", "QUANTITY"}
 TIME_LABELS = {"DATE", "TIME"}
 _AGE = re.compile(r"(?i)^\d{1,3} (?:years?|yrs?) old$")

@@ -241,8 +241,7 @@ def said_status(doc) -> str:
 
 
 def said_diet(doc):
-    """The diet word said of the holder ("so pescatarian now I guess", "switched to a pescatarian diet", "has
-    been fully vegan" read as a noun), not of a dish ("a vegan cake"), else None."""
+    """The diet word said of the holder ("so pescatarian now", "has been fully vegan"), not of a dish, else None."""
     return next((t for t in doc if _DIET.fullmatch(t.text) and (t.head.lower_ in ("diet", "lifestyle") or (
         t.dep_ not in ("amod", "compound") and (t.dep_ == "ROOT" or t.head.pos_ not in ("NOUN", "PROPN"))))), None)
 
@@ -271,8 +270,7 @@ def drives_somewhere(doc) -> bool:
 _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
 
 
-# a thing that takes another's place ("ramen has overtaken sushi as my favourite"): the subject is the new value
-_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust", "knock"}
+_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust", "knock"}  # subject: new
 
 
 def replaced(doc) -> tuple[str, str] | None:
@@ -283,9 +281,8 @@ def replaced(doc) -> tuple[str, str] | None:
         old = next((c for c in verb.children if c.dep_ == "dobj"), None) or _object_of(verb, ("from",))
         new = _object_of(verb, ("for", "with", "to", "into"))
         if new is None and verb.lemma_.lower() in _OVERTAKES:
-            # a person (or a name the tagger calls one) takes the place of another only "as" something: "Sarah
-            # replaced Tom as my manager", "Wingspan has overtaken Carcassonne as my favourite game"
-            as_what = any(c.dep_ == "prep" and c.lower_ in ("as", "off") for c in verb.children)  # "off the top spot"
+            # a person (or a name tagged so) takes another's place only as something: "Sarah replaced Tom as my boss"
+            as_what = any(c.dep_ == "prep" and c.lower_ in ("as", "off") for c in verb.children)
             new = next((c for c in verb.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
                         and (c.ent_type_ != "PERSON" or as_what) and c.lower_ != "user"), None)
         if old is not None and old.lower_ in ("it", "them", "that") and old.i > 0:
