@@ -19,7 +19,7 @@ from extraction.slots import EMAIL, PHONE
 # where a sentence may join a request and a statement: a comma, "so"/"but"/"and", laughter typed between them
 _JOINS = re.compile(r"\s*,\s+|\s+(?=(?:so|but|and|then)\s+(?:can|could|would|will|pls|please|plz|how|what|"
                     r"help|give|tell|make|find)\b)|\s+(?:lol|haha+|lmao|tbh)\s+(?=\w)", re.IGNORECASE)
-_LEAD = re.compile(r"(?i)^(?:(?:so|and|but|then|ok|okay|also|btw|anyway|now|pls|please|plz|just)\s+)+")
+_LEAD = re.compile(r"(?i)^(?:(?:so|and|but|then|ok|okay|also|btw|anyway|now|pls|please|plz|kindly|just)\s+)+")
 # a request to the assistant by its first words: "can you ...", "help me ...", "give me ...", "need a ...", "any tips"
 _ASK = re.compile(
     r"(?i)^(?:(?:can|could|would|will)\s+(?:you|u|ya)\b"
@@ -61,6 +61,7 @@ _OWN_START = re.compile(r"(?i)(?:i|i'm|im|i've|ive|we|we're|my|our)\b")
 def imperative(text: str) -> bool:
     """A bare verb to the assistant ("redo the meal plan", "loop Jonas in"): the parse's root is a base-form verb
     with no subject, and the piece is no statement with its subject left out ("love the new flat")."""
+    text = _LEAD.sub("", text.strip()) or text  # "Kindly amend my address ...": the order after its courtesy
     if talk.STATE_LEAD.match(text):
         return False
     doc = nlp.parse(text)

@@ -50,13 +50,14 @@ KINDS = (
         "we closed on a house in {place}", "I moved out of my old place to {place}",
         "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
         "my apartment is in {place}", "our house is in {place}", "we got the keys to our new place in {place}",
+        "we finished unpacking after our move to {place}",
         # a stay of years is a home, a stay of a week a visit
         "I've been in {place} for about three years now", "I've lived in {place} for years")),
     Kind("employer", True, "org", (
         "I work at {org}", "I joined {org}", "I got a job at {org}", "I'm employed by {org}",
         "I started working for {org}", "I left my job and joined {org}", "I'm now at {org}",
         "I accepted an offer from {org}", "I accepted a position at {org}",
-        "I work for {org} now", "I'm an engineer at {org}",
+        "I work for {org} now", "I'm an engineer at {org}", "I've been at {org} since the spring",
         "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
         "I handed in my notice and signed with {org}", "I do three shifts a week at {org}", "{org} has taken me on",
         "today was my last day at {org}", "I handed in my badge at {org}",
@@ -67,7 +68,7 @@ KINDS = (
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
         "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
         "I'm a product designer at {org}", "I'm now a senior analyst at {org}",
-        "as of this month I'm the head of sales")),
+        "as of this month I'm the head of sales", "the board confirmed my appointment as chief financial officer")),
     # where the speaker works is no home ("my office is in Boulder")
     Kind("workplace", True, "place", (
         "my office is in {place}", "our office is located in {place}", "my workplace is in {place}",
@@ -197,7 +198,7 @@ MAKES = {
 # landlord is Ahmed", "my cat is Miso" name someone of the speaker's, no attribute of theirs
 ROLE_KINDS = {frame.split()[-3]: kind.name for kind in KINDS if kind.single and kind.value == "person"
               for frame in kind.frames if frame.startswith("my ") and frame.endswith(" is {person}")
-              and kind.name != "name"}
+              and kind.name != "name"} | {"fiancé": "partner", "fiancée": "partner"}
 ROLES = frozenset(ROLE_KINDS)
 
 

@@ -24,7 +24,6 @@ from extraction import attribute_kinds, clauses, holders, nlp, talk
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
-from extraction.english import third_person
 from extraction.naming import beside_names, names, nested_names, said_plainly
 from extraction.slots import OCCUPATIONS, at_work
 from integrations import embeddings
@@ -81,8 +80,9 @@ def _frame_words(kind_name: str) -> frozenset[str]:
     """Words of a kind's own prototypes: frame words, never part of a value."""
     with _lock:
         docs = [nlp.pipeline()(frame.format(**MASKS)) for frame in BY_NAME[kind_name].frames]
+    # and the words for the thing itself ("First phone I've bought myself": no model)
     return frozenset(t.lemma_.lower() for doc in docs for t in doc if t.pos_ in ("VERB", "AUX", "ADP")) | {
-        *FAVOURITE_WORDS, "new"}
+        *FAVOURITE_WORDS, "new", "phone", "handset", "smartphone", "device", "car", "vehicle"}
 
 
 def statement_frames(statements: Sequence[tuple[str, str]], *,
@@ -126,23 +126,8 @@ def _classify(statements: list[tuple[str, str]], names: set[str], model: str) ->
     read = _read(docs, statements, names, model)
     rest = iter(read[len(pieces):])
     merged = [_merged(whole, [next(rest) for _ in found]) for whole, found in zip(read, pieces, strict=False)]
-    return [[replace(f, restated=_restated(f, content)) if len(frames) > 1 else f for f in frames]
+    return [[replace(f, restated=parts.restated(f, content)) if len(frames) > 1 else f for f in frames]
             for frames, (content, _) in zip(merged, statements, strict=False)]
-
-
-_RESTATED = ("place", "org", "person", "number")  # kinds whose value is a name or a number, said as it was
-
-
-def _restated(frame: Frame, content: str) -> str:
-    kind = BY_NAME.get(frame.attribute)
-    if (kind is None or not kind.single or kind.value not in _RESTATED or kind.cue or frame.holder or frame.ended
-            or not frame.value):
-        return ""
-    said = re.search(r"(?i)(?<!\w)" + r"\s+".join(map(re.escape, frame.value.split())) + r"(?!\w)", content)
-    subject = re.match(r"The user|[A-Z][\w-]*(?='s\b|\s)", content)
-    if not said or not subject:
-        return ""
-    return f"{third_person(kind.frames[0].format(**{kind.value: said[0]}), subject[0])}."
 
 
 def _merged(whole: list[Frame], per_clause: list[list[Frame]]) -> list[Frame]:
@@ -212,7 +197,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     # a plan, a wish, a gift, a report of someone else, one more of a kind: not what holds instead
-    not_held = parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or roles.added(doc)
+    not_held = (parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or roles.added(doc)
+                or parts.a_meal(doc))
     # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
     work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)
     in_passing = roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)
@@ -248,12 +234,14 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                 e.label_ in _LABELS[kind.value] for e in doc.ents):
             continue
         frame = _with_value(kind, name, score, holder, token, doc, content, values)
-        if kind.value == "person" and frame.holder and frame.holder == frame.value and any(
+        if kind.value == "person" and frame.holder and frame.holder in frame.value.split() and any(
                 t.lower_ in ("my", "our", "user", "me", "us") for t in doc):
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
         if kind.value == "person" and (roles.said_of_a_thing(doc, frame.value)
                                        or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS):
             continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist": no person
+        if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
+            continue  # "..., and I felt oddly emotional handing the old one across": no make or model in it
         if found and (not frame.value or any(frame.value == f.value for f in found)):
             continue
         if not frame.value and talk.UNCHANGED.search(content):

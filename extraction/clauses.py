@@ -229,10 +229,10 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     participles |= {t.i: _subject_text(t.head) for t in doc if t.dep_ == "prep" and t.lower_ in ("at", "in", "with")
                     and t.head in heads and _subject_text(t.head) and t.left_edge.i > 0
                     and doc[t.left_edge.i - 1].text == "," and doc[t.left_edge.i].lower_ in ("now", "currently")}
-    heads = sorted([*heads, *(doc[i] for i in participles)], key=lambda t: t.i)
-    if len(heads) < 2 or any(
-            any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children)
-            or (h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING and not _after_so(h)) for h in heads):
+    # what a clause reports stays inside it ("I heard she moved", "so the letter should say I'm employed there")
+    heads = sorted([h for h in [*heads, *(doc[i] for i in participles)] if not (
+        h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING and not _after_so(h))], key=lambda t: t.i)
+    if len(heads) < 2 or any(any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children) for h in heads):
         return []
     own = {h.i for h in heads}
     # a time clause says when, not what holds now ("when John turned ten, ...", "since I moved to Leeds, ...")

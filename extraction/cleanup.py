@@ -23,8 +23,8 @@ _DISCOURSE = re.compile(
     # a label for what follows: "hot take but ...", "unpopular opinion: ..."
     r"|(?i:^(?:hot take|unpopular opinion|plot twist|real talk|not gonna lie|ngl)"
     r"(?:\s*[:,\-\u2013\u2014!]+\s*|\s+but\s+))")
-_LAUGH = (r"(?:a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|;-?\)|<3|"
-          r"\^_?\^|ha|heh)")
+_LAUGH = (r"(?:(?:so )?yeah|a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|"
+          r";-?\)|<3|\^_?\^|ha|heh)")
 _LAUGH_TAIL = re.compile(rf"(?i)(?:[\s,;.!?\-\u2013\u2014(]*(?<![A-Za-z]){_LAUGH}(?!\w)[\s.!?)]*)+$")
 # inside a sentence only what cannot be a word: "haha", "hehe", "lol", "lmao", "xD" (not "ha", "jk", "smh")
 _LAUGH_INSIDE = re.compile(
@@ -36,7 +36,7 @@ _ADVERBS = set("so really pretty super very quite just such a an bit kinda kind 
 
 
 # the same markers inside a sentence, where they cannot be a word: "new number btw: ...", "I'm vegan now fyi"
-_MARKER_INSIDE = re.compile(r"(?i)\s*,?\s+(?<![\w'])(?:btw|fyi|tbh|ngl|imo|imho)(?![\w'])")
+_MARKER_INSIDE = re.compile(r"(?i)\s*,?\s+(?<![\w'])(?:btw|fyi|tbh|ngl|imo|imho|tho)(?![\w'])")
 
 
 def strip_discourse(sentence: str) -> str:

@@ -28,7 +28,8 @@ _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
 # "here"/"there" as a place: not "there is", "here's", "hang in there", "there for me", "take me there" or "I'm
 # here to help" (idioms that name no place)
 _LOCATIVE = re.compile(
-    r"(?i)(?<!\bin )(?<!\bout )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )(?<!\bthem )(?<!\byou )"
+    r"(?i)(?<!\bin )(?<!\bout )(?<!\bfrom )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )"
+    r"(?<!\bthem )(?<!\byou )"
     r"(?<!'m )(?<!'re )(?<!\bam )(?<!\bare )(?<!\bis )(?<!\bbe )"
     r"(?P<lead>\b(?:over|back|down|right)\s+)?\b(?P<word>here|there)\b"
     r"(?!'|\s+(?:is|are|was|were|isn't|aren't|wasn't|weren't|will|won't|would|has|have|had|hasn't|haven't|must|"

@@ -110,6 +110,8 @@ def _subject_of(sentence: str) -> str:
     return match["n"] if match and match["n"] not in ("I",) else "user"  # "my girlfriend Lea and I": both
 
 
+# an aside between dashes before the sentence goes on: "traded in the Odyssey - 180,000 miles - and drove home a Kia"
+_ASIDE = re.compile(r"\s+[-\u2013\u2014]+\s+[^-\u2013\u2014]{1,100}?\s+[-\u2013\u2014]+\s+(?=(?:and|but|then|so)\s)")
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
 
 
@@ -141,7 +143,8 @@ def _splices(piece: str) -> list[str]:
 # the joints of a sentence whose parts may stand alone: ", maybe you'd like that", ", so I just joined ..."
 _JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
                     r"|\s+(?:and|but|so)\s+"
-                    r"(?=(?:(?:now|then|also|since then|these days)\s+)?(?:I|I'm|I've|I'd|my|My)\s)")
+                    r"(?=(?:(?:now|then|also|since then|these days)\s+)?"
+                    r"(?i:i|i'm|im|i've|i'd|my|our|we|we're|we've)\s)")
 
 
 def _own_parts(sentence: str) -> list[str]:
@@ -161,6 +164,7 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     it?" is a statement and a question. A piece led by "he"/"she" is about the person just named (`person`, or
     one named in the piece before): "...; she turns 7" -> "my daughter Mia turns 7". Any other piece without a
     subject of its own ("- come see!", "- it was great") is dropped: it is nearly always a remark."""
+    sentence = _ASIDE.sub(" ", sentence)
     pieces = [part.strip() for piece in _CLAUSE_BREAK.split(sentence) for part in _splices(piece) if part.strip()]
     kept: list[str] = []
     for index, piece in enumerate(pieces):

@@ -116,6 +116,11 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
             t.dep_ == "poss" and t.lower_ in SPEAKERS_OWN and t.head.dep_ == "pobj"
             and t.head.head.lower_ not in ("as", "like") and head.head in t.ancestors
             and head.left_edge.i not in (t.head.i + 1, t.head.i + 2) for t in doc)  # "with my boss, Mr. Ishida,"
+        # a name in a statement that says nothing of the speaker ("Fiona Barrow has been appointed COO"), or that
+        # takes a role of theirs ("Desmond took over as my manager": the manager is roles.named_roles'): theirs
+        other = other or (head.ent_type_ == "PERSON" and not any(
+            t.lower_ in ("i", "me", "my", "we", "us", "our", "user", "they", "them", "their") for t in doc)) or any(
+            p.lower_ == "as" and any(g.lower_ in ROLES and speakers(g) for g in p.children) for p in head.head.children)
         return ("", head) if given == "user" and not other else (head.lower_, head)  # the extractor's name
     if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
             c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):

@@ -123,7 +123,7 @@ def stated(text: str) -> list[tuple[int, str, date]]:
 
 
 _DAYS = tuple(day.title() for day in calendar_words.WEEKDAYS)
-_WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past|by|until|till|before) )?"
+_WEEKDAY = re.compile(rf"\b(?P<prep>(?i:on|since|last|this past|by|until|till|before|as of|from|after|starting) )?"
                       rf"(?P<day>{'|'.join(_DAYS)})\b(?!,? \d)")
 _DAY_IS_SUBJECT = re.compile(r"\s+(?:was|is|were|will be)\b")
 CLEARLY_FUTURE = re.compile(rf"(?i)\b(?:{PLAN_WORDS}|this coming)\b")

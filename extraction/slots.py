@@ -25,7 +25,8 @@ grandpa grandson granddaughter aunt uncle cousin niece nephew boss manager colle
 roommate neighbor neighbour dog cat puppy kitten horse rabbit parrot hamster pet
 gran granny nan nana nanna grandad granddad gramps bf gf hubby bestie bff sis bro stepmom stepmum stepdad
 stepfather stepmother flatmate housemate teammate workmate classmate hire intern tenant landlord landlady mentee
-trainee apprentice buddy
+trainee apprentice buddy mate pal eldest youngest oldest godmother godfather godson goddaughter stepsister
+stepbrother nanny babysitter carer assistant secretary
 """.split())
 UNIQUE_RELATIONS = set("wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée mother "
                        "father mom mum dad boss bf gf hubby".split())
@@ -117,7 +118,8 @@ PHONE = r"(?:\+|\()?\d[\d ().\-]{5,}\d"
 _CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent|put|list|sign|forget",
                   "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign|"
                            r"landline|telephone|tel"}
-_SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:you can |feel free to )?"
+_SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls|just|so)\s+)*use\b"
+                           r"|(?:please |so |and )?(?:you can |feel free to )?"
                            r"(?:use|try|reach|call|text|email|e-mail|"
                            r"mail|ring|contact|message|whatsapp|write)\b"
                            # "emails to ravi.k@gmail.com from now on please"
@@ -137,7 +139,8 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            # go to ... now"
                            r"|(?:please |pls |just )?send (?:it|them|this|that|everything|stuff|the [\w ]{1,30}?) to"
                            r"(?= [\w.+\-]+@)"
-                           r"|(?:everything|all|stuff|all (?:my |the )?mail|e-?mails?) (?:should |can |will |must )?"
+                           r"|(?:everything|all|(?:all (?:my |the |of my )?)?(?:[\w-]+ ){0,2}(?:stuff|things|mail|"
+                           r"e-?mails?|newsletters?|correspondence|messages)) (?:should |can |will |must )?"
                            r"(?:go|goes|be sent) to\b"
                            # "it's 07700 900987 now, the old line got cut off": the number (the address) changed
                            rf"|it(?:'s| is) (?={PHONE}\s+now\b)"
@@ -151,7 +154,8 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|(?:please |so |and )?(?:y
                            r"(?:it|this|them) off with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
                            r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
                            r"(?: \w+)? to\b))")
-SOMEONE_ELSES = re.compile(r"(?i)\b(?:my \w+'s|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
+SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mobile|cell|e-?mail|address)'s)\w+'s"
+                            r"|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"

@@ -20,6 +20,9 @@ _LIKE = re.compile(r"(?i)\b(so|and|but|or|because|cause|yeah|ok|okay)\s+like\b(?
 # pronoun subjects that may start a sentence said without a stop before it ("... yesterday im 30 now")
 _SUBJECTS = {"i", "we", "he", "she", "they", "you"}
 
+# adverbs that end the clause before them, never open the next one
+_CLOSING = {"anymore", "too", "either", "though", "tho", "yet"}
+
 # verbs that say something to someone: "she told me i was right" is one sentence
 _TOLD = {"tell", "ask", "show", "promise", "warn", "remind", "inform", "convince", "assure", "teach", "bet"}
 
@@ -66,8 +69,9 @@ def runs(sentence: str) -> list[str]:
                 if c.i < token.i):
             continue  # "the car i drive", "i think im 30", "because we moved", "what i drive", "can you call"
         start = token.i
-        while start > 0 and doc[start - 1].head == verb and doc[start - 1].dep_ in ("advmod", "npadvmod", "intj"):
-            start -= 1  # "now im at google": "now" goes with its clause
+        while start > 0 and doc[start - 1].head == verb and doc[start - 1].dep_ in ("advmod", "npadvmod", "intj") \
+                and doc[start - 1].lower_ not in _CLOSING:
+            start -= 1  # "now im at google": "now" goes with its clause; "... anymore i started at X": not "anymore"
         if start > 0 and doc[start - 1].lower_ == "so":
             start -= 1
         if any(t.dep_ == "advcl" and t.head.i >= start for t in doc[:start]):

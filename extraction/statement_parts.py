@@ -7,17 +7,21 @@ from __future__ import annotations
 import re
 
 from core.number_words import in_digits
-from extraction.attribute_kinds import MASKS
+from extraction.attribute_kinds import BY_NAME, MASKS
+from extraction.english import third_person
 from extraction.naming import NAME_ROLES, names, time_word
-from extraction.nlp import number_end, number_value
+from extraction.nlp import known_word, number_end, number_value
 from extraction.slots import EMAIL, PHONE
-from extraction.statement_roles import left_thing
+from extraction.statement_roles import left_thing, received
 
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
-INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think"}
+INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think", "daydream",
+           "imagine", "fantasise", "fantasize", "wonder"}
 _MAYBE = {"might", "may", "could", "would", "should"}
+_SPEAKING = {"i", "we", "they", "user"}  # the extractor says "they" for the user
+_TAKEN = {"accept", "take", "sign"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
-          "dump", "die"}
+          "dump", "die", "flog", "scrap", "conclude"}
 _PHONE = re.compile(rf"(?<![\w@]){PHONE}(?![\w@])")
 _EMAIL = re.compile(EMAIL)
 _NUMBER = {"CARDINAL", "QUANTITY"}
@@ -52,13 +56,17 @@ def ends(verb) -> bool:
     # "before" alone or "before that", not "in the week before 3 July" (a date the extractor wrote)
     words = {c.lower_ for c in verb.children if c.dep_ in ("advmod", "neg") or (
         c.dep_ == "prep" and {g.lower_ for g in c.children} & {"that", "then", "this"})}
-    past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES
-                  and not any(c.dep_ == "auxpass" for c in verb.children))
+    past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES  # not "drove home a Kia": it came
+                  and not any(c.dep_ == "auxpass" or c.lower_ == "home" for c in verb.children))
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
                                                                 for c in verb.children) or (
         verb.lemma_.lower() == "split" and not any(c.dep_ == "dobj" for c in verb.children)) or (  # "Chloe and I split"
         verb.lemma_.lower() == "call" and any(c.dep_ == "prt" and c.lower_ == "off" for c in verb.children)) or (
+        verb.lemma_.lower() == "trade" and any(c.dep_ in ("prt", "prep") and c.lower_ in ("in", "off")
+                                               for c in verb.children)
+        and not any(c.lower_ == "for" for c in verb.children)) or (  # "traded in my Civic for a Mazda": a swap
+        verb.lemma_.lower() == "chuck" and any(c.lower_ in ("in", "out") for c in verb.children)) or (
         verb.lemma_.lower() == "hand" and any(c.dep_ == "prt" and c.lower_ in ("in", "back") for c in verb.children)
         and any(c.dep_ == "prep" and c.lower_ == "at" for c in verb.children))  # "handed my badge back at Rolls"
     # "Tom and I are done" (parsed as a passive "done"), "we're over"
@@ -70,7 +78,10 @@ def ends(verb) -> bool:
                                     for c in verb.children))  # "Oslo is behind us"
     # "I don't eat meat": what they avoid holds; "I don't eat meat anymore" ends (the words above)
     avoids = verb.lemma_.lower() in ("eat", "drink")
-    return (verb.lemma_.lower() in ENDING or broke_up or over
+    if received(verb) or (verb.lemma_.lower() == "end" and any(c.dep_ == "prt" for c in verb.children)):
+        return False  # "my uncle sold me his old Honda Jazz": the speaker's now; "ended up getting a Tucson"
+    habitual = verb.tag_ == "VBZ" and not any(c.dep_ == "aux" for c in verb.children)  # "the battery dies by noon"
+    return ((verb.lemma_.lower() in ENDING and not habitual) or broke_up or over
             or (any(c.dep_ == "neg" for c in verb.children) and not avoids)
             or past_state or used_to
             or bool(words & {"anymore", "longer", "before", "previously", "formerly"})
@@ -91,10 +102,25 @@ def intended(doc) -> bool:
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is not None and any(c.dep_ == "aux" and c.lower_ in _MAYBE for c in root.children):
         return True  # "we might move to Bergen one day"
+    if any(t.dep_ == "mark" and t.lower_ == "if" and t.head.dep_ == "advcl" and any(
+            c.dep_ == "nsubj" and c.lower_ in _SPEAKING for c in t.head.children) and any(
+            c.dep_ == "aux" and c.lower_ in _MAYBE for c in t.head.head.children) for t in doc):
+        return True  # "what would happen if we moved to Kelsey Harbour": the speaker's what-if
+    if any(t.lemma_.lower() == "offer" and t.pos_ == "NOUN" and any(c.lower_ in ("from", "at") for c in t.children)
+           and t.head.lemma_.lower() not in _TAKEN for t in doc):
+        return True  # "I received an offer from Coldridge Group": no job until it is taken
     return root is not None and root.lemma_.lower() in INTENTS and any(
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))
         for c in root.children)
+
+
+def a_meal(doc) -> bool:
+    """The statement tells of something eaten or drunk once ("he ate butter with a spoon yesterday"): an event, no
+    diet ("used to eat meat", "doesn't eat pork" say how someone eats)."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    return root is not None and root.lemma_.lower() in ("eat", "drink") and root.tag_ == "VBD" and not any(
+        c.dep_ == "neg" or c.lower_ in ("never", "always", "usually") for c in root.children)
 
 
 def _ages(doc) -> set[int]:
@@ -258,3 +284,33 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
             continue
         words.append(token.lemma_.lower())
     return " ".join(dict.fromkeys(words))
+
+
+def a_model(value: str, content: str, makes: frozenset[str]) -> bool:
+    """Whether a car's or phone's value names one: a make, or a word said capitalised, with a number or unknown to
+    the dictionary ("Jazz", "S9", "mk4")."""
+    for word in value.split():
+        if word in makes or not known_word(word) or any(c.isdigit() for c in word):
+            return True
+        if any(m.start() and not m[0].islower() for m in re.finditer(rf"(?i)\b{re.escape(word)}", content)):
+            return True
+    return False
+
+
+_RESTATED = ("place", "org", "person", "number")  # kinds whose value is a name or a number, said as it was
+
+
+def restated(frame, content: str) -> str:
+    """The fact a frame of a name or a number states alone ("The user works at Acme."), kept when the statement it
+    came from is superseded for another attribute (memories.planning); "" for any other frame."""
+    kind = BY_NAME.get(frame.attribute)
+    if (kind is None or not kind.single or kind.value not in _RESTATED or kind.cue or frame.holder or frame.ended
+            or not frame.value):
+        return ""
+    said = re.search(r"(?i)(?<!\w)" + r"\s+".join(map(re.escape, frame.value.split())) + r"(?!\w)", content)
+    subject = re.match(r"The user|[A-Z][\w-]*(?='s\b|\s)", content)
+    if not said or not subject:
+        return ""
+    # the speaker's, said after someone else's name: "Desmond Okafor took over as the user's manager"
+    who = "The user" if re.search(r"(?i)\bthe user\b", content) else subject[0]
+    return f"{third_person(kind.frames[0].format(**{kind.value: said[0]}), who)}."

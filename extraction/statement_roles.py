@@ -29,6 +29,8 @@ def named_roles(doc) -> list[tuple[str, str]]:
             if not names and t.i + 1 < len(doc) and doc[t.i + 1].pos_ == "PROPN":
                 names = [doc[t.i + 1]]  # the small parser hangs "Hana" elsewhere in "their wife Hana love hiking"
             names = names or ([t.head] if t.dep_ == "appos" and t.head.pos_ == "PROPN" else [])  # "Gloria, my boss,"
+            if not names and t.dep_ == "pobj" and t.head.lower_ == "as":  # "Desmond took over as my manager"
+                names = [c for c in t.head.head.children if c.dep_ in ("nsubj", "nsubjpass") and c.pos_ == "PROPN"]
             found += [(t.lower_, n.text.lower()) for n in names[:1]]
         elif t.lower_ in ROLES and t.dep_ == "compound" and t.head.pos_ == "PROPN" and any(
                 c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user") for c in t.head.children):
@@ -108,7 +110,8 @@ def made_by(doc, makes: frozenset[str]) -> bool:
     """A make of `makes` said as a thing someone has ("a secondhand Skoda", "my Fiat"): after an article or a
     possessive, not "at Toyota" (an employer), not the subject ("the Mini went to my niece"), not a gift ("got my
     mum a Samsung")."""
-    if any(t.dep_ == "dative" and t.lower_ not in ("me", "us", "user") or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
+    speaker = ("me", "us", "user", "them") if "user" in doc.text.lower() else ("me", "us")
+    if any(t.dep_ == "dative" and t.lower_ not in speaker or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
            or t.lower_ in ("test", "tests", "tested") for t in doc):
         return False
     return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or t.dep_ not in ("nsubj", "nsubjpass") and any(
@@ -324,7 +327,7 @@ def added(doc) -> bool:
 def received(verb) -> bool:
     """The verb gives the speaker something: "my daughter gave me a Galaxy A54", "passed it down to me"."""
     speaker = ("me", "us", "them") if "user" in verb.doc.text.lower() else ("me", "us")  # "them": the user
-    return verb.lemma_.lower() in ("give", "buy", "get", "send", "hand", "pass", "gift", "lend") and (
+    return verb.lemma_.lower() in ("give", "buy", "get", "send", "hand", "pass", "gift", "lend", "sell", "issue") and (
         any(c.dep_ in ("dative", "dobj") and c.lower_ in speaker for c in verb.children)
         or any(t.lower_ == "to" and verb in (t.head, t.head.head) and any(g.lower_ in speaker for g in t.children)
                for t in verb.subtree))
@@ -342,9 +345,9 @@ def for_someone(doc) -> bool:
     for child in root.children:
         if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
             return True
-        # "for my wife", "for the kids"; not "works for Ubisoft"
+        # "for my wife", "for the kids", "for my dad's birthday"; not "works for Ubisoft"
         if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
-                g.dep_ == "pobj" and (g.lemma_.lower() in RELATIONS or g.lower_ in RELATIONS)
-                for g in child.children):
+                g.dep_ == "pobj" and any(w.lemma_.lower() in RELATIONS or w.lower_ in RELATIONS for w in (g, *(
+                    p for p in g.children if p.dep_ == "poss"))) for g in child.children):
             return True
     return False

@@ -32,10 +32,13 @@ NAMED_PLACE = re.compile(
 NAMED_PERSON = re.compile(rf"(?i)\b(?:someone|somebody|a (?:new )?(?:{'|'.join(PERSON_WORDS)}))(?: new)?$")
 EXPLICIT = re.compile(
     r"(?i)^(?:(?:(?:can|could|would|will) you|i (?:want|need|would like|'d like) you to|make sure (?:you|to)|"
-    r"be sure to|try to|please|always|pls)\s+)*"
+    r"be sure to|try to|please|kindly|always|pls|just)\s+)*"
     r"(?:remember|memori[sz]e|don't forget|do not forget|never forget|note|take note|make a note|keep in mind|"
-    r"bear in mind|for future reference|for the record|update my (?:profile|details|info)|add to my profile)"
-    r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we)\b))(?P<rest>.+)$")
+    r"bear in mind|for future reference|for the record|update my (?:profile|details|info)|add to my profile|"
+    # what an agent is told to keep: "for your records, ...", "just so you know, ...", "heads up: ..."
+    r"for your (?:records?|information|files?|notes?|reference)|so you know|(?:a )?heads[- ]up|"
+    r"(?:a )?(?:quick|small|little) (?:update|note|correction)|update your (?:notes|records|files|memory))"
+    r"(?:\s+this|\s+the fact)?(?:\s*(?:that\b|:|,|-)\s*|\s+(?=(?:i|i'm|i've|im|my|our|we|the)\b))(?P<rest>.+)$")
 QUESTION = re.compile(
     r"(?i)^(?:(?:please|pls|plz) )?(?:what|who|whom|whose|why|how|which|wanna|any idea|i wonder|i was wondering|"
     r"wondering|tell me|remind me|explain|help me|"
@@ -260,12 +263,27 @@ def normalise(text: str) -> str:
     # "guess who got promoted!": the speaker did
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
+    # "Being a lab assistant is stressful": the speaker is one
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:being|working as) (an?) ((?:[\w-]+ ){0,6}?[\w-]+) (is|means|has been|was|can be|"
+                  r"gets|feels|makes)\b", r"\1I'm \2 \3. It \4", text)
+    # "they told me I'm a senior analyst as of the first": the speaker is one
+    text = re.sub(r"(?i)\b(?:they|he|she|hr|(?:my|the) \w+) (?:told|informed) me (?:that )?(?=I(?:'m| am)\b)", "", text)
+    # "Watched Salt and Static last weekend. It's my new favourite film.": the work named just before
+    text = _IT_FAVOURITE.sub(lambda m: f"{m['before']}{m['name']} is ", text)
+    # "seeing someone?? her name's Ines": someone, Ines
+    text = re.sub(r"(?i)\b(someone|somebody)(?: new)?[?!.]*\s+(?:her|his|their) name(?:'s| is) (?=(?-i:[A-Z]))",
+                  r"\1, ", text)
     text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
     text = nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
     # a day typed in lower case is a day ("got the keys on friday"); "may" and "march" may be words
     return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
 
 
+_IT_FAVOURITE = re.compile(
+    r"(?P<before>\b(?i:watched|rewatched|read|reread|saw|heard|listened to|played|finished|discovered|tried|found)"
+    r"\s+(?P<name>[A-Z][\w'-]*"
+    r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*[.!]+\s+)It(?:'s| is) (?=my (?:new |current |absolute )?"
+    r"(?:fav|favourite|favorite|top)\b)")
 # a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
 _OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
                             r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")

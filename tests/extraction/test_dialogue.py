@@ -815,3 +815,19 @@ def test_a_contact_detail_the_speaker_asks_to_be_filled_in_anew_is_theirs(text, 
 ])
 def test_what_an_agent_is_told_to_keep_is_kept_and_what_it_is_asked_to_do_is_not(text, memories):
     assert contents(text, when=SENT) == memories
+
+
+@pytest.mark.parametrize(("text", "memories"), [
+    # a lead an agent is given before what it should keep
+    ("For your records, my home address is in Kendal now.", ["The user's home address is in Kendal now."]),
+    ("Kindly amend my residential address on all travel profiles.", []),  # an order, however courteous
+    # someone else's number, however many words name them
+    ("Save my head of department's number, 07700 900222, as a backup contact.", []),
+    # what being one is like says the speaker is one
+    ("being a night porter is so dull, nothing ever happens", ["The user is a night porter."]),
+    # a run-on said aloud keeps "anymore" with the clause it ends
+    ("i'm not at the bakery anymore i started at Hollis Print in march so yeah",
+     ["The user is not at the bakery anymore.", "The user started at Hollis Print in March 2023."]),
+])
+def test_leads_asides_and_runs_are_read_as_what_they_say(text, memories):
+    assert contents(text, when=SENT) == memories

@@ -111,6 +111,26 @@ UPDATES = [  # (old, new, old word, new word)
     ("My job title is product designer.", "New title as of Monday: design manager.", "product", "design manager"),
     ("I'm a junior designer at a small agency.", "They made me art director last week, still can't believe it",
      "junior", "art director"),
+    # said to an agent with a lead ("just so you know", "for your records"), after someone else's name or news
+    ("I work at Corbel Analytics.", "Just so you know, I've been at Vantra Health since last month.",
+     "Corbel", "Vantra"),
+    ("My manager is Ruth Okoro.", "Lewis Grant took over as my manager in May.", "Ruth", "Lewis"),
+    ("My husband is Tom Reyes.", "For your records: the divorce is final. My fiancé, Carl Moss, is my plus-one now.",
+     "Tom", "Carl"),
+    ("I'm seeing Mark.", "after the breakup i wasn't ready for anything but... i'm seeing someone?? her name's Leila",
+     "Mark", "Leila"),
+    # a car passed on to the speaker, an aside between dashes, a job said as what being one is like
+    ("I drive a Nissan Micra.", "scrapped the micra... my cousin sold me her old Ford Fiesta", "Micra", "Fiesta"),
+    ("I drive a VW Touran.", "We traded in the Touran - it had done 200k miles - and drove home a Skoda Kodiaq on "
+     "Friday.", "Touran", "Kodiaq"),
+    ("Being a teaching assistant is exhausting some days.", "I got promoted to class teacher this term.",
+     "teaching assistant", "class teacher"),
+    ("My email is jo.b@mailbox.org.", "Stopped using jo.b@mailbox.org ages ago, use jo@byrne.ie for everything from "
+     "here on.", "mailbox.org", "jo@byrne.ie"),
+    ("We live in Ashford.", "We finally finished unpacking after the move to Whitstable.", "Ashford", "Whitstable"),
+    ("My favourite album is Blue.", "Listened to Hounds of Love last night. It's my new favourite album.", "Blue",
+     "Hounds"),
+    ("i'm 29", "it was my birthday on friday so i'm thirty now", "29", "thirty"),
 ]
 COEXIST = [  # both statements stay current
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
@@ -154,6 +174,13 @@ COEXIST = [  # both statements stay current
     ("My mobile is 07912 384 551.", "Keep my dad's number too? It's 07845 226 019 - he's my emergency contact."),
     ("I'm vegetarian.", "My friend Nerea follows the keto diet now, so I need recipes we can both eat."),
     ("I drive a Honda Civic.", "My car is in the shop again, any rental tips?"),  # where it is, not which
+    ("My phone is a Pixel 7.", "I ordered a Galaxy S24 for my sister's birthday."),  # for someone's occasion
+    ("We live in Didsbury.", "Sometimes I wonder what would happen if we moved to Cornwall."),  # a what-if
+    ("My title is Head of Sales.", "Please note that Marta Lopez has been appointed Chief Financial Officer."),
+    ("I work at Aldermoor.", "I got an offer from Brightline Group and turned it down."),  # an offer not taken
+    ("I live in Sale.", "my best mate Jonno just moved to Leeds for uni"),  # a mate's move
+    ("I'm vegetarian.", "my housemate Kit went paleo and ate a whole chicken yesterday"),  # a meal is no diet
+    ("I'm on an iPhone 13.", "My eldest got a Pixel 8 for her birthday from her aunt."),
 ]
 
 
