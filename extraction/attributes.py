@@ -315,7 +315,9 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
         verbs = parts.main_verbs(doc)
-        ended = bool(verbs) and all(parts.ends(v) for v in verbs)
+        # "traded in the old car, now on a Kia EV6": what is said to hold now holds
+        now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)
+        ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])
         # 0: holds; 1: after "from" (the old value beside a new one, else the value: "an offer from Otto");

@@ -113,6 +113,8 @@ def _subject_of(sentence: str) -> str:
 # an aside between dashes before the sentence goes on: "traded in the Odyssey - 180,000 miles - and drove home a Kia"
 _ASIDE = re.compile(r"\s+[-\u2013\u2014]+\s+[^-\u2013\u2014]{1,100}?\s+[-\u2013\u2014]+\s+(?=(?:and|but|then|so)\s)")
 _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\s+|(?<=\w)\s*;\s+")
+# a remark to the assistant before the speaker's statement: "Quick note since you asked again: I'm on an iPhone now"
+_TO_YOU_FIRST = re.compile(r"(?P<remark>[^:]{3,120}):\s+(?=(?:I|I'm|I've|my|My|we|We|we're|our|Our)\s)")
 
 
 # a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
@@ -165,6 +167,8 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     one named in the piece before): "...; she turns 7" -> "my daughter Mia turns 7". Any other piece without a
     subject of its own ("- come see!", "- it was great") is dropped: it is nearly always a remark."""
     sentence = _ASIDE.sub(" ", sentence)
+    if (remark := _TO_YOU_FIRST.match(sentence)) and talk.YOU.search(remark["remark"]):
+        sentence = sentence[remark.end():]
     pieces = [part.strip() for piece in _CLAUSE_BREAK.split(sentence) for part in _splices(piece) if part.strip()]
     kept: list[str] = []
     for index, piece in enumerate(pieces):

@@ -275,7 +275,8 @@ def predicate_words(doc, holder_token, exclude: set[str]) -> str:
         if (token in subject or token in aside or (token.is_stop and not named) or  # a name may be a common word: "Go"
                 token.is_punct or time_word(token)
                 or any(c.dep_ == "neg" for c in token.children)  # "Go, not chess": chess is what it is not
-                or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ", "NUM")
+                or (token.pos_ == "NUM" and not (token.dep_ == "nummod" and token.i > token.head.i))  # "iPhone 15"
+                or token.pos_ in ("AUX", "ADP", "DET", "PRON", "CCONJ", "PART", "SCONJ")
                 or (token.pos_ == "VERB" and token.dep_ in ("ROOT", "conj", "advcl", "relcl", "auxpass"))
                 or token.lower_ in _FILLER or token.lower_ == "user" or (token.lemma_.lower() in exclude and not any(
                     c.dep_ == "compound" for c in token.children))):  # a frame's word naming a job: "tech lead"

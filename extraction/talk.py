@@ -270,6 +270,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)\b(?:they|he|she|hr|(?:my|the) \w+) (?:told|informed) me (?:that )?(?=I(?:'m| am)\b)", "", text)
     # "Watched Salt and Static last weekend. It's my new favourite film.": the work named just before
     text = _IT_FAVOURITE.sub(lambda m: f"{m['before']}{m['name']} is ", text)
+    # "In my capacity as Chief Operating Officer, I will chair ...": the speaker is one
+    text = re.sub(r"(?i)\bin my (?:capacity|role|position) as (?P<title>[^,.;]{2,60}),\s*", r"I'm \g<title>. ", text)
     # "seeing someone?? her name's Ines": someone, Ines
     text = re.sub(r"(?i)\b(someone|somebody)(?: new)?[?!.]*\s+(?:her|his|their) name(?:'s| is) (?=(?-i:[A-Z]))",
                   r"\1, ", text)
