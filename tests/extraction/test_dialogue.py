@@ -826,6 +826,11 @@ def test_what_an_agent_is_told_to_keep_is_kept_and_what_it_is_asked_to_do_is_not
     # what being one is like says the speaker is one
     ("being a night porter is so dull, nothing ever happens", ["The user is a night porter."]),
     # a run-on said aloud keeps "anymore" with the clause it ends
+    ("In my capacity as head of finance, I will chair the budget review.",
+     ["The user is head of finance.", "The user will chair the budget review."]),
+    ("Sorry you had it wrong: I'm on a Pixel 8 these days.", ["The user is on a Pixel 8 these days."]),
+    ("So today I set up ana.costa@lanternmail.com and started telling people.",
+     ["The user's email address is ana.costa@lanternmail.com.", "The user started telling people."]),
     ("i'm not at the bakery anymore i started at Hollis Print in march so yeah",
      ["The user is not at the bakery anymore.", "The user started at Hollis Print in March 2023."]),
 ])
