@@ -145,7 +145,7 @@ TITLE_WORDS = frozenset("head lead chief senior principal captain chair presiden
 # "It was my 35th birthday yesterday", "it's my first week at N26": no remark, a statement about the speaker
 OWN_DAY = re.compile(r"(?i)^it(?:'s| is| was) (?:my|our) (?:\d+\w*|first|last|final)\b")
 PRONOUN_LED = re.compile(
-    r"(?i)^(?!(?-i:IT)\b)(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
+    r"(?i)^(?:(?:it|he|she|they|there|here|everyone|everybody|someone|somebody|nobody|nothing|everything|what a|"
     r"such a|sounds?|looks?|seems?|must)\b|it's|that's|there's|here's|they're|(?:that|this|these|those|so)"
     r"(?:'s|'re|'ll|'d|\s+(?:is|are|was|were|has|have|had|looks?|sounds?|seems?|feels?|felt|makes?|made|must|can|"
     r"could|will|would|should|might|really|just|always|also|totally|definitely|gives?|gave|brings?|brought|"
