@@ -59,6 +59,8 @@ class Frame:
     # the speaker's fact alone, in the statement's words for its holder ("The user works at Acme."): what still
     # holds when the statement is superseded for another of its attributes ("moved to Lyon for work at Acme")
     restated: str = ""
+    # ended only by a denial in the present ("I'm not going vegan"): a fact that holds now, whatever else is current
+    denied: bool = False
 
 
 _lock = threading.Lock()
@@ -306,7 +308,7 @@ def _named(doc, best: dict[str, float], found: list[Frame]) -> list[Frame]:
 
 
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
-    attribute, ended = name, False
+    attribute, ended, denied = name, False, False
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
         if name == "favourite" and (m := attribute_kinds.FAVOURITE.search(content)):
@@ -318,6 +320,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         # "traded in the old car, now on a Kia EV6": what is said to hold now holds
         now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)
         ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now
+        denied = ended and all(parts.denies(v) for v in verbs)
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])
         # 0: holds; 1: after "from" (the old value beside a new one, else the value: "an offer from Otto");
@@ -335,4 +338,4 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
             live = [v for v in live if v not in towns] or live
         value = live[-1] if live else (found[-1][0] if found else "")
         ended = bool(found) and not live
-    return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3))
+    return Frame(attribute, kind.single, value, holder, ended, round(float(score), 3), denied=denied)

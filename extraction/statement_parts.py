@@ -115,6 +115,13 @@ def intended(doc) -> bool:
         for c in root.children)
 
 
+def denies(verb) -> bool:
+    """The verb denies its value in the present, and no more ("I'm not going vegan", "isn't a manager"): not "not
+    vegan anymore", "didn't", "used to"."""
+    return any(c.dep_ == "neg" for c in verb.children) and verb.tag_ not in ("VBD", "VBN") and not any(
+        c.lower_ in ("anymore", "longer", "more", "did", "was", "were", "had") for c in verb.children)
+
+
 def a_meal(doc) -> bool:
     """The statement tells of something eaten or drunk once ("he ate butter with a spoon yesterday"): an event, no
     diet ("used to eat meat", "doesn't eat pork" say how someone eats)."""

@@ -125,7 +125,7 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
             if ended and plan is None:
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
-            elif newer and plan is None:
+            elif newer and plan is None and not frame.get("denied"):  # "I'm not going vegan": holds beside it
                 # "I left Acme", "I worked at Renault before that" once Doctolib is current (stored before or
                 # never): a statement about an older time, so the past of that chain; no current line names only
                 # the old value

@@ -71,7 +71,8 @@ def _stored_frames(memory: Memory) -> list[dict] | None:
 def _as_dicts(frames) -> list[dict]:
     return [{"attribute": f.attribute, "value": f.value, "holder": f.holder, "single": f.single,
              "ended": f.ended, "score": f.score, **({"replaces": f.replaces} if f.replaces else {}),
-             **({"restated": f.restated} if getattr(f, "restated", "") else {})} for f in frames]
+             **({"restated": f.restated} if getattr(f, "restated", "") else {}),
+             **({"denied": True} if getattr(f, "denied", False) else {})} for f in frames]
 
 
 def reconcile_frames(*, owner, candidates, vectors, project=None, frames: Callable | None = None,

@@ -181,6 +181,7 @@ COEXIST = [  # both statements stay current
     ("I live in Sale.", "my best mate Jonno just moved to Leeds for uni"),  # a mate's move
     ("I'm vegetarian.", "my housemate Kit went paleo and ate a whole chicken yesterday"),  # a meal is no diet
     ("I'm on an iPhone 13.", "My eldest got a Pixel 8 for her birthday from her aunt."),
+    ("I'm pescatarian.", "I'm not going keto, whatever my brother says."),  # a denial of what never held
 ]
 
 
