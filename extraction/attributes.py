@@ -199,7 +199,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
     top_many = max((s for n, s in ranked if not BY_NAME[n].single), default=-1.0)
     # a plan, a wish, a gift, a report of someone else, one more of a kind: not what holds instead
-    not_held = (parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or roles.added(doc)
+    not_held = (parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or parts.added(doc)
                 or parts.a_meal(doc))
     # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
     work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)

@@ -32,9 +32,10 @@ from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, is_past_tense, third_person
 from extraction.sentences import split_sentences
-from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots, topic_tags
+from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots
 from extraction.speaker import bare_subject, described, headed, implied_be, role_named, speaker_in, with_implied_subject
 from extraction.timewords import resolve_dated
+from extraction.topics import topic_tags
 from observability import hooks
 
 

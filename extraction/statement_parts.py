@@ -322,3 +322,13 @@ def restated(frame, content: str) -> str:
     # the speaker's, said after someone else's name: "Desmond Okafor took over as the user's manager"
     who = "The user" if re.search(r"(?i)\bthe user\b", content) else subject[0]
     return f"{third_person(kind.frames[0].format(**{kind.value: said[0]}), who)}."
+
+
+def added(doc) -> bool:
+    """The statement adds to what held ("passed the CKA exam too", "I also speak Dutch", "got a cat as well"): one
+    more, not one instead."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or any(c.dep_ == "prt" for c in root.children):
+        return False  # "gave up fish too", "cut out sugar as well": one more thing given up, a change
+    return any(c.dep_ == "advmod" and c.lower_ in ("too", "also") for c in root.children) or bool(
+        re.search(r"(?i)\bas well\b(?! as)", doc.text))

@@ -314,15 +314,6 @@ def _words(token) -> str:
     return " ".join(t.lower_ for t in token.subtree if t.dep_ not in ("det", "poss", "punct", "case"))
 
 
-def added(doc) -> bool:
-    """The statement adds to what held ("passed the CKA exam too", "I also speak Dutch", "got a cat as well"): one
-    more, not one instead."""
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or any(c.dep_ == "prt" for c in root.children):
-        return False  # "gave up fish too", "cut out sugar as well": one more thing given up, a change
-    return any(c.dep_ == "advmod" and c.lower_ in ("too", "also") for c in root.children) or bool(
-        re.search(r"(?i)\bas well\b(?! as)", doc.text))
-
 
 def received(verb) -> bool:
     """The verb gives the speaker something: "my daughter gave me a Galaxy A54", "passed it down to me"."""

@@ -1,12 +1,12 @@
 """Which profile section a memory belongs to, from what extraction already says about it: its attribute (the frame
 kinds of extraction.attribute_kinds and the slots of extraction.slots, stored in `metadata["attribute"]`), else
-its category and topic tags (extraction.slots' categories and TOPICS). Memories of events, visits and purchases,
+its category and topic tags (extraction.slots' categories and extraction.topics). Memories of events, visits and purchases,
 past episodes ("history") and reminders are not part of a profile: an agent finds those by search."""
 
 import re
 
 from extraction.attribute_kinds import BY_NAME
-from extraction.slots import topic_tags
+from extraction.topics import topic_tags
 from profiles.models import Section
 
 # attribute (its name before ":", e.g. "allergy:peanuts" -> "allergy") -> section; None: not a profile fact
@@ -35,7 +35,7 @@ CATEGORY_SECTIONS: dict[str, Section | None] = {
     "skill": Section.WORK, "relationship": Section.FAMILY, "routine": Section.ROUTINES,
     "history": None, "event": None, "reminder": None,
 }
-# a plain fact goes by its first topic tag (extraction.slots.TOPICS); one without any is about who the person is
+# a plain fact goes by its first topic tag (extraction.topics.TOPICS); one without any is about who the person is
 TAG_SECTIONS: dict[str, Section] = {
     "health": Section.HEALTH, "work": Section.WORK, "education": Section.WORK, "family": Section.FAMILY,
     "pets": Section.FAMILY, "hobby": Section.PREFERENCES, "food": Section.PREFERENCES, "home": Section.HOME,
