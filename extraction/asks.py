@@ -17,7 +17,9 @@ from extraction.english import has_verb
 from extraction.slots import EMAIL, PHONE
 
 # where a sentence may join a request and a statement: a comma, "so"/"but"/"and", laughter typed between them
-_JOINS = re.compile(r"\s*,\s+|\s+(?=(?:so|but|and|then)\s+(?:can|could|would|will|pls|please|plz|how|what|"
+# a colon before the speaker's own statement: "update my CV: I'm at Kalvera Health now"
+_JOINS = re.compile(r"\s*,\s+|\s*:\s+(?=(?:I|I'm|I've|we|we're|we've|my|our)\s)"
+                    r"|\s+(?=(?:so|but|and|then)\s+(?:can|could|would|will|pls|please|plz|how|what|"
                     r"help|give|tell|make|find)\b)|\s+(?:lol|haha+|lmao|tbh)\s+(?=\w)", re.IGNORECASE)
 _LEAD = re.compile(r"(?i)^(?:(?:so|and|but|then|ok|okay|also|btw|anyway|now|pls|please|plz|kindly|just)\s+)+")
 # a request to the assistant by its first words: "can you ...", "help me ...", "give me ...", "need a ...", "any tips"

@@ -50,7 +50,8 @@ KINDS = (
         "we closed on a house in {place}", "I moved out of my old place to {place}",
         "we now live in {place}", "my address is in {place}", "I'm living in {place} these days",
         "my apartment is in {place}", "our house is in {place}", "we got the keys to our new place in {place}",
-        "we finished unpacking after our move to {place}",
+        "we finished unpacking after our move to {place}", "we unpacked the last boxes at the new place in {place}",
+        "I moved into a share house in {place} with friends",
         # a stay of years is a home, a stay of a week a visit
         "I've been in {place} for about three years now", "I've lived in {place} for years")),
     Kind("employer", True, "org", (
@@ -60,11 +61,13 @@ KINDS = (
         "I work for {org} now", "I'm an engineer at {org}", "I've been at {org} since the spring",
         "I'm a nurse at {org}", "I'm a teacher at {org}", "I joined {org} as a designer", "on Monday I start at {org}",
         "I handed in my notice and signed with {org}", "I do three shifts a week at {org}", "{org} has taken me on",
-        "today was my last day at {org}", "I handed in my badge at {org}",
+        "today was my last day at {org}", "I handed in my badge at {org}", "I got poached by {org}",
+        "I just finished my first week at {org}",
         # where, without the name: no value to update with, and no job title either (attributes._frames)
         "I got a job at a clinic in town", "I started working at a local school")),
     Kind("job title", True, "thing", (
         "I work as a software engineer", "I got promoted to senior manager", "my job title is data analyst",
+        "my title is senior architect",
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
         "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
         "I'm a product designer at {org}", "I'm now a senior analyst at {org}",
@@ -228,6 +231,8 @@ def favourite_of(what: str) -> str:
         return _THING_TO.get(thing[1], what)
     # "scent in the whole lineup", "scent we make": the thing before what is said of it
     words = re.split(r"\s+(?:to|of|for|in|at|on|that|which|we|i|you|they|he|she)\s+", f"{what} ")[0].split()
+    if words and words[-1] in _ANY_THING:  # "my new favourite place": of whatever kind the holder has one of
+        return ""
     return _SAME_THING.get(words[-1], words[-1]) if words else what
 
 
@@ -235,4 +240,5 @@ def favourite_of(what: str) -> str:
 _SAME_THING = {"record": "album", "lp": "album", "film": "movie", "flick": "movie", "track": "song", "tune": "song",
                "novel": "book", "programme": "show", "program": "show", "series": "show", "dish": "food",
                "meal": "food", "cuisine": "food"}
+_ANY_THING = {"place", "spot", "one", "thing", "pick"}
 _THING_TO = {"eat": "food", "cook": "food", "drink": "drink", "read": "book"}

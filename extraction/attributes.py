@@ -84,7 +84,7 @@ def _frame_words(kind_name: str) -> frozenset[str]:
         docs = [nlp.pipeline()(frame.format(**MASKS)) for frame in BY_NAME[kind_name].frames]
     # and the words for the thing itself ("First phone I've bought myself": no model)
     return frozenset(t.lemma_.lower() for doc in docs for t in doc if t.pos_ in ("VERB", "AUX", "ADP")) | {
-        *FAVOURITE_WORDS, "new", "phone", "handset", "smartphone", "device", "car", "vehicle"}
+        *FAVOURITE_WORDS, "new", "phone", "handset", "smartphone", "device", "car", "vehicle", "title"}
 
 
 def statement_frames(statements: Sequence[tuple[str, str]], *,
@@ -240,8 +240,11 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                 t.lower_ in ("my", "our", "user", "me", "us") for t in doc):
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
         if kind.value == "person" and (roles.said_of_a_thing(doc, frame.value)
-                                       or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS):
-            continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist": no person
+                                       or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS
+                                       or in_passing and any(e.label_ in ("GPE", "LOC")
+                                                             and e.text.lower() == frame.value for e in doc.ents)):
+            continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist", "off to
+            # Strasbourg": no person
         if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
             continue  # "..., and I felt oddly emotional handing the old one across": no make or model in it
         if found and (not frame.value or any(frame.value == f.value for f in found)):
@@ -307,15 +310,23 @@ def _named(doc, best: dict[str, float], found: list[Frame]) -> list[Frame]:
     return named
 
 
+_NAMED_AFTER = re.compile(r"\s+(?:is|are)\s+(?:now\s+)?(?:[Tt]he\s+)?"
+                          r"(?P<v>[A-Z][\w'&\-]*(?:\s+(?:(?:of|the|and|&|de)\s+)?[A-Z0-9][\w'&\-]*)*)")
+
+
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
     attribute, ended, denied = name, False, False
     if kind.value == "thing":
         value = parts.predicate_words(doc, token, _frame_words(name))
         if name == "favourite" and (m := attribute_kinds.FAVOURITE.search(content)):
-            attribute = f"favourite {attribute_kinds.favourite_of(m['what'])}"
+            attribute = f"favourite {attribute_kinds.favourite_of(m['what'])}".strip()
             # "Padel is my favourite sport": the value may be the subject
             value = " ".join(w for w in parts.predicate_words(doc, None, _frame_words(name)).split()
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
+            # "favourite band is The Cockatoo Sessions, been flogging their album": the name said, when the
+            # parse lost it
+            if not value and (said := _NAMED_AFTER.match(content, m.end("what"))):
+                value = said["v"].lower()
         verbs = parts.main_verbs(doc)
         # "traded in the old car, now on a Kia EV6": what is said to hold now holds
         now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)

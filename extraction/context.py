@@ -23,6 +23,7 @@ _PARTNERS = ("wife|husband|partner|spouse|boyfriend|girlfriend|fiance|fiancé|fi
 _FAMILY = ("family|kids|children|parents|son|daughter|sons|daughters|baby|twins")
 _COMPANION = re.compile(rf"\b(?i:my|our) (?:(?:new|dear|lovely|amazing) )?(?:(?P<partner>(?i:{_PARTNERS}))"
                         rf"(?:,? (?P<name>{PERSON_NAME}))?|(?P<family>(?i:{_FAMILY})))\b")
+_PARTED = re.compile(r"(?i)\b(?:broke up|split(?: up)?|separated|divorced|parted ways|ended things|dumped)\b")
 _CALENDAR = {*MONTHS, *DAYS, "May"}
 _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
 # "here"/"there" as a place: not "there is", "here's", "hang in there", "there for me", "take me there" or "I'm
@@ -68,6 +69,8 @@ class Setting:
                     found = match["name"] or f"their {match['partner'].lower()}"
                 else:
                     found = "their family"
+            if found and _PARTED.search(text) and re.search(rf"\b{re.escape(found)}\b", text):
+                found = None  # "Lena and I broke up in April": "we" is no longer the two of them
         return found
 
     def resolve_places(self, sentence: str, before: str = "") -> str:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from extraction import asks, clauses, nlp, spoken, talk
+from extraction import asks, chat_text, clauses, nlp, spoken, talk
 from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
@@ -99,6 +99,8 @@ def _finish(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip(" ,;:-")
     if text.count("(") > text.count(")"):  # an aside whose end went with the chatter: "(rents were insane lol)"
         text = text[:text.rfind("(")]
+    elif text.count(")") > text.count("("):  # the end of an aside whose start was cut off: "... tragic.)"
+        text = text.replace(")", "")
     text = re.sub(r"[.!?\u2026]*$", "", text).rstrip(" ,;:-") + "."
     text = re.sub(r"!+", "!", text)
     return text[:1].upper() + text[1:]
@@ -128,8 +130,9 @@ _SPLICE = re.compile(r",\s+(?=(?:(?i:i|i'm|i've|i'd|im)|we|We|we're|we've|he|He|
                      # or the speaker's own act, said without "I", after what happened to a thing: "the polo got
                      # written off, replaced it with a Mazda 2"
                      r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for|started|joined)\s)")
-_SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as|after|before|once|"
-                          r"unless|until|even if|even though|so that|now that)\b")
+# "As a consultant I ..." is who the speaker is, no condition
+_SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as(?! an? )|after|before|"
+                          r"once|unless|until|even if|even though|so that|now that)\b")
 
 
 def _splices(piece: str) -> list[str]:
@@ -150,6 +153,10 @@ _JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
                     r"(?i:i|i'm|im|i've|i'd|my|our|we|we're|we've)\s)")
 
 
+# "As a junior copywriter I mostly write ...", "being 29, I ...": who the speaker is, said before what they do
+_LED = re.compile(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))")
+
+
 def _own_parts(sentence: str) -> list[str]:
     """The parts of a sentence dropped as a whole (a remark to the other person, a pronoun-led comment) that are the
     speaker's own statements: "I made a cake the other day, maybe you'd like it" keeps "I made a cake the other
@@ -158,8 +165,15 @@ def _own_parts(sentence: str) -> list[str]:
     parts = [part.strip() for part in _JOINT.split(sentence) if part and part.strip()]
     if len(parts) < 2 or _SUBORDINATE.match(sentence):
         return []
-    return [part for part in parts if len(part.split()) > 2 and not _SUBORDINATE.match(part)
-            and speaker_in(part) not in (None, "implied") and not talk.YOU.search(part)]
+    own = [part for part in parts if len(part.split()) > 2 and not _SUBORDINATE.match(part)
+           and speaker_in(part) not in (None, "implied") and not talk.YOU.search(part)]
+    # "As a consultant I explain ..., and your analogy ...": who they are, and what they do, apart
+    return [said for part in own for said in _led_apart(part)]
+
+
+def _led_apart(part: str) -> list[str]:
+    led, aside = _LED.match(part), described(part)
+    return [aside, part[led.end():]] if led and aside else [part]
 
 
 def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
@@ -296,12 +310,12 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     person = None  # the last person of the speaker's this message named, for a sentence led by "he"/"she"
     said = ""  # the message so far: where "here" is
     started = None  # the last start date the message gave
-    parts = [(part, asked) for sentence in split_sentences(talk.normalise(spoken.plain(text)), dialogue=True)
+    parts = [(part, asked) for sentence in split_sentences(chat_text.normalise(spoken.plain(text)), dialogue=True)
              for part, asked in asks.pieces(spoken.runs(sentence))]
     for part, asked in parts:
         for clause in _clauses(strip_discourse(part), person):
             # "As a junior copywriter I mostly write ...": who they are, and what they do, apart
-            led = re.match(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))", _strip_front(clause))
+            led = _LED.match(_strip_front(clause))
             aside = described(clause) if not strict else ""
             rest = _strip_front(clause)[led.end():] if led and aside else clause
             # a request cut from a statement ("..., give me a 20 min routine") says nothing of the speaker's
@@ -330,7 +344,7 @@ def _given_contact(clause: str) -> str:
 def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
     """One candidate per content, and per subject and attribute the last one said."""
     kept: dict[tuple[str, str], Candidate] = {}
-    for candidate in candidates:
+    for candidate in (c for c in candidates if re.search(r"[^\W\d_]{2}", c.content)):  # never a bare "."
         key = (candidate.subject.lower(), candidate.attribute or candidate.content.lower())
         kept.pop(key, None)
         kept[key] = candidate

@@ -101,8 +101,8 @@ PHONE = r"(?:\+|\()?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mails?|mail|address|reach|contact|write|use|send|go|goes|sent|put|list|sign|forget|"
-                           r"set up|created?|opened",
+_CONTACT_WORDS = {"email": r"e-?mails?|g?mail|inbox|address|reach|contact|write|use|send|go|goes|sent|put|list|sign|"
+                           r"forget|set up|created?|opened",
                   "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign|"
                            r"landline|telephone|tel"}
 _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls|just|so)\s+)*use\b"
@@ -126,11 +126,15 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls
                            # go to ... now"
                            r"|(?:please |pls |just )?send (?:it|them|this|that|everything|stuff|the [\w ]{1,30}?) to"
                            r"(?= [\w.+\-]+@)"
-                           r"|(?:everything|all|(?:all (?:my |the |of my )?)?(?:[\w-]+ ){0,2}(?:stuff|things|mail|"
-                           r"e-?mails?|newsletters?|correspondence|messages)) (?:should |can |will |must )?"
+                           # "drafts go to x@y.com": things of the speaker's, sent to the address
+                           r"|(?:the )?(?:[\w-]+ ){0,2}[\w-]+s (?:should |can |will |must )?(?:go|be sent) to"
+                           r"(?= [\w.+\-]+@)"
+                           r"|(?:.*(?:,|\bso|\band|\bbut)\s+)?(?:everything|all|(?:all (?:my |the |of my )?)?"
+                           r"(?:[\w-]+ ){0,2}(?:stuff|things|mail|e-?mails?|newsletters?|correspondence|messages))"
+                           r" (?:should |can |will |must )?"
                            r"(?:go|goes|be sent) to\b"
                            # "it's 07700 900987 now, the old line got cut off": the number (the address) changed
-                           rf"|it(?:'s| is) (?={PHONE}\s+now\b)"
+                           rf"|(?:.*[,;]\s*)?it(?:'s|s| is) (?=(?:{PHONE}|{EMAIL})\s+now\b)"
                            rf"|(?:please )?forget {EMAIL},? it(?:'s| is) (?={EMAIL}\s+now\b)"
                            # "Personal email for reservations and receipts: ..."
                            r"|(?:personal |private |home )?(?:e-?mail|phone|mobile|cell|landline)(?: address| number)?"
@@ -140,9 +144,13 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls
                            r"|(?:so |and |but )?(?:please |pls |just |(?:can|could) (?:you|u) )?(?:(?:put|list|sign "
                            r"(?:it|this|them) off with)\b(?=.*\b(?:instead|now|from now on|going forward)\b)"
                            r"|(?:swap|switch|change|update) (?:the |my )?(?:number|phone|mobile|cell|e-?mail|address)"
-                           r"(?: \w+)? to\b))")
+                           r"(?: [\w ]{1,30}?)? (?:to|for)\b)"
+                           # "contact email should be hello@dan.io from now on"
+                           r"|(?:(?:my|the) )?(?:(?:contact|personal|main|primary|preferred) )?(?:e-?mail|phone|mobile|"
+                           r"number)(?: address| number)? (?:should be|is now|will be|becomes)\b)")
 SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mobile|cell|e-?mail|address)'s)\w+'s"
-                            r"|his|her|their|its|(?-i:[A-Z][a-z]+)'s)\b"
+                            # "its x@y.com now": "it's" typed without its apostrophe
+                            r"|his|her|their|its(?!\s+(?:[\w.+\-]+@|[+(]?\d))|(?-i:[A-Z][a-z]+)'s)\b"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"
@@ -208,10 +216,16 @@ def find_slots(sentence: str, *, explicit: bool = False) -> list[Slot]:
     if contact_slot := contact(s):
         return [contact_slot]
     if m := re.fullmatch(r"(?i)(?:(?:just|finally|officially) )*(?:turned (?P<a>\d{1,3})|(?P<b>\d{1,3}) (?:years old )?"
-                         r"(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day)"
-                         # "I'm 34, so not exactly a spring chicken": the age, without the remark
-                         r"|(?:i'm|i am) (?P<c>\d{1,2}|1[01]\d)(?= *(?:,|;|$| years old\b)))\b.*", s):
-        return [Slot("age", "fact", 0.6, f"{{name}} is {m['a'] or m['b'] or m['c']} years old.", tags=("age",))]
+                         r"(?:(?:since|as of|from) (?:yesterday|today|last \w+|this \w+|\w+day)|now\b"
+                         # "34 and only starting to run": an age said first, then what goes with it
+                         r"|and (?:only|still|just|never|already|finally|feeling|i'm|i|have|counting)\b)"
+                         r"|(?P<d>\d{1,3}) years old\b(?= *(?:,|;|$|now\b|today\b))"
+                         # "I'm 34, so not exactly a spring chicken", "I'm 46 and have never run": the age, without
+                         # the remark
+                         r"|(?:i'm|i am) (?P<c>\d{1,2}|1[01]\d)(?: now)?"
+                         r"(?= *(?:,|;|$| years old\b| and\b(?! an? (?:half|quarter)\b))))\b.*", s):
+        age = m["a"] or m["b"] or m["c"] or m["d"]
+        return [Slot("age", "fact", 0.6, f"{{name}} is {age} years old.", tags=("age",))]
     if m := re.fullmatch(r"(?i)(?:please |you can |just |everyone |my friends )*(?:call me|address me as|refer to me "
                          r"as) (?P<v>[a-z][\w'\-]*(?: (?!(?:in|on|for|from|at|when|please)\b)[a-z][\w'\-]*)?)"
                          r"(?: (?:in|on|for|from now on|when)\b.*)?", s):

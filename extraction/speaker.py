@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from extraction import nlp, talk
-from extraction.attribute_kinds import FAVOURITE_WORDS, ROLE_KINDS, ROLES
+from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLE_KINDS, ROLES
 from extraction.english import NOWADAYS, PAST, SINGULAR, is_first_person
 from extraction.slots import DIETS, OCCUPATIONS
 
@@ -220,9 +220,20 @@ _ROLE_NAMED = re.compile(rf"(?i:\bmy (?:new )?(?P<role>{'|'.join(sorted(ROLE_KIN
 
 def role_named(clause: str) -> str:
     """The speaker's partner or manager named in passing in a request ("help me plan a surprise for my husband
-    Marco"), said as a statement ("My husband is Marco"), else ""."""
-    match = _ROLE_NAMED.search(clause)
-    return f"My {match['role'].lower()} is {match['name']}" if match else ""
+    Marco"), said as a statement ("My husband is Marco"); their car or phone named so ("how do I stop my Pixel 7
+    killing the sync?": "My phone is a Pixel 7"), else ""."""
+    if match := _ROLE_NAMED.search(clause):
+        return f"My {match['role'].lower()} is {match['name']}"
+    for match in _MODEL_NAMED.finditer(clause):
+        kind = next((k for k, makes in MAKES.items() if match["make"].lower() in makes), None)
+        if kind and (match["number"] or len(match["model"].split()) > 1):  # a model, not only a make ("my Ford")
+            article = "an" if match["model"][0].lower() in "aeiou" else "a"
+            return f"My {'car' if kind == 'car' else 'phone'} is {article} {match['model']}"
+    return ""
+
+
+_MODEL_NAMED = re.compile(r"\bmy (?:new )?(?P<model>(?P<number>(?:19|20)\d\d )?(?P<make>[A-Za-z]+)"
+                          r"(?: (?:[A-Z0-9][\w+\-]*|mini|pro|max|plus|ultra|lite)){0,3})")
 
 
 # words that describe something as one's own when chat leaves out whose ("new boss is ...", "fav food is ...")

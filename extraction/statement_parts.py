@@ -21,7 +21,7 @@ _MAYBE = {"might", "may", "could", "would", "should"}
 _SPEAKING = {"i", "we", "they", "user"}  # the extractor says "they" for the user
 _TAKEN = {"accept", "take", "sign"}
 ENDING = {"leave", "quit", "sell", "resign", "stop", "divorce", "retire", "lose", "drop", "ditch", "cancel", "end",
-          "dump", "die", "flog", "scrap", "conclude"}
+          "dump", "die", "flog", "scrap", "conclude", "separate"}
 _PHONE = re.compile(rf"(?<![\w@]){PHONE}(?![\w@])")
 _EMAIL = re.compile(EMAIL)
 _NUMBER = {"CARDINAL", "QUANTITY"}

@@ -91,7 +91,12 @@ def work_vehicle(doc) -> bool:
 def a_stay(doc) -> bool:
     """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
     today", "in Paris for a conference this week", "renting a cabin in Montana for August" (being, staying or
-    renting in a place, with a time or a purpose; time spent there)."""
+    renting in a place, with a time or a purpose; time spent there), or was and is back from it ("just back from
+    three weeks living out of a flat in Lisbon")."""
+    if re.search(r"(?i)(?<!moved )(?<!moving )(?<!move )\b(?:back|returned|home) from\b|\b(?:off|headed|heading) to\b"
+                 r"|\b(?:doing|spending|taking|having|booked|planning) (?:a|the|our|my) (?:long )?(?:weekend|week|night|"
+                 r"fortnight|holiday|trip|break|getaway|city break) (?:in|to|at|away in)\b", doc.text):
+        return True
     for verb in (t for t in doc if t.lemma_ in ("be", "stay", "rent", "live", "spend") and t.dep_ in ("ROOT", "conj")):
         places = [g for p in verb.subtree if p.dep_ == "prep" and p.lower_ == "in"
                   for g in p.children if g.dep_ == "pobj" and g.ent_type_ in ("GPE", "LOC")]
@@ -114,7 +119,8 @@ def made_by(doc, makes: frozenset[str]) -> bool:
     if any(t.dep_ == "dative" and t.lower_ not in speaker or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
            or t.lower_ in ("test", "tests", "tested") for t in doc):
         return False
-    return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or t.dep_ not in ("nsubj", "nsubjpass") and any(
+    return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or _new(t) or t.dep_ not in (
+        "nsubj", "nsubjpass") and any(
         doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
         and _governing(t).lemma_.lower() in _HAVING) for t in doc if t.i > 0)
 
@@ -126,9 +132,14 @@ def _as_a_name(token) -> bool:
     return token.text[:1].isupper() or not nlp.known_word(token.lower_) or any(c.isdigit() for c in following)
 
 
+def _new(token) -> bool:
+    """A thing said as the holder's new one, wherever it stands: "The new Subaru Outback is much easier on fuel"."""
+    return token.i > 1 and token.nbor(-1).lower_ == "new" and token.nbor(-2).lower_ in ("the", "my", "our")
+
+
 def _owned(token) -> bool:
     """A thing said with the holder's possessive wherever it stands: "my Galaxy A52 keeps running out of storage"."""
-    while token.dep_ == "compound" and token.head.i != token.i:  # "Galaxy" of "my Galaxy A52"
+    while token.dep_ in ("compound", "nmod") and token.head.i != token.i:  # "Galaxy" of "my Galaxy A52"
         token = token.head
     return speakers(token)
 

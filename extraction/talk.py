@@ -8,9 +8,7 @@ import re
 
 from core import calendar_words
 from extraction import nlp
-from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.naming import PERSON_WORDS
-from extraction.slots import PHONE, RELATIONS
 
 EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+|(?<!\w)(?::-?[)(DPp/]|;-?\)|<3|xD)(?!\w)")
 MARKER = re.compile(
@@ -218,105 +216,9 @@ finally eventually basically overall plus meanwhile afterwards personally growin
 """.split()) | set(calendar_words.WEEKDAYS) | set(calendar_words.MONTHS)
 
 
-def normalise(text: str) -> str:
-    """A chat message as the parser reads it best: plain quotes, contractions and chat abbreviations spelt out, an
-    emoji between sentences as a full stop, places and names typed in lower case capitalised."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
-    # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
-    text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
-    text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
-    # "My email's a@b.com": is, before an address
-    text = re.sub(r"(?i)\b(my e-?mail)'s (?=[\w.+\-]+@)", r"\1 is ", text)
-    text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
-    text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
-    # "fav band = the war on drugs", "new mgr = tanya ruiz": a value typed as an equation; "old # is dead"
-    text = re.sub(r"(?<=\w)\s*=\s*(?=\w)", " is ", text)
-    text = re.sub(r"(?<=\w )#(?=\s|$)", "number", text)
-    text = re.sub(r"(?<=\w) \+ (?=\w)", " and ", text)  # "me + jenna done"
-    # what follows from someone else's news, said of the speaker: "Sipho has transferred, which means I now report
-    # to Annelie" (a sentence of its own); a note in brackets about someone just named: "with Renata (she's my
-    # manager now)"
-    text = re.sub(r",\s*which means (?:that )?(?=(?:I|I'm|I've|we|my)\b)", ". ", text)
-    text = re.sub(r"(?P<name>\b[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*\((?:she|he)(?:'s| is) (?P<rest>[^)]*)\)",
-                  r"\g<name>; \g<name> is \g<rest>;", text)
-    text = re.sub(r"(?i)(^|[.!?]\s+)from now(?: on)?\b,?", r"\1Now", text)  # "From now (on) I am ...": now
-    # an age said as other languages say it: "I have now 43 years", "I have 41 years"
-    text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
-                  r"I am \1\2 years old", text)
-    text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
-    # "... changed numbers. It's 0491 570 159 now": the number said as "it"
-    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text) and not _OTHERS_NUMBER.search(text):
-        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})", "my number is ", text)
-    # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
-    text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
-    # a salutation to the assistant: "Dear assistant, I am employed ..."
-    text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
-    # "first week at Monzo done!": the speaker's first week there
-    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (day|week|month) at "
-                  r"(?P<org>[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*) (?:is )?"
-                  r"(?:done|over|complete|finished|survived|down)\b",
-                  r"\1I finished my first \3 at \g<org>", text)
-    # "things ended with Marcus in March": a break-up
-    text = re.sub(r"(?i)\b(?:things|it) (?:ended|fizzled out|(?:is|was|'s) over) (?:with|between) "
-                  r"(?P<who>(?-i:[A-Z])[a-z]+)(?: and (?:me|I))?\b", r"I broke up with \g<who>", text)
-    # "guess who got promoted!": the speaker did
-    text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
-    text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
-    # "Being a lab assistant is stressful": the speaker is one
-    text = re.sub(r"(?i)(^|[.!?]\s+)(?:being|working as) (an?) ((?:[\w-]+ ){0,6}?[\w-]+) (is|means|has been|was|can be|"
-                  r"gets|feels|makes)\b", r"\1I'm \2 \3. It \4", text)
-    # "they told me I'm a senior analyst as of the first": the speaker is one
-    text = re.sub(r"(?i)\b(?:they|he|she|hr|(?:my|the) \w+) (?:told|informed) me (?:that )?(?=I(?:'m| am)\b)", "", text)
-    # "Watched Salt and Static last weekend. It's my new favourite film.": the work named just before
-    text = _IT_FAVOURITE.sub(lambda m: f"{m['before']}{m['name']} is ", text)
-    # "In my capacity as Chief Operating Officer, I will chair ...": the speaker is one
-    text = re.sub(r"(?i)\bin my (?:capacity|role|position) as (?P<title>[^,.;]{2,60}),\s*", r"I'm \g<title>. ", text)
-    # "seeing someone?? her name's Ines": someone, Ines
-    text = re.sub(r"(?i)\b(someone|somebody)(?: new)?[?!.]*\s+(?:her|his|their) name(?:'s| is) (?=(?-i:[A-Z]))",
-                  r"\1, ", text)
-    text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
-    text = nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
-    # a day typed in lower case is a day ("got the keys on friday"); "may" and "march" may be words
-    return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
-
-
-_IT_FAVOURITE = re.compile(
-    r"(?P<before>\b(?i:watched|rewatched|read|reread|saw|heard|listened to|played|finished|discovered|tried|found)"
-    r"\s+(?P<name>[A-Z][\w'-]*"
-    r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*[.!]+\s+)It(?:'s| is) (?=my (?:new |current |absolute )?"
-    r"(?:fav|favourite|favorite|top)\b)")
-# a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
-_OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
-                            r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
 # a statement typed without its "I" whose bare verb is no order to the assistant: "live in denver", "work at Kestrel"
 STATE_LEAD = re.compile(r"(?i)live\s+(?:in|near)\s+(?-i:[A-Z])|(?:work|teach|study)\s+(?:in|at|for|as)\b"
                         r"|(?:drive|own)\s+(?:a|an)\s")
-# chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
-SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
-             "yday": "yesterday", "b/c": "because", "bc": "because"}
-_SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/])")
-_DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]
-_LOWER_DAY = re.compile(rf"\b(?:{'|'.join(_DAYS)})s?\b")
-_OWNER_UNMARKED = re.compile(
-    rf"(?i)\b(?P<owner>(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))s "
-    rf"(?=(?:{'|'.join(FAVOURITE_WORDS)}|new|old|current|own|first|car|phone|number|email|job|boss|school|house|"
-    r"flat|birthday|name)\b)")
-
-
-def _emoji_end(match: re.Match) -> str:
-    """An emoji or emoticon between two stretches of words ends a sentence ("vegan now :( any snacks?"); at either
-    end of the text, or after a full stop, it is dropped."""
-    before, after = match.string[:match.start()].rstrip(), match.string[match.end():]
-    if not before or not re.search(r"\w", after) or before[-1] in ".!?,;:":
-        return " " if before and re.search(r"\w", after) else ""
-    return ". "
-
-
-_IS_CONTRACTED = re.compile(
-    r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
-    r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
-    r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")
 
 
 def unsurprised(sentence: str) -> str:

@@ -213,16 +213,22 @@ def _adopted(found: list[dict], pool, content: str) -> tuple[list[dict], list[Me
             frame["attribute"] = kinds.pop()
     unread: list[Memory] = []
     for frame in (f for f in found if f.get("replaces")):
-        old = set(frame["replaces"].split())
+        old = _stems(frame["replaces"].split())
         # a bare "favourite" takes the favourite it replaces ("ramen has overtaken sushi as my favourite")
         frame["attribute"] = next((
             f["attribute"] for _, fs in pool for f in fs if f["single"] and f["attribute"]
             and f["attribute"].startswith(frame["attribute"]) and f["holder"] == frame["holder"]
-            and old <= set(f["value"].split())), "") if frame["attribute"] in ("", "favourite") else frame["attribute"]
+            and old <= _stems(f["value"].split())), "") if frame["attribute"] in ("", "favourite") else (
+            frame["attribute"])
         if not frame["holder"]:
             unread += [m for m, fs in pool if not fs and m.subject.lower() in ("", "user")
-                       and old <= set(re.findall(r"[\w-]+", m.content.lower()))]
+                       and old <= _stems(re.findall(r"[\w-]+", m.content.lower()))]
     return [f for f in found if f["attribute"]], unread
+
+
+def _stems(words) -> set[str]:
+    """Words as compared across a value said and one lemmatised ("slow horses" and "slow horse")."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
 
 
 _NEWLY = re.compile(r"(?i)\b(?:now|these days|nowadays|anymore|any more|new)\b")

@@ -1,7 +1,7 @@
 """Which profile section a memory belongs to, from what extraction already says about it: its attribute (the frame
 kinds of extraction.attribute_kinds and the slots of extraction.slots, stored in `metadata["attribute"]`), else
-its category and topic tags (extraction.slots' categories and extraction.topics). Memories of events, visits and purchases,
-past episodes ("history") and reminders are not part of a profile: an agent finds those by search."""
+its category and topic tags (extraction.slots' categories and extraction.topics). Memories of events, visits and
+purchases, past episodes ("history") and reminders are not part of a profile: an agent finds those by search."""
 
 import re
 

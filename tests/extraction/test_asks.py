@@ -45,7 +45,7 @@ def test_a_sentence_is_cut_where_a_request_meets_a_statement():
     ("im 34 and trying to squeeze workouts into nap time, give me a 20 min routine with no equipment",
      ["The user is 34 and trying to squeeze workouts into nap time."]),
     ("tbh my fav thing to eat these days is birria tacos, is there a slow cooker version i can start before pickup",
-     ["The user's fav thing to eat these days is birria tacos."]),
+     ["The user's fav thing to eat is birria tacos."]),
     ("deb left so my new manager is ravi okonkwo and i dont know him yet, how do i ask for flexible hours",
      ["Deb left so the user's new manager is Ravi Okonkwo and they dont know him yet."]),
     ("btw im not at fernbrook anymore, started at kestrel dental group in april so can you redo my signature",

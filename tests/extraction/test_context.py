@@ -46,6 +46,8 @@ def test_idioms_and_existential_there_stay(sentence):
     (["User: the kids are loud today"], "", None),  # "the kids" names nobody's
     (["User: my kids start school soon"], "", "their family"),
     (["User: I live alone.", "Assistant: Nice!"], "", None),
+    # no longer the two of them
+    (["User: My girlfriend Lena and I love Dresden."], "Lena and I broke up. We're off to Rome.", None),
 ])
 def test_who_we_are(turns, message, companion):
     assert Setting(turns).companion(message) == companion

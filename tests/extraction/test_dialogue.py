@@ -544,7 +544,7 @@ def test_the_speakers_clause_after_and_now_stands_alone():
     ("on a Galaxy now, the old phone died", "The user is on a Galaxy now, the old phone died."),
     ("back to eating fish, veganism wasn't for me", "The user is back to eating fish, veganism wasn't for them."),
     ("still at Siemens", "The user is still at Siemens."),
-    ("52 now", "The user is 52 now."),
+    ("52 now", "The user is 52 years old."),
     ("currently a trainee solicitor", "The user is currently a trainee solicitor."),
     ("no longer vegetarian, eating meat again", "The user is no longer vegetarian, eating meat again."),
     ("renting in bristol atm", "The user is renting in Bristol at the moment."),
@@ -558,7 +558,7 @@ def test_what_is_done_to_the_speaker_is_said_with_got():
 
 
 def test_someone_new_named_after_a_comma_is_named_not_called():
-    assert contents("dating someone new, Priya") == ["The user is dating someone new, Priya."]
+    assert contents("dating someone new, Priya") == ["The user is dating someone new named Priya."]
     assert contents("Looking forward to the weekend now") == []  # a feeling, with no place or person
 
 

@@ -131,8 +131,46 @@ UPDATES = [  # (old, new, old word, new word)
     ("My favourite album is Blue.", "Listened to Hounds of Love last night. It's my new favourite album.", "Blue",
      "Hounds"),
     ("i'm 29", "it was my birthday on friday so i'm thirty now", "29", "thirty"),
+    # an age said first or after the birthday; an address that holds chat shorthand ("rn"); a label with "here"
+    ("31 and still can't cook, teach me pasta?", "Birthday party was on Saturday, 32 now and loving it.", "31", "32"),
+    ("Drafts go to keira.m@gmail.com please.", "quick fix, its keira.rn@proton.me now not the gmail",
+     "gmail", "keira.rn@proton.me"),
+    ("pescatarian here, any easy dinners?", "I've gone vegan since April.", "pescatarian", "vegan"),
+    # a favourite said with when, and overtaken as "number one"
+    ("My favourite show at the moment is Slow Horses.", "Shrinking has overtaken Slow Horses as my number one.",
+     "Slow Horses", "Shrinking"),
+    # a phone named in passing as the speaker's; a new car said as "the new ..." beside the old one traded in
+    ("My Galaxy S21 screen is cracked again.", "Got a Pixel 9 last week, loving it.", "S21", "Pixel"),
+    ("I drive a 2012 Ford Focus.", "Finally swapped cars. The new Kia Niro is so quiet.", "Focus", "Niro"),
+    # a manager said as "my boss's X"; the new one as "I report to him"
+    ("My boss's Hannah Cole, she's great.", "Hannah moved teams, so Marcus Reid leads us now and I report to him.",
+     "Hannah Cole", "Marcus"),
+    # who the speaker is, said in passing before a remark to the assistant
+    ("As a junior accountant I mostly do reconciliations, and your template helped a lot.",
+     "I was promoted to senior accountant in May.", "junior", "senior"),
+    # a title said outright; a promotion said as a label; a partner named after "someone"; an age said with "years
+    # old" first; a number swapped on a form; a job said after a request's colon
+    ("My title is Staff Accountant.", "Promotion came through: Finance Manager.", "Staff", "Finance Manager"),
+    ("My girlfriend is Clara.", "These days I'm seeing someone new, Jonas, it's early days.", "Clara",
+     "Jonas"),
+    ("I'm 63.", "Birthday yesterday! 64 years old, and the grandkids baked.", "63", "64"),
+    ("My mobile is 0412 555 019.", "Change the number on my profile for 0433 555 872 please.", "0412", "0433"),
+    ("I work at Halden Bank.", "fix my bio: I'm at Corvid Labs now, started in June.", "Halden", "Corvid"),
+    # a phone named in a question is the speaker's
+    ("How do I free up space on my Galaxy S22?", "Switched to a Pixel 8 Pro last week.", "S22", "Pixel"),
+    # a favourite said as a "place" takes the one kind of favourite the speaker has
+    ("My favourite restaurant is Osteria Nove.", "My new favourite spot is Bar Lume, tiny but perfect.", "Osteria",
+     "Lume"),
+    # a home said as the reason for something, and as the new place unpacked in
+    ("Since we live in Dundee, the winters feel long.", "We've unpacked the last boxes at our new place in Perth.",
+     "Dundee", "Perth"),
 ]
 COEXIST = [  # both statements stay current
+    ("I live in Hobart.", "Just back from a fortnight living in a flat in Kyoto, I miss it already."),
+    ("I work at Northwind Freight.", "Guess who got a job at Deloitte! My sister Amy, so proud."),
+    ("My phone is a Pixel 7.", "Just bought a Galaxy S24 - it's for my son's birthday, he'll be thrilled."),
+    ("I work at Halden Bank.", "We're off to Oslo next weekend, any tips?"),
+    ("I live in Graz.", "My wife and I are doing a long weekend in Verona in May."),
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
     ("My sister works at Airbus.", "I work at Thales."),
     ("Last spring I went to Porto.", "In June I went to Seville."),

@@ -1,0 +1,188 @@
+"""A chat message as the parser reads it best (`normalise`): plain quotes, contractions and chat shorthand spelt
+out, a label or a pronoun read as what it stands for ("vegetarian here", "I report to him"), an emoji between
+sentences as a full stop, places and names typed in lower case capitalised."""
+
+from __future__ import annotations
+
+import re
+
+from core import calendar_words
+from extraction import nlp
+from extraction.attribute_kinds import FAVOURITE_WORDS
+from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
+from extraction.talk import EMOJI, NAME_AFTER
+
+
+def normalise(text: str) -> str:
+    """A chat message as the parser reads it best: plain quotes, contractions and chat abbreviations spelt out, an
+    emoji between sentences as a full stop, places and names typed in lower case capitalised."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    # "my car's a Mini", "Jake's my ex": no possessive comes before an article or another possessive: "is"; but a
+    # shop's name after a preposition keeps its "'s" ("at Sainsbury's the whole day")
+    text = _IS_CONTRACTED.sub(lambda m: m[0] if m["before"] else f"{m['word']} is {m['next']}", text)
+    text = re.sub(r"(?i)\b(new|my|mobile|cell|phone|work|home) no\.?\s*(?=[+(\d])", r"\1 number ", text)
+    # "My email's a@b.com": is, before an address
+    text = re.sub(r"(?i)\b(my e-?mail)'s (?=[\w.+\-]+@)", r"\1 is ", text)
+    text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
+    text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
+    text = _LABEL_HERE.sub(_label_here, text)
+    # "(Context: I'm in Leipzig, flat in Plagwitz.)": an aside in which the speaker says something of their own
+    text = re.sub(r"\s*\((?P<inner>[^()]{3,300}?)[.!]?\)\s*(?P<end>[.!?]*)",
+                  lambda m: f". {m['inner']}{m['end'] or '.'} " if _FIRST_PERSON.search(m["inner"]) else m[0], text)
+    # "Just bought an iPhone 15 - it's for Mira's birthday": what was bought, for whom
+    text = re.sub(r"\s+[-\u2013\u2014]\s+(?:it's|it is|they're|they are|that's) (?=for\b)", " ", text)
+    # "to my new title - Senior Platform Engineer", "my new role: Head of Data": the value, said
+    text = re.sub(r"(?i)\bmy new (title|role|position|job title)\s*[-\u2013\u2014:]\s*(?=(?-i:[A-Z]))",
+                  r"my new \1. My \1 is now ", text)
+    # "Promotion last week: Design Director": what the speaker was promoted to
+    text = re.sub(r"(?im)(?:^|(?<=[.!?]\s))(?:got (?:a |the |my )?)?promot(?:ion|ed)(?P<when>(?: \w+){0,3}?)"
+                  r"\s*[:\-\u2013\u2014]\s*(?=[A-Z])", r"I was promoted\g<when> to ", text)
+    # "We separated in the spring, Ines and I.": who "we" are, said after
+    text = re.sub(r"(?:^|(?<=[.!?]\s))[Ww]e (?P<rest>[^.!?]{3,80}?),\s*(?P<who>[A-Z][^\W\d_]+ and (?:I|me))(?=\s*[.!?])",
+                  r"\g<who> \g<rest>", text)
+    # "put dan@posteo.de as the contact - that's the address I use": the speaker's address
+    text = re.sub(rf"(?i)(?P<v>{EMAIL})(?P<rest>[^.!?]{{0,40}}?\s*[-\u2013\u2014,;]\s*that(?:'s| is) (?:the|my) (?:e-?mail )?"
+                  r"(?:address|e-?mail|one) I (?:use|check|prefer)\b[^.!?]*[.!?]?)", r"\g<v>\g<rest> My email is \g<v>.",
+                  text)
+    # "I'm seeing someone now, Mira": someone, named
+    text = re.sub(r"(?i)\b(someone|somebody)( new)?( now)?, (?=(?-i:[A-Z][a-z]+)\b)",
+                  r"\1\2\3 named ", text)
+    # "Traded in the old Pilot. The new Subaru Outback is easier on fuel": the new one of a change is the speaker's
+    if re.search(r"(?i)\b(?:the old|traded|sold|swapped|replaced|got rid of|gave up)\b", text):
+        text = re.sub(r"(?:^|(?<=[.!?]\s))The new (?=[A-Z])", "My new ", text)
+    # "Declan Whitby is running our team now and I report to him": to whom, by name
+    text = _REPORT_TO.sub(_report_to, text)
+    # "tax return came through so upgraded to a Pixel 8": the change is the speaker's
+    text = re.sub(r"(?i)(?:(?<=,)|(?<=\w))\s+so\s+(?=(?:just |finally |then )?(?:upgraded|switched|moved|bought|traded|"
+                  r"swapped|changed|joined|started|picked up|got|signed|went)\b)", " so I ", text)
+    # "X has overtaken Y as my number one": a favourite ("my number one priority" is no favourite)
+    text = re.sub(r"(?i)\b(my (?:new |all-time )?)(?:number one|no\.? ?1|#1)(?=\s*(?:[,.;!?]|$|now\b|these days\b))",
+                  r"\1favourite", text)
+    # "favourite band at the moment is X": the favourite, without when (it is now)
+    text = re.sub(rf"(?i)\b((?:{'|'.join(FAVOURITE_WORDS)}) [\w\- ]{{1,30}}?),? (?:at the moment|right now|these days|"
+                  r"currently|lately|for now|nowadays|this (?:year|month|week|season)),? (is|are)\b", r"\1 \2", text)
+    # "fav band = the war on drugs", "new mgr = tanya ruiz": a value typed as an equation; "old # is dead"
+    text = re.sub(r"(?<=\w)\s*=\s*(?=\w)", " is ", text)
+    text = re.sub(r"(?<=\w )#(?=\s|$)", "number", text)
+    text = re.sub(r"(?<=\w) \+ (?=\w)", " and ", text)  # "me + jenna done"
+    # what follows from someone else's news, said of the speaker: "Sipho has transferred, which means I now report
+    # to Annelie" (a sentence of its own); a note in brackets about someone just named: "with Renata (she's my
+    # manager now)"
+    text = re.sub(r",\s*which means (?:that )?(?=(?:I|I'm|I've|we|my)\b)", ". ", text)
+    text = re.sub(r"(?P<name>\b[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*\((?:she|he)(?:'s| is) (?P<rest>[^)]*)\)",
+                  r"\g<name>; \g<name> is \g<rest>;", text)
+    text = re.sub(r"(?i)(^|[.!?]\s+)from now(?: on)?\b,?", r"\1Now", text)  # "From now (on) I am ...": now
+    # an age said as other languages say it: "I have now 43 years", "I have 41 years"
+    text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
+                  r"I am \1\2 years old", text)
+    text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
+    # "Birthday was on the weekend, 23 now and feeling ancient": the age, said after the birthday
+    text = re.sub(r"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)[,;]\s*(\d{2,3}) now\b", r"\1. I'm \2 now", text)
+    # "... changed numbers. It's 0491 570 159 now": the number said as "it"
+    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text) and not _OTHERS_NUMBER.search(text):
+        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})", "my number is ", text)
+    # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
+    text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
+    # a salutation to the assistant: "Dear assistant, I am employed ..."
+    text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
+    # "first week at Monzo done!": the speaker's first week there
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (day|week|month)(?P<at> at (?-i:[A-Z][\w&'.\-]*"
+                  r"(?: [A-Z][\w&'.\-]*)*) (?:is )?(?:done|over|complete|finished|survived|down)\b"
+                  r"| (?:is )?(?:done|over|complete|finished|survived|down) at "
+                  r"(?-i:[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*))",
+                  lambda m: f"{m[1]}I finished my first {m[3]} at {_ORG_IN.search(m['at'])[0]}", text)
+    # "Since I live in Kelowna, flights are limited": what the speaker says of themselves, apart from what follows
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:since|as|because|given that|now that) (?=(?:I|I'm|I've|we|we're|we've) "
+                  r"(?!(?:was|were|said|mentioned|told|did|had)\b))([^,.!?;]+)[,;]\s*", r"\1\2. ", text)
+    # "My manager's Priya Nair, she's super chill": is, before a name said alone
+    text = re.sub(rf"(?i)\b(my (?:\w+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))'s "
+                  r"(?=(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?:[,.;!]|$|now\b|these days\b))", r"\1 is ", text)
+    # "things ended with Marcus in March": a break-up
+    text = re.sub(r"(?i)\b(?:things|it) (?:ended|fizzled out|(?:is|was|'s) over) (?:with|between) "
+                  r"(?P<who>(?-i:[A-Z])[a-z]+)(?: and (?:me|I))?\b", r"I broke up with \g<who>", text)
+    # "Guess who got a job at Kinross! My brother Josh, ...": whom the next sentence names; else the speaker
+    text = re.sub(rf"(?i)(^|[.!?]\s+)guess who\b(?P<rest>[^.!?]*[.!?]+\s+)(?P<who>(?-i:My) (?:{'|'.join(RELATIONS)})"
+                  r"(?: (?-i:[A-Z][a-z]+))?|(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*[,!.]|\s+(?:is|was)\b)",
+                  lambda m: f"{m[1]}{m['who']}{m['rest']}{m['who']}", text)
+    # "guess who got promoted!": the speaker did
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
+    text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
+    # "Being a lab assistant is stressful": the speaker is one
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:being|working as) (an?) ((?:[\w-]+ ){0,6}?[\w-]+) (is|means|has been|was|can be|"
+                  r"gets|feels|makes)\b", r"\1I'm \2 \3. It \4", text)
+    # "they told me I'm a senior analyst as of the first": the speaker is one
+    text = re.sub(r"(?i)\b(?:they|he|she|hr|(?:my|the) \w+) (?:told|informed) me (?:that )?(?=I(?:'m| am)\b)", "", text)
+    # "Watched Salt and Static last weekend. It's my new favourite film.": the work named just before
+    text = _IT_FAVOURITE.sub(lambda m: f"{m['before']}{m['name']} is ", text)
+    # "In my capacity as Chief Operating Officer, I will chair ...": the speaker is one
+    text = re.sub(r"(?i)\bin my (?:capacity|role|position) as (?P<title>[^,.;]{2,60}),\s*", r"I'm \g<title>. ", text)
+    # "seeing someone?? her name's Ines": someone, Ines
+    text = re.sub(r"(?i)\b(someone|somebody)(?: new)?[?!.]*\s+(?:her|his|their) name(?:'s| is) (?=(?-i:[A-Z]))",
+                  r"\1, ", text)
+    text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
+    text = nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
+    # a day typed in lower case is a day ("got the keys on friday"); "may" and "march" may be words
+    return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
+
+
+_IT_FAVOURITE = re.compile(
+    r"(?P<before>\b(?i:watched|rewatched|read|reread|saw|heard|listened to|played|finished|discovered|tried|found)"
+    r"\s+(?P<name>[A-Z][\w'-]*"
+    r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*[.!]+\s+)It(?:'s| is) (?=my (?:new |current |absolute )?"
+    r"(?:fav|favourite|favorite|top)\b)")
+# a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
+_OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
+                            r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
+# chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
+SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
+             "yday": "yesterday", "b/c": "because", "bc": "because"}
+# never inside an address: "aoifebrennan.rn@outlook.ie" keeps its "rn"
+_SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/.@])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/@]|\.\w)")
+_DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]
+_LOWER_DAY = re.compile(rf"\b(?:{'|'.join(_DAYS)})s?\b")
+_OWNER_UNMARKED = re.compile(
+    rf"(?i)\b(?P<owner>(?:my|our) (?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))s "
+    rf"(?=(?:{'|'.join(FAVOURITE_WORDS)}|new|old|current|own|first|car|phone|number|email|job|boss|school|house|"
+    r"flat|birthday|name)\b)")
+
+
+# "vegetarian here, no fish either", "Nurse here - quick question": who the speaker is, said as a label
+_LABEL_HERE = re.compile(r"(?im)(?:^|(?<=[.!?]\s))(?:(?:just |another |fellow )?(?P<a>an? )?)?"
+                         r"(?P<w>(?:[\w\-]+ ){0,2}(?P<last>[\w\-]+)) here(?=\s*(?:[,.!;:]|-\s|$))")
+
+
+_FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
+_ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")
+_REPORT_TO = re.compile(r"[^.!?]*\b(?:report(?:s|ing)?|answer(?:s|ing)?) (?:directly )?to (?P<who>him|her)\b")
+
+
+def _report_to(match: re.Match) -> str:
+    """ "Declan Whitby is running our team now and I report to him": to the last one named before."""
+    before = match[0][:match.start("who") - match.start()]
+    named = [m[0] for m in re.finditer(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b(?!'s)", before)
+             if m[0] not in ("So", "And", "But", "Now", "Since", "Then")]
+    return before + named[-1] if named else match[0]
+
+
+def _label_here(match: re.Match) -> str:
+    last = match["last"].lower()
+    if re.fullmatch(rf"(?:{DIETS})", last, re.IGNORECASE):
+        return f"I'm {match['w'].lower()}"
+    if last in OCCUPATIONS:
+        return f"I'm {match['a'] or 'a '}{match['w'].lower()}"
+    return match[0]
+
+
+def _emoji_end(match: re.Match) -> str:
+    """An emoji or emoticon between two stretches of words ends a sentence ("vegan now :( any snacks?"); at either
+    end of the text, or after a full stop, it is dropped."""
+    before, after = match.string[:match.start()].rstrip(), match.string[match.end():]
+    if not before or not re.search(r"\w", after) or before[-1] in ".!?,;:":
+        return " " if before and re.search(r"\w", after) else ""
+    return ". "
+
+
+_IS_CONTRACTED = re.compile(
+    r"(?P<before>(?i:\b(?:at|to|from|in|near|by|of|for|with|into|outside|inside) ))?"
+    r"\b(?!(?i:it|that|what|there|here|he|she|who|where|let|how)')(?P<word>[A-Za-z]+)'s "
+    r"(?P<next>a|an|the|my|our|your|his|her|their|over|dead|history|gone(?=\s*(?:[,.;!]|$)))\b")

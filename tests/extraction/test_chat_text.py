@@ -1,0 +1,62 @@
+"""A chat message as the parser reads it best: shorthand spelt out (never inside an address), labels and pronouns
+read as what they stand for, who a "guess who" names."""
+
+import pytest
+
+from extraction.chat_text import normalise
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    # shorthand, but not inside an e-mail address
+    ("doing keto rn", "doing keto now"),
+    ("its jo.rn@fastmail.com now", "its jo.rn@fastmail.com now"),
+    # who the speaker is, said as a label
+    ("pescatarian here, any quick dinners?", "I'm pescatarian, any quick dinners?"),
+    ("Paramedic here - what should I pack?", "I'm a paramedic - what should I pack?"),
+    ("Sarah here, hi!", "Sarah here, hi!"),
+    ("It's cold here.", "It's cold here."),
+    # an age said after the birthday
+    ("Birthday was on Sunday, 40 now and fine with it.", "Birthday was on Sunday. I'm 40 now and fine with it."),
+    # a favourite said with when, or as "number one"
+    ("My favourite game right now is Go.", "My favourite game is Go."),
+    ("Go has overtaken chess as my number one.", "Go has overtaken chess as my favourite."),
+    ("Sleep is my number one priority.", "Sleep is my number one priority."),
+    # to whom "him" or "her" is, the last one named before
+    ("Ana left, so Tom Reyes runs the team and I report to him.",
+     "Ana left, so Tom Reyes runs the team and I report to Tom Reyes."),
+    # a reason said first is a statement of its own
+    ("Since I live in Oulu, winters are long.", "I live in Oulu. winters are long."),
+    ("Since I was a kid, I've loved jazz.", "Since I was a kid, I've loved jazz."),
+    # "my manager's Priya": is, before a name said alone; a possessive before anything else
+    ("My manager's Priya Nair, she's lovely.", "My manager is Priya Nair, she's lovely."),
+    ("My manager's Tesla is red.", "My manager's Tesla is red."),
+    # a first week said done
+    ("First week done at Kestrel Labs, so tired.", "I finished my first week at Kestrel Labs, so tired."),
+    # the new one of a change the message speaks of
+    ("Sold the old Golf. The new Kia Niro is quiet.", "Sold the old Golf. My new Kia Niro is quiet."),
+    ("The new Kia Niro looks nice.", "The new Kia Niro looks nice."),
+    # an aside in which the speaker says something of their own stands alone; any other stays
+    ("Tips please (I'm in Turku, by the sea).", "Tips please. I'm in Turku, by the sea. "),
+    ("Tips please (the old ones failed).", "Tips please (the old ones failed)."),
+    # a gift said after a dash; a value said after a dash or a colon; a promotion said as a label
+    ("Bought a Pixel 9 - it's for my dad.", "Bought a Pixel 9 for my dad."),
+    ("Use my new title - Head of Data.", "Use my new title. My title is now Head of Data."),
+    ("Promotion on Monday: Lead Engineer.", "I was promoted on Monday to Lead Engineer."),
+    # an address said as the one the speaker uses
+    ("Put jo@posteo.de as the contact - that's the address I use for work.",
+     "Put jo@posteo.de as the contact - that's the address I use for work. My email is jo@posteo.de."),
+    # who "we" are, said after
+    ("We split up in June, Ana and I.", "Ana and I split up in June."),
+    # someone, named after a comma
+    ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
+])
+def test_chat_is_read_as_it_is_meant(text, read):
+    assert normalise(text) == read
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("Guess who got a job at Airbus! My brother Leo, so proud.", "My brother Leo got a job at Airbus! My brother Leo"),
+    ("Guess who just got promoted!", "I just got promoted!"),
+])
+def test_guess_who_is_whom_the_next_sentence_names_else_the_speaker(text, read):
+    assert normalise(text).startswith(read)
