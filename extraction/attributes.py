@@ -247,7 +247,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             # Strasbourg": no person
         if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
             continue  # "..., and I felt oddly emotional handing the old one across": no make or model in it
-        if found and (not frame.value or any(frame.value == f.value for f in found)):
+        # a companion is a value of its own: not "clinical nurse" of the job title "clinical nurse manager"
+        if found and (not frame.value or any(set(frame.value.split()) <= set(f.value.split()) for f in found)):
             continue
         if not frame.value and talk.UNCHANGED.search(content):
             continue  # "my personal number hasn't changed": no change without a value

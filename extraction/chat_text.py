@@ -10,7 +10,7 @@ from core import calendar_words
 from extraction import nlp
 from extraction.attribute_kinds import FAVOURITE_WORDS
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
-from extraction.talk import EMOJI, NAME_AFTER
+from extraction.talk import EMOJI, NAME_AFTER, TITLE_WORDS
 
 
 def normalise(text: str) -> str:
@@ -38,12 +38,16 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?im)(?:^|(?<=[.!?]\s))(?:got (?:a |the |my )?)?promot(?:ion|ed)(?P<when>(?: \w+){0,3}?)"
                   r"\s*[:\-\u2013\u2014]\s*(?=[A-Z])", r"I was promoted\g<when> to ", text)
     # "We separated in the spring, Ines and I.": who "we" are, said after
-    text = re.sub(r"(?:^|(?<=[.!?]\s))[Ww]e (?P<rest>[^.!?]{3,80}?),\s*(?P<who>[A-Z][^\W\d_]+ and (?:I|me))(?=\s*[.!?])",
+    text = re.sub(r"(?:^|(?<=[.!?]\s))[Ww]e (?P<rest>[^.!?]{3,80}?),\s*"
+                  r"(?P<who>[A-Z][^\W\d_]+ and (?:I|me))(?=\s*[.!?])",
                   r"\g<who> \g<rest>", text)
     # "put dan@posteo.de as the contact - that's the address I use": the speaker's address
-    text = re.sub(rf"(?i)(?P<v>{EMAIL})(?P<rest>[^.!?]{{0,40}}?\s*[-\u2013\u2014,;]\s*that(?:'s| is) (?:the|my) (?:e-?mail )?"
-                  r"(?:address|e-?mail|one) I (?:use|check|prefer)\b[^.!?]*[.!?]?)", r"\g<v>\g<rest> My email is \g<v>.",
+    text = re.sub(rf"(?i)(?P<v>{EMAIL})(?P<rest>[^.!?]{{0,40}}?\s*[-\u2013\u2014,;]\s*that(?:'s| is) (?:the|my) "
+                  r"(?:e-?mail )?(?:address|e-?mail|one) I (?:use|check|prefer)\b[^.!?]*[.!?]?)",
+                  r"\g<v>\g<rest> My email is \g<v>.",
                   text)
+    # "Clinical Nurse Manager 1 from Monday!": a title said alone, from when
+    text = _TITLE_FROM.sub(_title_from, text)
     # "I'm seeing someone now, Mira": someone, named
     text = re.sub(r"(?i)\b(someone|somebody)( new)?( now)?, (?=(?-i:[A-Z][a-z]+)\b)",
                   r"\1\2\3 named ", text)
@@ -151,6 +155,9 @@ _LABEL_HERE = re.compile(r"(?im)(?:^|(?<=[.!?]\s))(?:(?:just |another |fellow )?
                          r"(?P<w>(?:[\w\-]+ ){0,2}(?P<last>[\w\-]+)) here(?=\s*(?:[,.!;:]|-\s|$))")
 
 
+_TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>(?:[A-Z][\w\-]*\s+){0,4}(?P<last>[A-Za-z]+)(?: \d)?)\s+"
+                         r"(?=(?i:from|starting|as of) (?i:next|tomorrow|today|the \d|\d|"
+                         rf"{'|'.join(calendar_words.WEEKDAYS)}))")
 _FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
 _ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")
 _REPORT_TO = re.compile(r"[^.!?]*\b(?:report(?:s|ing)?|answer(?:s|ing)?) (?:directly )?to (?P<who>him|her)\b")
@@ -162,6 +169,14 @@ def _report_to(match: re.Match) -> str:
     named = [m[0] for m in re.finditer(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b(?!'s)", before)
              if m[0] not in ("So", "And", "But", "Now", "Since", "Then")]
     return before + named[-1] if named else match[0]
+
+
+def _title_from(match: re.Match) -> str:
+    last = match["last"].lower()
+    # a title of two words or more whose last names a job: "Senior Buyer", "Team Lead", "Nurse Manager 1"
+    titled = len(match["t"].split()) > 1 and (
+        last in OCCUPATIONS | TITLE_WORDS or re.search(r"(?:er|or|ist|ian)$", last))
+    return f"I'm {match['t']} " if titled else match[0]
 
 
 def _label_here(match: re.Match) -> str:

@@ -88,14 +88,18 @@ def work_vehicle(doc) -> bool:
     return bool(_WORK_VEHICLE.search(doc.text))
 
 
+_AWAY = re.compile(r"(?i)(?<!moved )(?<!moving )(?<!move )\b(?:back|returned|home) from\b|\b(?:off|headed|heading) to\b"
+                   r"|\b(?:doing|spending|taking|having|booked|planning) (?:a|the|our|my) (?:long )?(?:weekend|week|"
+                   r"night|fortnight|holiday|trip|break|getaway|city break) (?:in|to|at|away in)\b")
+
+
 def a_stay(doc) -> bool:
     """The holder is in a place for a while, not living or working there: "in Rome for the weekend", "in Berlin
     today", "in Paris for a conference this week", "renting a cabin in Montana for August" (being, staying or
     renting in a place, with a time or a purpose; time spent there), or was and is back from it ("just back from
-    three weeks living out of a flat in Lisbon")."""
-    if re.search(r"(?i)(?<!moved )(?<!moving )(?<!move )\b(?:back|returned|home) from\b|\b(?:off|headed|heading) to\b"
-                 r"|\b(?:doing|spending|taking|having|booked|planning) (?:a|the|our|my) (?:long )?(?:weekend|week|night|"
-                 r"fortnight|holiday|trip|break|getaway|city break) (?:in|to|at|away in)\b", doc.text):
+    three weeks living out of a flat in Lisbon"), on the way to it ("off to Strasbourg") or on a trip there ("doing a
+    weekend in Dresden")."""
+    if _AWAY.search(doc.text):
         return True
     for verb in (t for t in doc if t.lemma_ in ("be", "stay", "rent", "live", "spend") and t.dep_ in ("ROOT", "conj")):
         places = [g for p in verb.subtree if p.dep_ == "prep" and p.lower_ == "in"

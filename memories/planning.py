@@ -143,7 +143,9 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
             return Plan("NOOP", f"{label}: same value ({frame['value']}); frame cosine {frame['score']:.2f}",
                         [same[0]])
         if frame["single"] and other:
-            olds = ", ".join(dict.fromkeys(f["value"] or "?" for _, f in other))
+            other += [(m, {"value": "", "ended": True}) for m in _told_ended(
+                candidates_pool, frame["holder"], [f["value"] for _, f in other]) if m not in dict(other)]
+            olds = ", ".join(dict.fromkeys(f["value"] or "?" for _, f in other if f["value"]))
             why = f"{label}: {olds} -> {frame['value'] or '?'}; frame cosine {frame['score']:.2f}"
             if plan is None:
                 plan = Plan("UPDATE", why, [m for m, _ in other])
@@ -224,6 +226,18 @@ def _adopted(found: list[dict], pool, content: str) -> tuple[list[dict], list[Me
             unread += [m for m, fs in pool if not fs and m.subject.lower() in ("", "user")
                        and old <= _stems(re.findall(r"[\w-]+", m.content.lower()))]
     return [f for f in found if f["attribute"]], unread
+
+
+_SAID_ENDED = re.compile(r"(?i)\b(?:sold|traded(?: it)? in|scrapped|gave away|got rid of|wrote off|handed back)\b")
+
+
+def _told_ended(pool, holder: str, olds: list[str]) -> list[Memory]:
+    """The speaker's memories that no frame reads as holding anything and that say an old value went ("sold the old
+    Focus" beside "drives a 2012 Ford Focus"): the past too, once a new value holds."""
+    words = {w for value in olds for w in value.split() if len(w) > 2 and not w.isdigit()}
+    return [m for m, fs in pool if all(f.get("ended") for f in fs) and not holder
+            and (m.subject or "").lower() in ("", "user") and _SAID_ENDED.search(m.content)
+            and words & set(re.findall(r"[\w-]+", m.content.lower()))]
 
 
 def _stems(words) -> set[str]:

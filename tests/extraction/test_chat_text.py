@@ -47,6 +47,9 @@ from extraction.chat_text import normalise
      "Put jo@posteo.de as the contact - that's the address I use for work. My email is jo@posteo.de."),
     # who "we" are, said after
     ("We split up in June, Ana and I.", "Ana and I split up in June."),
+    # a title said alone, from when; a place so is no title
+    ("Senior Buyer from Monday, wow.", "I'm Senior Buyer from Monday, wow."),
+    ("Paris from Tuesday!", "Paris from Tuesday!"),
     # someone, named after a comma
     ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
 ])

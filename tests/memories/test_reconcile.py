@@ -156,6 +156,9 @@ UPDATES = [  # (old, new, old word, new word)
     ("I'm 63.", "Birthday yesterday! 64 years old, and the grandkids baked.", "63", "64"),
     ("My mobile is 0412 555 019.", "Change the number on my profile for 0433 555 872 please.", "0412", "0433"),
     ("I work at Halden Bank.", "fix my bio: I'm at Corvid Labs now, started in June.", "Halden", "Corvid"),
+    # a title said alone, from when, without "I"
+    ("I'm a junior analyst at the moment.", "Got the news! Senior Analyst from Monday, can't quite believe it.",
+     "junior", "Senior Analyst"),
     # a phone named in a question is the speaker's
     ("How do I free up space on my Galaxy S22?", "Switched to a Pixel 8 Pro last week.", "S22", "Pixel"),
     # a favourite said as a "place" takes the one kind of favourite the speaker has
@@ -453,3 +456,19 @@ def test_what_the_speaker_does_not_eat_stands_beside_their_diet(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "I don't eat meat and I don't eat fish, I am vegetarian since long time.")])
     assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
     assert len(current(api)) == 2
+
+
+def test_a_sale_said_before_the_new_value_goes_to_the_past_with_the_old_one(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I drive a 2012 Ford Focus."),
+                   ("2024-06-01T10:00:00Z", "Sold the old Focus last month. The new Kia Niro is so quiet.")])
+    live = current(api)
+    assert any("Niro" in text for text in live) and not any("Focus" in text for text in live), live
+    retired = list(Memory.objects.filter(owner=user, superseded_by__isnull=False))
+    assert len(retired) == 2 and all(m.valid_to and "Niro" in m.superseded_by.content for m in retired)
+
+
+def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "I drive a Honda Jazz."),
+                   ("2024-06-01T10:00:00Z", "Sold my old bike to a neighbour. Now I drive a Kia Niro.")])
+    live = current(api)
+    assert any("bike" in text for text in live) and not any("Jazz" in text for text in live), live
