@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extraction import attribute_kinds, clauses, holders, nlp, talk
+from extraction import attribute_kinds, clauses, holders, nlp, talk, vehicles
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
@@ -184,7 +184,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     if roles.says_occupation(doc, token):  # "a sous chef at a small bistro": a job title, however unlike the frames
         best["job title"] = max(best["job title"], OCCUPATION_SCORE)
     for kind_name, makes in MAKES.items():
-        if roles.made_by(doc, makes):
+        if vehicles.made_by(doc, makes):
             best[kind_name] = max(best[kind_name], MAKE_SCORE)
     # the speaker's own name is no value of theirs ("Saturday works for Ann"; "I'm Ann" says nothing new)
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
@@ -202,7 +202,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     not_held = (parts.intended(doc) or roles.for_someone(doc) or clauses.reported(doc) or parts.added(doc)
                 or parts.a_meal(doc))
     # what the statement says in passing, read once: a work vehicle, a trip, a place that is no home or employer
-    work_vehicle, trip = roles.work_vehicle(doc), roles.drives_somewhere(doc)
+    work_vehicle, trip = vehicles.work_vehicle(doc), vehicles.drives_somewhere(doc)
     in_passing = roles.a_stay(doc) or roles.origin(doc) or roles.left_behind(doc)
     found: list[Frame] = []
     unsaid = None  # the score of a single-valued kind passed over for want of its value
@@ -220,7 +220,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             continue
         if kind.single and work_vehicle:
             continue  # "my work van is a Ford Transit": no car, employer or manager of the holder's
-        if (name == "car" and (trip or roles.hired(doc))) or (
+        if (name == "car" and (trip or vehicles.hired(doc))) or (
                 kind.single and kind.value in ("place", "org") and in_passing):
             continue
         if name.startswith("work ") and not at_work(content):

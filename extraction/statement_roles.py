@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from extraction import nlp
 from extraction.attribute_kinds import ROLES
 from extraction.english import NOWADAYS
 from extraction.naming import speakers
@@ -80,14 +79,6 @@ def left_behind(doc) -> bool:
         g for c in t.children if c.dep_ == "dobj" for g in c.children)]) for t in doc)  # "left us the shack at X"
 
 
-_WORK_VEHICLE = re.compile(r"(?i)\b(?:work|company|office|business|fleet|lease) (?:van|car|truck|vehicle|pickup)\b")
-
-
-def work_vehicle(doc) -> bool:
-    """A vehicle of the holder's work ("my work van is a Ford Transit", "a company car"): beside their own car."""
-    return bool(_WORK_VEHICLE.search(doc.text))
-
-
 _AWAY = re.compile(r"(?i)(?<!moved )(?<!moving )(?<!move )\b(?:back|returned|home) from\b|\b(?:off|headed|heading) to\b"
                    r"|\b(?:doing|spending|taking|having|booked|planning) (?:a|the|our|my) (?:long )?(?:weekend|week|"
                    r"night|fortnight|holiday|trip|break|getaway|city break) (?:in|to|at|away in)\b")
@@ -113,53 +104,6 @@ def a_stay(doc) -> bool:
         if places and (dated or purpose or verb.lemma_ == "spend"):  # "spent all of January in Bicheno"
             return True
     return False
-
-
-def made_by(doc, makes: frozenset[str]) -> bool:
-    """A make of `makes` said as a thing someone has ("a secondhand Skoda", "my Fiat"): after an article or a
-    possessive, not "at Toyota" (an employer), not the subject ("the Mini went to my niece"), not a gift ("got my
-    mum a Samsung")."""
-    speaker = ("me", "us", "user", "them") if "user" in doc.text.lower() else ("me", "us")
-    if any(t.dep_ == "dative" and t.lower_ not in speaker or (t.dep_ == "dobj" and t.lower_ in RELATIONS)
-           or t.lower_ in ("test", "tests", "tested") for t in doc):
-        return False
-    return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or _new(t) or t.dep_ not in (
-        "nsubj", "nsubjpass") and any(
-        doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
-        and _governing(t).lemma_.lower() in _HAVING) for t in doc if t.i > 0)
-
-
-def _as_a_name(token) -> bool:
-    """A make said as a name: capitalised, or in lower case a word no dictionary knows ("mazda") or one before a
-    model number ("galaxy a52", "pixel 8")."""
-    following = token.nbor(1).text if token.i + 1 < len(token.doc) else ""
-    return token.text[:1].isupper() or not nlp.known_word(token.lower_) or any(c.isdigit() for c in following)
-
-
-def _new(token) -> bool:
-    """A thing said as the holder's new one, wherever it stands: "The new Subaru Outback is much easier on fuel"."""
-    return token.i > 1 and token.nbor(-1).lower_ == "new" and token.nbor(-2).lower_ in ("the", "my", "our")
-
-
-def _owned(token) -> bool:
-    """A thing said with the holder's possessive wherever it stands: "my Galaxy A52 keeps running out of storage"."""
-    while token.dep_ in ("compound", "nmod") and token.head.i != token.i:  # "Galaxy" of "my Galaxy A52"
-        token = token.head
-    return speakers(token)
-
-
-# verbs of having a thing or of ending that, not of using one for a while ("rented a Fiat", "test drove a BMW")
-_HAVING = {"be", "have", "own", "buy", "get", "pick", "lease", "drive", "purchase", "order", "switch", "upgrade",
-           "swap", "trade", "replace", "finance", "use", "sell", "scrap", "crash", "total", "wreck", "lose",
-           "break", "ditch"}
-
-
-def _governing(token):
-    """The verb a token hangs on, past a model's name the tagger took for a verb ("a Cupra Born")."""
-    while (token.pos_ not in ("VERB", "AUX") or token.dep_ in ("pobj", "dobj", "compound", "appos", "attr")) and (
-            token.head.i != token.i):
-        token = token.head
-    return token
 
 
 def _article_before(doc, i: int) -> bool:
@@ -264,27 +208,6 @@ def said_diet(doc):
         t.dep_ not in ("amod", "compound") and (t.dep_ == "ROOT" or t.head.pos_ not in ("NOUN", "PROPN"))))), None)
 
 
-def hired(doc) -> bool:
-    """A vehicle rented or borrowed for a while ("rented a Corolla for the road trip", "a hire car"): not the
-    holder's own."""
-    return any((t.lemma_.lower() in ("rent", "hire", "borrow") or t.lower_ in ("rented", "hired", "borrowed"))
-               and t.pos_ == "VERB" for t in doc) or any(
-        t.lower_ in ("rental", "loaner", "courtesy", "hire") and t.dep_ in ("compound", "amod") for t in doc)
-
-
-_HEADING = {"to", "toward", "towards", "into", "up", "down", "over", "back", "home", "around", "across", "out"}
-
-
-def drives_somewhere(doc) -> bool:
-    """A drive said with where to and no vehicle ("driving to my mom's place now", "driving up to the lake"): a
-    trip, not the car the holder has ("I drive to work in my Volvo" names one)."""
-    return any(t.lemma_.lower() == "drive" and t.pos_ == "VERB" and not any(c.dep_ == "dobj" for c in t.children)
-               and any(c.lower_ in _HEADING and c.dep_ in ("prep", "advmod", "prt") for c in t.children)
-               and not any(p.lower_ == "in" and any(o.dep_ == "pobj" and (o.pos_ == "PROPN" or any(
-                   g.dep_ == "poss" for g in o.children)) for o in p.children) for p in t.subtree)
-               for t in doc)
-
-
 _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
 
 
@@ -327,7 +250,6 @@ def _object_of(verb, prepositions: tuple[str, ...]):
 
 def _words(token) -> str:
     return " ".join(t.lower_ for t in token.subtree if t.dep_ not in ("det", "poss", "punct", "case"))
-
 
 
 def received(verb) -> bool:
