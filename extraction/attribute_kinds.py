@@ -67,7 +67,7 @@ KINDS = (
         "I got a job at a clinic in town", "I started working at a local school")),
     Kind("job title", True, "thing", (
         "I work as a software engineer", "I got promoted to senior manager", "my job title is data analyst",
-        "my title is senior architect",
+        "my title is vice president", "they bumped me up to principal engineer",
         "my new role is head of design", "I'm a nurse by profession", "I became a teacher", "I'm a lawyer",
         "I was made team lead", "I'm now working as an accountant", "I switched careers to product design",
         "I'm a product designer at {org}", "I'm now a senior analyst at {org}",

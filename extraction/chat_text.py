@@ -30,7 +30,12 @@ def normalise(text: str) -> str:
     text = re.sub(r"\s*\((?P<inner>[^()]{3,300}?)[.!]?\)\s*(?P<end>[.!?]*)",
                   lambda m: f". {m['inner']}{m['end'] or '.'} " if _FIRST_PERSON.search(m["inner"]) else m[0], text)
     # "Just bought an iPhone 15 - it's for Mira's birthday": what was bought, for whom
-    text = re.sub(r"\s+[-\u2013\u2014]\s+(?:it's|it is|they're|they are|that's) (?=for\b)", " ", text)
+    text = re.sub(r"(?:\s+[-\u2013\u2014]|[.!]+)\s+(?:[Ii]t's|[Ii]t is|[Tt]hey're|[Tt]hey are|[Tt]hat's) (?=for\b)", " ",
+                  text)
+    # "Fiona isn't my boss anymore. Now it's Mr Alasdair Rennie": the new one, said as "it"
+    text = re.sub(rf"(?i)(?P<pre>\b(?:isn't|is not|is no longer|'s no longer|not) my (?P<role>{_ROLE_WORDS})\b[^.!?]*"
+                  r"[.!?;,]\s+[^.!?]*?)\bit(?:'s| is) (?=(?-i:(?:Mr|Mrs|Ms|Dr|Prof)\.? )?(?-i:[A-Z][a-z]+))",
+                  r"\g<pre>my \g<role> is ", text)
     # "to my new title - Senior Platform Engineer", "my new role: Head of Data": the value, said
     text = re.sub(r"(?i)\bmy new (title|role|position|job title)\s*[-\u2013\u2014:]\s*(?=(?-i:[A-Z]))",
                   r"my new \1. My \1 is now ", text)
@@ -155,9 +160,10 @@ _LABEL_HERE = re.compile(r"(?im)(?:^|(?<=[.!?]\s))(?:(?:just |another |fellow )?
                          r"(?P<w>(?:[\w\-]+ ){0,2}(?P<last>[\w\-]+)) here(?=\s*(?:[,.!;:]|-\s|$))")
 
 
-_TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>(?:[A-Z][\w\-]*\s+){0,4}(?P<last>[A-Za-z]+)(?: \d)?)\s+"
+_TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>[A-Z][\w\-]*(?:\s+[\w\-]+){0,4}?\s+(?P<last>[A-Za-z]+)(?: \d)?)\s+"
                          r"(?=(?i:from|starting|as of) (?i:next|tomorrow|today|the \d|\d|"
-                         rf"{'|'.join(calendar_words.WEEKDAYS)}))")
+                         rf"{'|'.join((*calendar_words.WEEKDAYS, *calendar_words.MONTHS))}))")
+_ROLE_WORDS = "boss|manager|line manager|supervisor|headteacher|head teacher|team lead|lead|director"
 _FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
 _ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")
 _REPORT_TO = re.compile(r"[^.!?]*\b(?:report(?:s|ing)?|answer(?:s|ing)?) (?:directly )?to (?P<who>him|her)\b")
@@ -174,9 +180,11 @@ def _report_to(match: re.Match) -> str:
 def _title_from(match: re.Match) -> str:
     last = match["last"].lower()
     # a title of two words or more whose last names a job: "Senior Buyer", "Team Lead", "Nurse Manager 1"
-    titled = len(match["t"].split()) > 1 and (
+    titled = len(match["t"].split()) > 1 and not _FIRST_PERSON.search(match["t"]) and (
         last in OCCUPATIONS | TITLE_WORDS or re.search(r"(?:er|or|ist|ian)$", last))
-    return f"I'm {match['t']} " if titled else match[0]
+    # a title said in lower case after its first word is a title, not a name ("Depute head")
+    title = match["t"] if all(w[:1].isupper() or w.isdigit() for w in match["t"].split()) else match["t"].lower()
+    return f"I'm {title} " if titled else match[0]
 
 
 def _label_here(match: re.Match) -> str:

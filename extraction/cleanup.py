@@ -15,9 +15,9 @@ from extraction.slots import EMAIL, PHONE
 
 _DISCOURSE = re.compile(
     r"(?i)^(?:(?:just |a |one |another |some |quick |small |little |tiny |short |big |major |minor |huge |life |"
-    r"status |"
+    r"status |bit of |"
     r"personal |random |fun |good |sad |bad |latest )*(?:updates?|news|heads[- ]up|fyi|f\.y\.i\.|ps|p\.s\.?|pps|"
-    r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|"
+    r"edit|btw|side note|update on me|update from me|confession|fun fact|random fact|newsflash|spoiler|corrections?|"
     r"so yeah|anyway|psa|(?:quick|small|little|short|side) note|intro|introduction|about me)"
     r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+"
     # a label for what follows: "hot take but ...", "unpopular opinion: ..."

@@ -28,7 +28,7 @@ def made_by(doc, makes: frozenset[str]) -> bool:
         return False
     return any(t.lower_ in makes and _as_a_name(t) and (_owned(t) or _new(t) or t.dep_ not in (
         "nsubj", "nsubjpass") and any(
-        doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 3), t.i))
+        doc[j].lower_ in ("a", "an", "the", "my", "our", "his", "her", "their") for j in range(max(0, t.i - 5), t.i))
         and _governing(t).lemma_.lower() in _HAVING) for t in doc if t.i > 0)
 
 

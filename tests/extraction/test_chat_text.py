@@ -47,6 +47,10 @@ from extraction.chat_text import normalise
      "Put jo@posteo.de as the contact - that's the address I use for work. My email is jo@posteo.de."),
     # who "we" are, said after
     ("We split up in June, Ana and I.", "Ana and I split up in June."),
+    # a gift said in the next sentence; the new boss said as "it" after the old one
+    ("Just bought a kettle! It's for my sister.", "Just bought a kettle for my sister."),
+    ("Ana isn't my boss anymore. Now it's Mr Tom Reyes.", "Ana isn't my boss anymore. Now my boss is Mr Tom Reyes."),
+    ("Depute head from August!", "I'm depute head from August!"),
     # a title said alone, from when; a place so is no title
     ("Senior Buyer from Monday, wow.", "I'm Senior Buyer from Monday, wow."),
     ("Paris from Tuesday!", "Paris from Tuesday!"),

@@ -7,6 +7,8 @@ from extraction.cleanup import strip_chatter, strip_discourse
 
 
 @pytest.mark.parametrize(("sentence", "cleaned"), [
+    ("Correction: favourite band is Low these days.", "favourite band is Low these days."),
+    ("Bit of news: Tom and I split up.", "Tom and I split up."),
     ("Update: we moved again", "we moved again"),
     ("Quick update - I switched to a Samsung", "I switched to a Samsung"),
     ("FYI: I'm vegetarian now", "I'm vegetarian now"),

@@ -174,6 +174,7 @@ COEXIST = [  # both statements stay current
     ("My phone is a Pixel 7.", "Just bought a Galaxy S24 - it's for my son's birthday, he'll be thrilled."),
     ("I work at Halden Bank.", "We're off to Oslo next weekend, any tips?"),
     ("I live in Graz.", "My wife and I are doing a long weekend in Verona in May."),
+    ("My phone is a Pixel 7.", "Just ordered a Galaxy S24! It's for my dad's birthday."),
     ("I'm allergic to kiwi.", "I'm also allergic to penicillin."),
     ("My sister works at Airbus.", "I work at Thales."),
     ("Last spring I went to Porto.", "In June I went to Seville."),
@@ -472,3 +473,10 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
                    ("2024-06-01T10:00:00Z", "Sold my old bike to a neighbour. Now I drive a Kia Niro.")])
     live = current(api)
     assert any("bike" in text for text in live) and not any("Jazz" in text for text in live), live
+
+
+def test_a_new_boss_said_as_it_after_the_old_one_is_the_manager(api, user):
+    converse(api, [("2024-03-01T10:00:00Z", "My line manager is Dana Fox."),
+                   ("2024-06-01T10:00:00Z", "Dana isn't my manager any more. Since the restructure it's Ms Priya Shah.")])
+    live = current(api)
+    assert any("Priya Shah" in text for text in live) and not any("Dana" in text for text in live), live
