@@ -30,8 +30,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"\s*\((?P<inner>[^()]{3,300}?)[.!]?\)\s*(?P<end>[.!?]*)",
                   lambda m: f". {m['inner']}{m['end'] or '.'} " if _FIRST_PERSON.search(m["inner"]) else m[0], text)
     # "Just bought an iPhone 15 - it's for Mira's birthday": what was bought, for whom
-    text = re.sub(r"(?:\s+[-\u2013\u2014]|[.!]+)\s+(?:[Ii]t's|[Ii]t is|[Tt]hey're|[Tt]hey are|[Tt]hat's) (?=for\b)", " ",
-                  text)
+    text = re.sub(r"(?:\s+[-\u2013\u2014]|[.!]+)\s+(?:[Ii]t's|[Ii]t is|[Tt]hey're|[Tt]hey are|[Tt]hat's) (?=for\b)",
+                  " ", text)
     # "Fiona isn't my boss anymore. Now it's Mr Alasdair Rennie": the new one, said as "it"
     text = re.sub(rf"(?i)(?P<pre>\b(?:isn't|is not|is no longer|'s no longer|not) my (?P<role>{_ROLE_WORDS})\b[^.!?]*"
                   r"[.!?;,]\s+[^.!?]*?)\bit(?:'s| is) (?=(?-i:(?:Mr|Mrs|Ms|Dr|Prof)\.? )?(?-i:[A-Z][a-z]+))",

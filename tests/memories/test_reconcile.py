@@ -477,6 +477,7 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
 
 def test_a_new_boss_said_as_it_after_the_old_one_is_the_manager(api, user):
     converse(api, [("2024-03-01T10:00:00Z", "My line manager is Dana Fox."),
-                   ("2024-06-01T10:00:00Z", "Dana isn't my manager any more. Since the restructure it's Ms Priya Shah.")])
+                   ("2024-06-01T10:00:00Z",
+                    "Dana isn't my manager any more. Since the restructure it's Ms Priya Shah.")])
     live = current(api)
     assert any("Priya Shah" in text for text in live) and not any("Dana" in text for text in live), live
