@@ -223,6 +223,17 @@ BARE_FAVOURITE = re.compile(rf"(?i)\b(?:my|user's) (?:new |all-time )?(?:{'|'.jo
                             r"(?:\s+(?:now|these days|at the moment|right now|lately))?\s*(?:[.!,;]|$)")
 
 
+_NAMED_AFTER = re.compile(r"\s+(?:is|are)\s+(?:now\s+)?(?:[Tt]he\s+)?"
+                          r"(?P<v>[A-Z][\w'&\-]*(?:\s+(?:(?:of|the|and|&|de)\s+)?[A-Z0-9][\w'&\-]*)*)")
+
+
+def favourite_named(content: str, at: int) -> str:
+    """The name said as the favourite after "is" at `at` ("favourite band is The Cockatoo Sessions, been ..." ->
+    "cockatoo sessions"), lower case; "" when no name follows."""
+    said = _NAMED_AFTER.match(content, at)
+    return said["v"].lower() if said else ""
+
+
 def favourite_of(what: str) -> str:
     """What a favourite is of, by its last word: "TV show" and "show", "comfort food" and "food" are one
     attribute; "sport to watch" is "sport"."""

@@ -311,10 +311,6 @@ def _named(doc, best: dict[str, float], found: list[Frame]) -> list[Frame]:
     return named
 
 
-_NAMED_AFTER = re.compile(r"\s+(?:is|are)\s+(?:now\s+)?(?:[Tt]he\s+)?"
-                          r"(?P<v>[A-Z][\w'&\-]*(?:\s+(?:(?:of|the|and|&|de)\s+)?[A-Z0-9][\w'&\-]*)*)")
-
-
 def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame:
     attribute, ended, denied = name, False, False
     if kind.value == "thing":
@@ -326,8 +322,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
                              if w not in m["what"].lower().split() and w not in ("user", "my"))
             # "favourite band is The Cockatoo Sessions, been flogging their album": the name said, when the
             # parse lost it
-            if not value and (said := _NAMED_AFTER.match(content, m.end("what"))):
-                value = said["v"].lower()
+            value = value or attribute_kinds.favourite_named(content, m.end("what"))
         verbs = parts.main_verbs(doc)
         # "traded in the old car, now on a Kia EV6": what is said to hold now holds
         now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)

@@ -8,7 +8,7 @@ import re
 
 from core import calendar_words
 from extraction import nlp
-from extraction.attribute_kinds import FAVOURITE_WORDS
+from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
 from extraction.talk import EMOJI, NAME_AFTER, TITLE_WORDS
 
@@ -33,8 +33,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?:\s+[-\u2013\u2014]|[.!]+)\s+(?:[Ii]t's|[Ii]t is|[Tt]hey're|[Tt]hey are|[Tt]hat's) (?=for\b)",
                   " ", text)
     # "Fiona isn't my boss anymore. Now it's Mr Alasdair Rennie": the new one, said as "it"
-    text = re.sub(rf"(?i)(?P<pre>\b(?:isn't|is not|is no longer|'s no longer|not) my (?P<role>{_ROLE_WORDS})\b[^.!?]*"
-                  r"[.!?;,]\s+[^.!?]*?)\bit(?:'s| is) (?=(?-i:(?:Mr|Mrs|Ms|Dr|Prof)\.? )?(?-i:[A-Z][a-z]+))",
+    text = re.sub(rf"(?i)(?P<pre>\b(?:isn't|is not|is no longer|'s no longer|not) my (?:\w+ )?(?P<role>{_ROLE_WORDS})\b"
+                  r"[^.!?]*[.!?;,]\s+[^.!?]*?)\bit(?:'s| is) (?=(?-i:(?:Mr|Mrs|Ms|Dr|Prof)\.? )?(?-i:[A-Z][a-z]+))",
                   r"\g<pre>my \g<role> is ", text)
     # "to my new title - Senior Platform Engineer", "my new role: Head of Data": the value, said
     text = re.sub(r"(?i)\bmy new (title|role|position|job title)\s*[-\u2013\u2014:]\s*(?=(?-i:[A-Z]))",
@@ -163,7 +163,7 @@ _LABEL_HERE = re.compile(r"(?im)(?:^|(?<=[.!?]\s))(?:(?:just |another |fellow )?
 _TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>[A-Z][\w\-]*(?:\s+[\w\-]+){0,4}?\s+(?P<last>[A-Za-z]+)(?: \d)?)\s+"
                          r"(?=(?i:from|starting|as of) (?i:next|tomorrow|today|the \d|\d|"
                          rf"{'|'.join((*calendar_words.WEEKDAYS, *calendar_words.MONTHS))}))")
-_ROLE_WORDS = "boss|manager|line manager|supervisor|headteacher|head teacher|team lead|lead|director"
+_ROLE_WORDS = "|".join(sorted(ROLES, key=len, reverse=True))  # the roles that are an attribute of the speaker's
 _FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
 _ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")
 _REPORT_TO = re.compile(r"[^.!?]*\b(?:report(?:s|ing)?|answer(?:s|ing)?) (?:directly )?to (?P<who>him|her)\b")

@@ -31,9 +31,21 @@ from extraction.candidates import Candidate, clean_tags, merge_entities
 from extraction.cleanup import strip_chatter, strip_discourse
 from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, is_past_tense, third_person
+from extraction.entities import entities_in
 from extraction.sentences import split_sentences
-from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, entities_in, find_slots
-from extraction.speaker import bare_subject, described, headed, implied_be, role_named, speaker_in, with_implied_subject
+from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, find_slots
+from extraction.speaker import (
+    LED,
+    bare_subject,
+    described,
+    headed,
+    implied_be,
+    own_parts,
+    role_named,
+    speaker_in,
+    splices,
+    with_implied_subject,
+)
 from extraction.timewords import resolve_dated
 from extraction.topics import topic_tags
 from observability import hooks
@@ -120,62 +132,6 @@ _CLAUSE_BREAK = re.compile(r"\s+[-\u2013\u2014]+\s+|(?<=\w)[-\u2013\u2014]{1,2}\
 _TO_YOU_FIRST = re.compile(r"(?P<remark>[^:]{3,120}):\s+(?=(?:I|I'm|I've|my|My|we|We|we're|our|Our)\s)")
 
 
-# a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
-# "we have a cat called Pixel, she's so lazy"), unless the first is subordinate ("when I was small, I ...")
-_SPLICE = re.compile(r",\s+(?=(?:(?i:i|i'm|i've|i'd|im)|we|We|we're|we've|he|He|he's|she|She|she's|they|They|"
-                     r"they're|my|My|our|Our)\s"
-                     # or a name saying how it is: "we moved to Seattle, Denver got too expensive" (a reason, and
-                     # not the speaker's: the piece is dropped, and its name is no value of the move)
-                     r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b"
-                     # or the speaker's own act, said without "I", after what happened to a thing: "the polo got
-                     # written off, replaced it with a Mazda 2"
-                     r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for|started|joined)\s)")
-# "As a consultant I ..." is who the speaker is, no condition
-_SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as(?! an? )|after|before|"
-                          r"once|unless|until|even if|even though|so that|now that)\b")
-
-
-def _splices(piece: str) -> list[str]:
-    parts = _SPLICE.split(piece)
-    if len(parts) == 1 or _SUBORDINATE.match(parts[0]):
-        return [piece]
-    if speaker_in(parts[0]) is None:  # a remark before ("it's great, I ..."): it stays with the statement after it
-        if speaker_in(parts[1]) == "implied":  # what the speaker did about it: "..., replaced it with a Mazda 2"
-            parts[1] = with_implied_subject(parts[1])
-        return [f"{parts[0]}, {parts[1]}"] if len(parts) == 2 else [f"{parts[0]}, {parts[1]}", *parts[2:]]
-    return parts
-
-
-# the joints of a sentence whose parts may stand alone: ", maybe you'd like that", ", so I just joined ..."
-_JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
-                    r"|\s+(?:and|but|so)\s+"
-                    r"(?=(?:(?:now|then|also|since then|these days)\s+)?"
-                    r"(?i:i|i'm|im|i've|i'd|my|our|we|we're|we've)\s)")
-
-
-# "As a junior copywriter I mostly write ...", "being 29, I ...": who the speaker is, said before what they do
-_LED = re.compile(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))")
-
-
-def _own_parts(sentence: str) -> list[str]:
-    """The parts of a sentence dropped as a whole (a remark to the other person, a pronoun-led comment) that are the
-    speaker's own statements: "I made a cake the other day, maybe you'd like it" keeps "I made a cake the other
-    day"; "You mentioned the shelter, so I joined a fire brigade" keeps "I joined a fire brigade". A sentence
-    opening with a condition ("If you want, I can ...") is left whole: its parts do not stand alone."""
-    parts = [part.strip() for part in _JOINT.split(sentence) if part and part.strip()]
-    if len(parts) < 2 or _SUBORDINATE.match(sentence):
-        return []
-    own = [part for part in parts if len(part.split()) > 2 and not _SUBORDINATE.match(part)
-           and speaker_in(part) not in (None, "implied") and not talk.YOU.search(part)]
-    # "As a consultant I explain ..., and your analogy ...": who they are, and what they do, apart
-    return [said for part in own for said in _led_apart(part)]
-
-
-def _led_apart(part: str) -> list[str]:
-    led, aside = _LED.match(part), described(part)
-    return [aside, part[led.end():]] if led and aside else [part]
-
-
 def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     """A sentence cut at dashes and semicolons into the statements it joins: "I finished my project - want to see
     it?" is a statement and a question. A piece led by "he"/"she" is about the person just named (`person`, or
@@ -184,7 +140,7 @@ def _clauses(sentence: str, person: tuple[str, str] | None) -> list[str]:
     sentence = _ASIDE.sub(" ", sentence)
     if (remark := _TO_YOU_FIRST.match(sentence)) and talk.YOU.search(remark["remark"]):
         sentence = sentence[remark.end():]
-    pieces = [part.strip() for piece in _CLAUSE_BREAK.split(sentence) for part in _splices(piece) if part.strip()]
+    pieces = [part.strip() for piece in _CLAUSE_BREAK.split(sentence) for part in splices(piece) if part.strip()]
     kept: list[str] = []
     for index, piece in enumerate(pieces):
         front = _strip_front(piece)
@@ -250,7 +206,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         if not explicit and not own_day and (
                 talk.CHATTER.match(sentence) or talk.YOU.search(sentence) or talk.PRONOUN_LED.match(sentence)
                 or talk.CHATTER_ANYWHERE.search(sentence)):
-            return [candidate for part in _own_parts(sentence)
+            return [candidate for part in own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         anchor = speaker_in(sentence) or ("object" if own_day else None)
         if anchor is None and (owned := bare_subject(sentence)):
@@ -264,7 +220,7 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
             sentence = with_implied_subject(sentence)
         # "I am allergic to X" is no opinion
         if not explicit and not slots and not own_day and _is_chatter(sentence, anchor or ""):
-            return [candidate for part in _own_parts(sentence)
+            return [candidate for part in own_parts(sentence)
                     for candidate in _sentence_candidates(part, name, when, strict, setting, f"{said} {sentence}")]
         if explicit and (_content_words(sentence) == 0 or talk.YOU.search(sentence)):
             return []
@@ -315,7 +271,7 @@ def extract_local(text: str, *, role: str = "user", speaker: str | None = None, 
     for part, asked in parts:
         for clause in _clauses(strip_discourse(part), person):
             # "As a junior copywriter I mostly write ...": who they are, and what they do, apart
-            led = _LED.match(_strip_front(clause))
+            led = LED.match(_strip_front(clause))
             aside = described(clause) if not strict else ""
             rest = _strip_front(clause)[led.end():] if led and aside else clause
             # a request cut from a statement ("..., give me a 20 min routine") says nothing of the speaker's

@@ -40,8 +40,8 @@ supervisor
 """.split())
 DIETS = (r"vegan|vegetarian|veggie|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|"
          r"plant[- ]based")
-_CAP = r"[A-Z][\w.'&\-]*"
-PROPER = rf"(?:[Tt]he )?{_CAP}(?:,? (?:(?:of|de|la|upon|on|am|van|von|and) )?{_CAP})*"
+CAP = r"[A-Z][\w.'&\-]*"
+PROPER = rf"(?:[Tt]he )?{CAP}(?:,? (?:(?:of|de|la|upon|on|am|van|von|and) )?{CAP})*"
 NAME = r"[A-Z][a-z'\-]+(?: [A-Z][a-z'\-]+)?"
 _ADV = r"(?:(?:just|recently|finally|now|currently|still|also|actually|really|officially) )*"
 _I = r"(?:^|\b(?:and|so|but) )"  # a slot statement starts a sentence or a clause
@@ -313,39 +313,3 @@ def category_of(sentence: str) -> tuple[str, float]:
     if _PAST_HINT.search(sentence):
         return "history", 0.5
     return "fact", 0.5
-
-
-_SKIP_PROPER = set(MONTHS) | set(DAYS) | set("""
-I I'm I've I'd I'll The A An My Our OK During After Before When While Since On In At Last This Next Every Since
-Yesterday Today Tomorrow Then So And But Also Just We We're
-""".split())
-_PROPER_RE = re.compile(rf"(?<![\w'])(?:{_CAP})(?:\s+(?:(?:of|de|the|and)\s+)?{_CAP})*")
-
-
-def entities_in(sentence: str) -> dict[str, list[str]]:
-    """Named things in a sentence, by the words before them: "moved to Lisbon" (place), "work at Acme" (an
-    organisation), "my sister Ana" (a person); other capitalised names are things ("LGBTQ", "Home Alone")."""
-    found: dict[str, list[str]] = {}
-    for m in _PROPER_RE.finditer(sentence):
-        value = m.group(0).rstrip(".,'")
-        words = value.split()
-        while words and words[0] in _SKIP_PROPER:
-            words = words[1:]
-        if not words or (m.start() == 0 and len(words) == 1 and not words[0].isupper()):
-            continue  # a capital that only opens the sentence
-        value = " ".join(words)
-        before = sentence[max(0, m.start() - 40):m.start()].lower()
-        if re.search(r"(?:work(?:s|ed|ing)? (?:at|for)|joined|job (?:at|with)|hired (?:at|by)|intern\w* at)\s+$",
-                     before):
-            kind = "organizations"
-        elif re.search(r"\b(?:in|to|from|near|visit(?:ed|ing)?|around|through|across|at the|trip to)\s+(?:the\s+)?$",
-                       before):
-            kind = "places"
-        elif re.search(rf"\b(?:{'|'.join(RELATIONS)})s?,?\s+$|\bwith\s+$|\bnamed\s+$|\bcalled\s+$", before):
-            kind = "people"
-        else:
-            kind = "things"
-        found.setdefault(kind, [])
-        if value not in found[kind]:
-            found[kind].append(value)
-    return found

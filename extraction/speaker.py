@@ -269,3 +269,60 @@ def bare_subject(sentence: str) -> str:
                 rest = rest[0].lower() + rest[1:]
             return f"{sentence[:start.idx]}my {rest}"
     return ""
+
+
+# a comma splice: two statements with their own subjects joined by a comma ("I'm Lena, I just moved to Utrecht";
+# "we have a cat called Pixel, she's so lazy"), unless the first is subordinate ("when I was small, I ...")
+SPLICE = re.compile(r",\s+(?=(?:(?i:i|i'm|i've|i'd|im)|we|We|we're|we've|he|He|he's|she|She|she's|they|They|"
+                     r"they're|my|My|our|Our)\s"
+                     # or a name saying how it is: "we moved to Seattle, Denver got too expensive" (a reason, and
+                     # not the speaker's: the piece is dropped, and its name is no value of the move)
+                     r"|[A-Z][a-z]+ (?:is|was|got|gets|has|had|became|seemed|seems|felt|feels)\b"
+                     # or the speaker's own act, said without "I", after what happened to a thing: "the polo got
+                     # written off, replaced it with a Mazda 2"
+                     r"|(?:bought|replaced|swapped|switched|traded|upgraded|got|picked up|went for|started|joined)\s)")
+# "As a consultant I ..." is who the speaker is, no condition
+SUBORDINATE = re.compile(r"(?i)^(?:if|when|whenever|because|although|though|since|while|as(?! an? )|after|before|"
+                          r"once|unless|until|even if|even though|so that|now that)\b")
+
+
+def splices(piece: str) -> list[str]:
+    """A piece cut at its comma splices into statements that stand alone; a remark before one stays with it."""
+    parts = SPLICE.split(piece)
+    if len(parts) == 1 or SUBORDINATE.match(parts[0]):
+        return [piece]
+    if speaker_in(parts[0]) is None:  # a remark before ("it's great, I ..."): it stays with the statement after it
+        if speaker_in(parts[1]) == "implied":  # what the speaker did about it: "..., replaced it with a Mazda 2"
+            parts[1] = with_implied_subject(parts[1])
+        return [f"{parts[0]}, {parts[1]}"] if len(parts) == 2 else [f"{parts[0]}, {parts[1]}", *parts[2:]]
+    return parts
+
+
+# the joints of a sentence whose parts may stand alone: ", maybe you'd like that", ", so I just joined ..."
+JOINT = re.compile(r",\s+(?:(?:and|but|so|plus|maybe|though|anyway)\s+)?"
+                    r"|\s+(?:and|but|so)\s+"
+                    r"(?=(?:(?:now|then|also|since then|these days)\s+)?"
+                    r"(?i:i|i'm|im|i've|i'd|my|our|we|we're|we've)\s)")
+
+
+# "As a junior copywriter I mostly write ...", "being 29, I ...": who the speaker is, said before what they do
+LED = re.compile(r"(?i)(?:as an?|being) [^,]*?(?:,\s*|\s+(?=(?:i|i'm|we)\s))")
+
+
+def own_parts(sentence: str) -> list[str]:
+    """The parts of a sentence dropped as a whole (a remark to the other person, a pronoun-led comment) that are the
+    speaker's own statements: "I made a cake the other day, maybe you'd like it" keeps "I made a cake the other
+    day"; "You mentioned the shelter, so I joined a fire brigade" keeps "I joined a fire brigade". A sentence
+    opening with a condition ("If you want, I can ...") is left whole: its parts do not stand alone."""
+    parts = [part.strip() for part in JOINT.split(sentence) if part and part.strip()]
+    if len(parts) < 2 or SUBORDINATE.match(sentence):
+        return []
+    own = [part for part in parts if len(part.split()) > 2 and not SUBORDINATE.match(part)
+           and speaker_in(part) not in (None, "implied") and not talk.YOU.search(part)]
+    # "As a consultant I explain ..., and your analogy ...": who they are, and what they do, apart
+    return [said for part in own for said in led_apart(part)]
+
+
+def led_apart(part: str) -> list[str]:
+    led, aside = LED.match(part), described(part)
+    return [aside, part[led.end():]] if led and aside else [part]
