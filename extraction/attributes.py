@@ -25,7 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.naming import beside_names, names, nested_names, said_plainly
-from extraction.slots import OCCUPATIONS, at_work
+from extraction.slots import OCCUPATIONS, SWITCHED_TO_ADDRESS, at_work
 from integrations import embeddings
 
 MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
@@ -245,6 +245,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
                                                              and e.text.lower() == frame.value for e in doc.ents)):
             continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist", "off to
             # Strasbourg": no person
+        if "@" in frame.value and kind.value != "email":
+            continue  # "switched to ciara@byrne.ie for everything": an address is no phone, car or place
         if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
             continue  # "..., and I felt oddly emotional handing the old one across": no make or model in it
         # a companion is a value of its own: not "clinical nurse" of the job title "clinical nurse manager"
@@ -295,7 +297,8 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
         name = "work email" if at_work(content) else "email"
         live = [v for v, ended in values["email"] if not ended]
         # one address given up and another given: a change of address, however the rest reads
-        if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"])):
+        if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"])
+                     or SWITCHED_TO_ADDRESS.search(content)):
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
     return shaped
 

@@ -8,7 +8,7 @@ import re
 
 from core import calendar_words
 from extraction import nlp
-from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
+from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLES
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
 from extraction.talk import EMOJI, NAME_AFTER, TITLE_WORDS
 
@@ -26,6 +26,26 @@ def normalise(text: str) -> str:
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
     text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
     text = _LABEL_HERE.sub(_label_here, text)
+    # "so my dad helped me get a used Yaris": what the speaker got, with help
+    text = re.sub(r"(?i)\b(?:(?:my|our) \w+|he|she|they|(?-i:[A-Z][a-z]+)) (?:kindly |finally )?helped me (?:to )?"
+                  r"(?P<verb>get|buy|find|pick out|choose)\b",
+                  lambda m: "I " + {"get": "got", "buy": "bought", "find": "found", "pick out": "picked out",
+                                    "choose": "chose"}[m["verb"].lower()], text)
+    # "correction on my email - ... its maya@proton.me now": the address it is, once the message calls it theirs
+    if re.search(r"(?i)\bmy (?:new |personal |main )?e-?mail\b", text):
+        text = re.sub(r"(?i)(?:^|(?<=[^\w\s]\s))(?:its|it's|it is) (?=[\w.+\-]+@[\w\-]+\.)",
+                      "my email is ", text)
+    # "here in Malton" in news of a move: where the speaker lives now
+    if re.search(r"(?i)\b(?:unpacked|moved|the move|new (?:house|place|flat|home)|got the keys)\b", text) and (
+            here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text)):
+        text = f"{text.rstrip()} I live in {here['place']} now."
+    # "Aoife and I called it quits", "we went our separate ways": a couple that broke up
+    text = re.sub(r"\b(?P<who>(?:[A-Z][a-z]+ and I|[Ww]e|[Mm]e and [A-Z][a-z]+)(?:'ve| have)?"
+                  r"(?: finally| officially)?) "
+                  r"(?:call(?:ed)? it quits|(?:went|gone) our separate ways)\b", r"\g<who> broke up", text)
+    # "idk if i told u but they made me supervisor": the news, without the doubt about having said it
+    text = re.sub(r"(?i)\b(?:I don't know|not sure|dunno) if I (?:told|mentioned|said)(?: (?:this|it))?(?: to)?"
+                  r"(?: you)?(?: already)?(?:,? but)?,?\s+(?=\w)", "", text)
     # "(Context: I'm in Leipzig, flat in Plagwitz.)": an aside in which the speaker says something of their own
     text = re.sub(r"\s*\((?P<inner>[^()]{3,300}?)[.!]?\)\s*(?P<end>[.!?]*)",
                   lambda m: f". {m['inner']}{m['end'] or '.'} " if _FIRST_PERSON.search(m["inner"]) else m[0], text)
@@ -64,6 +84,27 @@ def normalise(text: str) -> str:
     # "tax return came through so upgraded to a Pixel 8": the change is the speaker's
     text = re.sub(r"(?i)(?:(?<=,)|(?<=\w))\s+so\s+(?=(?:just |finally |then )?(?:upgraded|switched|moved|bought|traded|"
                   r"swapped|changed|joined|started|picked up|got|signed|went)\b)", " so I ", text)
+    # "finally upgraded!! samsung galaxy s23 from the refurb shop": what to, said in the next sentence
+    text = re.sub(rf"(?i)\b(?P<verb>upgraded|switched|changed phones|changed cars|treated myself)\s*[!.]+\s+"
+                  rf"(?P<what>(?:(?:a|an|the|new|shiny|used|second-hand|refurbished) )*(?:{_MAKES})\b)",
+                  r"\g<verb> to \g<what>", text)
+    # "quit brewhaus, been at the tillerman bookshop since june": where the speaker has been since, a statement
+    text = re.sub(r"(?i)(?<=\w)\s*,\s+(?:and )?(?=been (?:at|with|working|living|in|on|based)\b)", ". I've ", text)
+    # "I'm in accounts at Pennine Freight": a department at an employer, not a place
+    text = re.sub(r"\b(?:I'm|I am|I've been|I was) (?:now |still |currently )?in "
+                  r"(?=(?:accounts|finance|sales|marketing|HR|IT|"
+                  r"payroll|legal|admin|operations|logistics|procurement|engineering|customer service|support|R&D|"
+                  r"compliance|research) (?:at|for|with) (?-i:[A-Z]))", "I work in ", text)
+    # "so it's Phil Brennan I report to now": whom, said as a cleft
+    text = re.sub(r"(?i)\bit(?:'s| is) (?P<who>(?-i:(?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?)) "
+                  r"(?:that |who )?"
+                  r"I (?P<verb>report to|work for|answer to)\b", r"I \g<verb> \g<who>", text)
+    # "New SIM, new number: 07700 900652": the label after what came with it
+    text = re.sub(r"(?im)(?:^|(?<=[.!?]\s))new (?:sim|phone|contract|provider|network),\s+"
+                  r"(?=new (?:number|mobile)\b)", "",
+                  text)
+    # "I'm officially Senior Finance Officer!" after "so after three years of doing the job anyway": the news
+    text = re.sub(r"(?i)\bso after [^.!?,;]{3,60}? (?=I'm (?:now |officially |finally )?(?-i:[A-Z]))", "so ", text)
     # "X has overtaken Y as my number one": a favourite ("my number one priority" is no favourite)
     text = re.sub(r"(?i)\b(my (?:new |all-time )?)(?:number one|no\.? ?1|#1)(?=\s*(?:[,.;!?]|$|now\b|these days\b))",
                   r"\1favourite", text)
@@ -86,10 +127,18 @@ def normalise(text: str) -> str:
                   r"I am \1\2 years old", text)
     text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
     # "Birthday was on the weekend, 23 now and feeling ancient": the age, said after the birthday
-    text = re.sub(r"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)[,;]\s*(\d{2,3}) now\b", r"\1. I'm \2 now", text)
+    text = re.sub(rf"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)(?:[,;]\s*(?:(?P<so>officially|finally) )?|"
+                  rf"(?P<colon>:)\s*)(?P<n>{_AGE})(?(so)\b|(?(colon)(?=\s*(?:[!.]|$|now\b|today\b))|\s+now\b))",
+                  r"\1. I'm \g<n> now", text)
+    # "took me down the pub for the big forty three", "celebrated the big 40": a milestone birthday, just had
+    text = re.sub(rf"(?i)\b(?:for|celebrated|celebrating|hit|reached) the big (?P<n>{_AGE})\b",
+                  r"for my birthday. I'm \g<n> now",
+                  text)
     # "... changed numbers. It's 0491 570 159 now": the number said as "it"
-    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text) and not _OTHERS_NUMBER.search(text):
-        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})", "my number is ", text)
+    # (someone else's number said before it is theirs: "my dad's number ... It's 07845 226 019")
+    if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text):
+        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})",
+                      lambda m: m[0] if _OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)
     # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
     text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
     # a salutation to the assistant: "Dear assistant, I am employed ..."
@@ -130,6 +179,10 @@ def normalise(text: str) -> str:
                   r"\1, ", text)
     text = NAME_AFTER.sub(r"\g<who>\g<mid> named \g<name>", text)
     text = nlp.capitalise_names(nlp.capitalise_places(EMOJI.sub(_emoji_end, text)))
+    # "since may", "in march": the month (a bare "may" or "march" is a verb)
+    text = re.sub(r"\b(?P<pre>(?:since|until|till|early|late) |(?:in|last|this|next|from|by|of) (?=(?:may|march)"
+                  r"\s*(?:[.,!?;]|$|\d|and\b|btw\b)))(?P<month>may|march)\b",
+                  lambda m: m["pre"] + m["month"].capitalize(), text)
     # a day typed in lower case is a day ("got the keys on friday"); "may" and "march" may be words
     return _LOWER_DAY.sub(lambda m: m[0].capitalize(), text)
 
@@ -142,9 +195,16 @@ _IT_FAVOURITE = re.compile(
 # a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
 _OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
                             r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
+_MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
+# an age, in digits or words ("20", "forty three", "forty-three")
+_AGE = (r"(?:\d{2,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+        r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine)\b)?)")
 # chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
 SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
-             "yday": "yesterday", "b/c": "because", "bc": "because"}
+             "yday": "yesterday", "b/c": "because", "bc": "because", "idk": "I don't know", "u": "you", "ur": "your",
+             "pls": "please", "plz": "please", "tmrw": "tomorrow", "dw": "don't worry", "im": "I'm", "ive": "I've",
+             "dont": "don't", "didnt": "didn't", "cant": "can't", "doesnt": "doesn't", "isnt": "isn't",
+             "theyre": "they're", "hes": "he's", "shes": "she's", "thats": "that's", "whats": "what's"}
 # never inside an address: "aoifebrennan.rn@outlook.ie" keeps its "rn"
 _SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/.@])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/@]|\.\w)")
 _DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]

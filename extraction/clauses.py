@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 
 from extraction import nlp
-from extraction.attribute_kinds import ROLES
+from extraction.attribute_kinds import FAVOURITE_WORDS, ROLES
 from extraction.context import PERSON_NAME
 from extraction.slots import RELATIONS
 
@@ -265,8 +265,10 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
                 words.append(_CONTRACTED[token.lower_])
             elif said and token.lower_ in _AUX_CONTRACTED:  # "they've been in Trondheim": "the user has been"
                 words.append(_AUX_CONTRACTED[token.lower_])
-            elif they_is and token.lower_ == "their" and token.head.lower_ in ROLES:
-                words.append(f"{they_is}'s")  # "their boss": the speaker's, as in named_roles
+            elif they_is and token.lower_ == "their" and (token.head.lower_ in ROLES or any(
+                    c.lower_ in FAVOURITE_WORDS for c in token.head.children)):
+                # "their boss": the speaker's, as in named_roles; "decided Paddington 2 is their favourite film"
+                words.append(f"{they_is}'s")
             else:
                 words.append(token.text)
             said = len(words) > 0 and words[-1] != token.text

@@ -29,7 +29,9 @@ _SPEAKER = re.compile(r"^[\w .'\-]{1,40}:\s+")
 # "here"/"there" as a place: not "there is", "here's", "hang in there", "there for me", "take me there" or "I'm
 # here to help" (idioms that name no place)
 _LOCATIVE = re.compile(
-    r"(?i)(?<!\bin )(?<!\bout )(?<!\bfrom )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )"
+    # "out there" only where one lives ("I live out there"), not "it's out there"
+    r"(?i)(?<!\bin )(?:(?<=\blive out )|(?<=\blives out )|(?<=\bliving out )|(?<!\bout ))"
+    r"(?<!\bfrom )(?<!\bup )(?<!\bget )(?<!\bme )(?<!\bus )(?<!\bhim )(?<!\bher )"
     r"(?<!\bthem )(?<!\byou )"
     r"(?<!'m )(?<!'re )(?<!\bam )(?<!\bare )(?<!\bis )(?<!\bbe )"
     r"(?P<lead>\b(?:over|back|down|right)\s+)?\b(?P<word>here|there)\b"
@@ -84,7 +86,11 @@ class Setting:
             named = re.match(r"\s*,?\s*(?:in|at|to)\s+(?P<w>[A-Z]\w+)", after)
             if named and named["w"] not in _CALENDAR:
                 return ""  # "here in Lisbon": the name is already there
-            place = self.place(before + " " + sentence[:m.start()])
+            said = before + " " + sentence[:m.start()]
+            if re.search(r"(?i)\bwork(?:s|ed|ing)?\s+$", sentence[:m.start()]) and (
+                    workplace := re.findall(r"\bat ((?:the )?[A-Z][\w&'-]*(?: [A-Z][\w&'-]*)*)", said)):
+                return f"at {workplace[-1]}"  # "a shift at Brewhaus Coffee ... I work there on weekends"
+            place = self.place(said)
             if place is None:
                 return ""
             lead = "back " if (m["lead"] or "").strip().lower() == "back" else ""

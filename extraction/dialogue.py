@@ -191,7 +191,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
     done = talk.DONE_TO_ME.match(sentence)  # "They bumped me up to senior accountant": what was done to them
     if done and (done["verb"].lower() not in ("made", "named") or talk.ROLE_NOUN.match(done["rest"]) or {
             w.strip(".,!?;:").lower() for w in done["rest"].split()} & (OCCUPATIONS | talk.TITLE_WORDS)):
-        sentence = f"I got {done['verb']}{done['rest']}"
+        # "they made me supervisor": "I was made" (a title after "got made" reads as no title at all)
+        sentence = f"I {'was' if done['verb'].lower() in ('made', 'named') else 'got'} {done['verb']}{done['rest']}"
     pieces = clauses.split(sentence, lambda piece: bool(find_slots(piece)), clauses.say_apart)
     if len(pieces) > 1:
         return [candidate for piece in pieces

@@ -82,11 +82,20 @@ def third_singular(verb: str) -> str:
         return special[low]
     if low in MODALS or is_past_tense(low) or not re.fullmatch(r"[a-z]+(?:-[a-z]+)?", low) or len(low) < 2:
         return verb
+    if low.endswith("ing") and _progressive(low):
+        return f"is {verb}"  # chat's "I trying to fit workouts in", "feeling ancient": is, not "tryings"
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
     if re.search(r"[^aeiou]y$", low):
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+def _progressive(word: str) -> bool:
+    """A verb's -ing form ("trying"), not a verb whose own form ends so ("bring", "sing")."""
+    from lemminflect import getAllLemmas
+
+    return any(lemma != word for lemma in getAllLemmas(word).get("VERB", ()))
 
 
 def _parts(token: str) -> tuple[str, str, str]:

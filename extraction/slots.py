@@ -25,7 +25,7 @@ granddaughter aunt uncle cousin niece nephew boss manager colleague coworker men
 neighbour dog cat puppy kitten horse rabbit parrot hamster pet gran granny nan nana nanna grandad granddad gramps bf
 gf hubby bestie bff sis bro stepmom stepmum stepdad stepfather stepmother flatmate housemate teammate workmate
 classmate hire intern tenant landlord landlady mentee trainee apprentice buddy mate pal eldest youngest oldest
-godmother godfather godson goddaughter stepsister stepbrother nanny babysitter carer assistant secretary
+godmother godfather godson goddaughter stepsister stepbrother nanny babysitter carer assistant secretary lad lass missus
 """.split())
 UNIQUE_RELATIONS = set("wife husband partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée mother "
                        "father mom mum dad boss bf gf hubby".split())
@@ -36,7 +36,7 @@ manager director founder entrepreneur writer author journalist editor artist mus
 barista student intern pilot firefighter officer mechanic electrician plumber carpenter farmer driver librarian
 paramedic veterinarian vet banker freelancer coach trainer instructor tutor actor actress dancer singer producer
 strategist specialist coordinator administrator executive copywriter marketer recruiter auditor technician
-supervisor
+supervisor assistant receptionist cashier clerk
 """.split())
 DIETS = (r"vegan|vegetarian|veggie|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|"
          r"plant[- ]based")
@@ -148,6 +148,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls
                            # "contact email should be hello@dan.io from now on"
                            r"|(?:(?:my|the) )?(?:(?:contact|personal|main|primary|preferred) )?(?:e-?mail|phone|mobile|"
                            r"number)(?: address| number)? (?:should be|is now|will be|becomes)\b)")
+# "switched to ciara@byrne.ie for everything now": an address the holder changed to
+SWITCHED_TO_ADDRESS = re.compile(r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)(?: over)?|chang(?:ed|ing)|"
+                                 r"migrat(?:ed|ing)) to [\w.+\-]+@")
 SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mobile|cell|e-?mail|address)'s)\w+'s"
                             # "its x@y.com now": "it's" typed without its apostrophe
                             r"|his|her|their|its(?!\s+(?:[\w.+\-]+@|[+(]?\d))|(?-i:[A-Z][a-z]+)'s)\b"

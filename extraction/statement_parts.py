@@ -17,6 +17,7 @@ from extraction.statement_roles import left_thing, received
 STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report", "eat", "stay", "rent"}
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think", "daydream",
            "imagine", "fantasise", "fantasize", "wonder"}
+_MULLING = {"talk", "toy", "mull", "debate", "chat"}  # "talking about moving", "toying with going vegan"
 _MAYBE = {"might", "may", "could", "would", "should"}
 _SPEAKING = {"i", "we", "they", "user"}  # the extractor says "they" for the user
 _TAKEN = {"accept", "take", "sign"}
@@ -109,6 +110,10 @@ def intended(doc) -> bool:
     if any(t.lemma_.lower() == "offer" and t.pos_ == "NOUN" and any(c.lower_ in ("from", "at") for c in t.children)
            and t.head.lemma_.lower() not in _TAKEN for t in doc):
         return True  # "I received an offer from Coldridge Group": no job until it is taken
+    if any(t.pos_ == "VERB" and t.lemma_.lower() in (*INTENTS, *_MULLING) and any(
+            c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB" for g in c.children) for c in t.children)
+           for t in doc):
+        return True  # "we keep talking about moving to Whitby one day, the kids love the beach": wherever it is said
     return root is not None and root.lemma_.lower() in INTENTS and any(
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))

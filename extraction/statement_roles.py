@@ -127,7 +127,7 @@ def says_occupation(doc, token) -> bool:
             p.lower_ == "as" and any(g.dep_ == "pobj" and g.lemma_.lower() in OCCUPATIONS for g in p.children)
             for p in t.children) for t in doc):
         return True
-    made = any(c.dep_ == "auxpass" for c in verb.children) or verb.lemma_.lower() in ("move", "step", "start")
+    made = any(c.dep_ == "auxpass" for c in verb.children) or verb.lemma_.lower() in ("move", "step", "start", "work")
     if made and any(c.dep_ == "oprd" and c.lemma_.lower() in OCCUPATIONS for c in verb.children):
         return True  # "was made head chef", "got named captain"
     # "to" a title has no article ("bumped up to sous chef", not "sent to a doctor"); "as" may ("hired as a nurse")
@@ -162,6 +162,14 @@ def work_place(doc) -> str:
         for place in (g for p in noun.children if p.dep_ == "prep" and p.lower_ in ("at", "for", "with")
                       for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
             return _named_place(doc, place)
+    # "works at Deloitte as an auditor": the place, beside the job the statement is read as
+    for verb in (t for t in doc if t.pos_ == "VERB" and t.lemma_.lower() == "work"
+                 and any(p.dep_ == "prep" and p.lower_ == "as" for p in t.children)):
+        jobs = [g for p in verb.children if p.dep_ == "prep" and p.lower_ == "as" for g in p.children]
+        for place in (g for p in [*verb.children, *(c for j in jobs for c in j.children)]
+                      if p.dep_ == "prep" and p.lower_ in ("at", "for")
+                      for g in p.children if g.dep_ == "pobj" and g.pos_ == "PROPN"):
+            return _named_place(doc, place)  # "as an auditor at Deloitte" too
     return _started_at(doc)
 
 
@@ -270,6 +278,13 @@ def for_someone(doc) -> bool:
     objects = [c for c in root.children if c.dep_ == "dobj"]
     if len(objects) > 1 and (objects[0].lemma_.lower() in RELATIONS or objects[0].pos_ == "PROPN"):
         return True  # "bought their mum a tablet", parsed as two objects
+    for person in objects:
+        # "bought their mum a pixel 7", "got his sister an iphone 12": the thing, parsed as a modifier after them
+        if person.lower_ in RELATIONS and any(
+                t.i > person.i and t.dep_ in ("npadvmod", "appos") and t.pos_ in ("NOUN", "PROPN")
+                and any(d.dep_ == "det" and d.lower_ in ("a", "an") for d in t.children)
+                for t in (*root.children, *person.children)):
+            return True
     for child in root.children:
         if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
             return True
@@ -277,5 +292,10 @@ def for_someone(doc) -> bool:
         if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
                 g.dep_ == "pobj" and any(w.lemma_.lower() in RELATIONS or w.lower_ in RELATIONS for w in (g, *(
                     p for p in g.children if p.dep_ == "poss"))) for g in child.children):
+            return True
+        # "an iPhone 15 for Jack's 16th birthday": a day of someone named
+        if child.dep_ == "prep" and child.lower_ == "for" and any(
+                g.dep_ == "pobj" and g.lemma_.lower() in ("birthday", "anniversary", "graduation", "christmas") and any(
+                    p.dep_ == "poss" and p.pos_ == "PROPN" for p in g.children) for g in child.children):
             return True
     return False

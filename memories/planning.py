@@ -123,7 +123,9 @@ def plan_for(owner, candidate, found, near, known, scope, llm_decide, *, when) -
                     frame["attribute"], frame["single"] = named[0][1]["attribute"], True
                     label = _label(frame)
             newer = [(m, f) for m, f in matches if m not in ended and frame["single"]]
-            if ended and plan is None:
+            # a named value that ended outranks an unnamed one kept as the past ("Jonah and I broke up": a
+            # relationship ended, and it is Jonah's)
+            if ended and (plan is None or (plan.past and plan.action == "UPDATE")):
                 plan = Plan("UPDATE", f"{label}: {frame['value']} ended; frame cosine {frame['score']:.2f}", ended)
             elif newer and plan is None and not frame.get("denied"):  # "I'm not going vegan": holds beside it
                 # "I left Acme", "I worked at Renault before that" once Doctolib is current (stored before or

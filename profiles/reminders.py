@@ -20,11 +20,14 @@ DEFAULT_HOUR = 9  # a reminder for a day without a time is due that morning
 
 # "remind me" asked of the assistant, not said of something else ("I need the sea to remind me how small ...")
 REQUEST = re.compile(r"(?i)\b(?:(?:(?<=you to )|(?<!to ))remind me|don'?t let me forget|do not let me forget|"
-                     r"i need to remember|note that i need)\s+(?:to |that |about |of )?(?P<rest>[^.!?\n]{3,300})")
+                     r"i need to remember|note that i need)\s+(?:to |that |about |of )?"
+                     # "remind me what a p value is": a question to answer now
+                     r"(?!(?:what|how|who|which|why|whether)\b)(?P<rest>[^.!?\n]{3,300})")
 # the task said first, the request after it: "I need to pick up the dry cleaning tomorrow, can you remind me?"
 REQUEST_AFTER = re.compile(r"(?i)(?:^|[.!?]\s+)(?:i (?:need|have|got|must|should) to |i'?ve got to |i must )?"
                            r"(?P<rest>[^.!?\n]{3,300}?)(?<!\bto)[,;:]?\s+"
-                           r"(?:(?:can|could|would|will) you |please |pls )?remind me(?: about it| of it| to do it)?\b")
+                           r"(?:(?:can|could|would|will) you |please |pls )?remind me(?: about it| of it| to do it)?\b"
+                           r"(?!\s+(?:what|how|who|which|why|whether)\b)")
 APPOINTMENT = re.compile(
     r"(?i)\b(?:my|our|the|i have an?|i've got an?|there'?s an?|we have an?)\s+(?P<what>(?:[\w'-]+ ){0,3}?"
     r"(?:appointment|meeting|interview|exam|flight|deadline|reservation|check-?up|surgery|class|presentation))\b(?P<rest>[^.!?\n]{3,200})")

@@ -43,11 +43,11 @@ def test_a_sentence_is_cut_where_a_request_meets_a_statement():
     ("whats the easiest way to fit 3 car seats across the back, i drive a 2014 mazda 5",
      ["The user drives a 2014 mazda 5."]),
     ("im 34 and trying to squeeze workouts into nap time, give me a 20 min routine with no equipment",
-     ["The user is 34 and trying to squeeze workouts into nap time."]),
+     ["The user is 34 years old.", "The user is trying to squeeze workouts into nap time."]),
     ("tbh my fav thing to eat these days is birria tacos, is there a slow cooker version i can start before pickup",
      ["The user's fav thing to eat is birria tacos."]),
     ("deb left so my new manager is ravi okonkwo and i dont know him yet, how do i ask for flexible hours",
-     ["Deb left so the user's new manager is Ravi Okonkwo and they dont know him yet."]),
+     ["Deb left so the user's new manager is Ravi Okonkwo and they don't know him yet."]),
     ("btw im not at fernbrook anymore, started at kestrel dental group in april so can you redo my signature",
      ["The user is not at Fernbrook anymore.", "The user started at Kestrel Dental Group in April 2024."]),
 ])

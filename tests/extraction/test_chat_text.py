@@ -56,6 +56,35 @@ from extraction.chat_text import normalise
     ("Paris from Tuesday!", "Paris from Tuesday!"),
     # someone, named after a comma
     ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
+    # a couple's ending, said as an idiom
+    ("Aoife and I called it quits in May.", "Aoife and I broke up in May."),
+    ("We went our separate ways.", "We broke up."),
+    # texting shorthand; a doubt about having said it before goes
+    ("idk if i told u but im a dad now", "I'm a dad now"),
+    ("pls call me tmrw", "please call me tomorrow"),
+    # a month typed in lower case after "since"/"in"; "may" as a verb stays
+    ("vegan since may, no regrets", "vegan since May, no regrets"),
+    ("I may be vegan", "I may be vegan"),
+    # ages said at a birthday: after a colon, "officially", "the big ..."
+    ("Birthday yesterday: 51! Cake was great.", "Birthday yesterday. I'm 51 now! Cake was great."),
+    ("birthday was friday, officially 30", "birthday was Friday. I'm 30 now"),
+    ("they took me out for the big fifty", "they took me out for my birthday. I'm fifty now"),
+    ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
+    # what someone helped the speaker get is theirs
+    ("my uncle helped me get a used Fiat Panda", "I got a used Fiat Panda"),
+    # what a change was to, said in the next sentence
+    ("Finally upgraded! Pixel 9 from the outlet.", "Finally upgraded to Pixel 9 from the outlet."),
+    # a department at an employer; whom they report to, said as a cleft; a number after what came with it
+    ("I'm in payroll at Dunmore Foods.", "I work in payroll at Dunmore Foods."),
+    ("Since June it's Omar Haddad I report to.", "Since June I report to Omar Haddad."),
+    ("New SIM, new number: 0871 223 9090.", "new number: 0871 223 9090."),
+    # "it's" an address or a number once the message calls one theirs, unless someone else's came first
+    ("Fix my email please - its kai.b@posteo.de now.", "Fix my email please - my email is kai.b@posteo.de now."),
+    ("Note my number? It's 0871 555 1234.", "Note my number? my number is 0871 555 1234."),
+    ("Save my sister's number. It's 0871 555 1234.", "Save my sister's number. It's 0871 555 1234."),
+    # "here in X" in news of a move is the new home
+    ("We've unpacked at last, the garden here in Malton is huge.",
+     "We've unpacked at last, the garden here in Malton is huge. I live in Malton now."),
 ])
 def test_chat_is_read_as_it_is_meant(text, read):
     assert normalise(text) == read

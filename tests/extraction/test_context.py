@@ -19,6 +19,15 @@ def test_here_and_there_become_the_place_named_earlier(sentence, resolved):
     assert PORTO.resolve_places(sentence) == resolved
 
 
+@pytest.mark.parametrize(("before", "sentence", "resolved"), [
+    ("The bus from Kelby takes ages.", "I live out there because it's cheap", "I live out in Kelby because it's cheap"),
+    ("Early shift at Brewhaus Coffee again.", "I work there on weekends", "I work at Brewhaus Coffee on weekends"),
+    ("The truth about Kelby.", "It's out there", "It's out there"),
+])
+def test_where_someone_lives_or_works_out_there(before, sentence, resolved):
+    assert Setting([]).resolve_places(sentence, before) == resolved
+
+
 def test_the_message_itself_names_the_place_first():
     assert PORTO.resolve_places("I love it there", "I spent May in Kyoto.") == "I love it in Kyoto"
 

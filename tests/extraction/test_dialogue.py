@@ -340,9 +340,9 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
 @pytest.mark.parametrize(("text", "content"), [
     ("They bumped me up to senior accountant.", "The user got bumped up to senior accountant."),
     ("She hired me on Monday!", "The user got hired on Monday, 17 June 2024."),
-    ("They made me art director last week.", "The user got made art director in the week before 20 June 2024."),
-    ("My boss named me team lead.", "The user got named team lead."),
-    ("They made me a claims adjuster at Brightwell.", "The user got made a claims adjuster at Brightwell."),
+    ("They made me art director last week.", "The user was made art director in the week before 20 June 2024."),
+    ("My boss named me team lead.", "The user was named team lead."),
+    ("They made me a claims adjuster at Brightwell.", "The user was made a claims adjuster at Brightwell."),
 ])
 def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):
     assert contents(text, when=JUNE) == [content]
@@ -811,7 +811,7 @@ def test_a_contact_detail_the_speaker_asks_to_be_filled_in_anew_is_theirs(text, 
     ("My grandson set me up with an email address, b.hollis@talktalk.net.",
      ["The user's email address is b.hollis@talktalk.net."]),
     ("Rather to my astonishment, the hospice has made me deputy shop manager.",
-     ["The user got made deputy shop manager."]),
+     ["The user was made deputy shop manager."]),
 ])
 def test_what_an_agent_is_told_to_keep_is_kept_and_what_it_is_asked_to_do_is_not(text, memories):
     assert contents(text, when=SENT) == memories

@@ -26,6 +26,11 @@ def current(api) -> list[str]:
 
 
 UPDATES = [  # (old, new, old word, new word)
+    ("I'm a library assistant on campus.", "idk if i told u but they made me evening supervisor at the library",
+     "assistant", "supervisor"),
+    ("My line manager is Harriet Okafor.", "Harriet's on maternity leave, so it's Phil Brennan I report to now.",
+     "Harriet Okafor", "Phil Brennan"),
+    ("I'm 41 and training for a 10k.", "Birthday yesterday: 42! Cake was wonky.", "41", "42"),
     ("I'm vegetarian, so lunch ideas please.", "Since March I've been fully vegan, which means no eggs any more.",
      "vegetarian", "vegan"),
     ("You can list my contact address as ana.s@gmail.com on the form.",
@@ -169,6 +174,9 @@ UPDATES = [  # (old, new, old word, new word)
      "Dundee", "Perth"),
 ]
 COEXIST = [  # both statements stay current
+    ("We live in Ripon.", "We keep talking about moving to Whitby one day, the kids love the beach."),
+    ("My phone is an iPhone 13.", "bought my dad a pixel 8 for his birthday, he'll love it"),
+    ("I've got a Galaxy A54.", "Just ordered an iPhone 15! It's for Maya's 16th birthday, shh."),
     ("I live in Hobart.", "Just back from a fortnight living in a flat in Kyoto, I miss it already."),
     ("I work at Northwind Freight.", "Guess who got a job at Deloitte! My sister Amy, so proud."),
     ("My phone is a Pixel 7.", "Just bought a Galaxy S24 - it's for my son's birthday, he'll be thrilled."),
@@ -249,6 +257,8 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
 
 
 @pytest.mark.parametrize(("old", "new", "gone", "kept"), [
+    ("I'm in accounts at Pennine Freight.", "I've left Pennine Freight; Monday's my first day at Dalesway Housing.",
+     "Pennine", "Dalesway"),
     ("I'm on the platform team at Zalando.", "Last Friday was my final day at Zalando; on Monday I start at N26.",
      "Zalando", "N26"),
     ("My girlfriend Lea and I have been together two years.",
@@ -473,6 +483,13 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
                    ("2024-06-01T10:00:00Z", "Sold my old bike to a neighbour. Now I drive a Kia Niro.")])
     live = current(api)
     assert any("bike" in text for text in live) and not any("Jazz" in text for text in live), live
+
+
+def test_a_breakup_named_by_first_name_ends_the_partner_named_in_full(api, user):
+    converse(api, [("2024-02-01T10:00:00Z", "me and my bf Jonah Reyes have been together 8 months now"),
+                   ("2024-07-01T10:00:00Z", "Jonah and I broke up in April, it was mutual.")])
+    live = current(api)
+    assert any("broke up" in text for text in live) and not any("together" in text for text in live), live
 
 
 def test_a_new_boss_said_as_it_after_the_old_one_is_the_manager(api, user):

@@ -42,7 +42,8 @@ def test_due_times_are_read_against_the_send_time_in_the_users_zone(text, task, 
 
 
 @pytest.mark.parametrize("text", ["My meeting went well.", "I love my dentist.", "What should I cook?",
-                                  "I walk by the sea to remind me how small my worries are."])
+                                  "I walk by the sea to remind me how small my worries are.",
+                                  "also pls remind me what a p value is", "Remind me how a loan works?"])
 def test_no_reminder_in_plain_statements(text):
     assert reminders.reminder_in(text, said_at=THURSDAY) is None
 
