@@ -190,6 +190,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
     values = {kind: [(v, e) for v, e in found if holder or kind != "name" or v not in self_names]
               for kind, found in parts.values_of(doc, content).items()}
     values = {kind: found for kind, found in values.items() if found}
+    if not holder and (name := roles.introduced(token)):  # "The user is Maya": their name, no partner
+        return [Frame("name", True, name, holder, False, round(best["name"], 3))]
     if attribute_kinds.FAVOURITE.search(content) or attribute_kinds.BARE_FAVOURITE.search(content):
         # "favourite X" names its attribute outright, whatever the rest says; "X is my fav now" names none
         frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content, values)
@@ -241,8 +243,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
         if kind.value == "person" and (roles.said_of_a_thing(doc, frame.value)
                                        or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS
-                                       or in_passing and any(e.label_ in ("GPE", "LOC")
-                                                             and e.text.lower() == frame.value for e in doc.ents)):
+                                       or any((e.label_ == "NORP" or in_passing and e.label_ in ("GPE", "LOC"))
+                                              and e.text.lower() == frame.value for e in doc.ents)):
             continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist", "off to
             # Strasbourg": no person
         if "@" in frame.value and kind.value != "email":

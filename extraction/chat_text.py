@@ -130,6 +130,12 @@ def normalise(text: str) -> str:
     text = re.sub(rf"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)(?:[,;]\s*(?:(?P<so>officially|finally) )?|"
                   rf"(?P<colon>:)\s*)(?P<n>{_AGE})(?(so)\b|(?(colon)(?=\s*(?:[!.]|$|now\b|today\b))|\s+now\b))",
                   r"\1. I'm \g<n> now", text)
+    # "at 52 I'm slower than I used to be": the age the speaker is (not a time: "at 10 I'm off")
+    text = re.sub(r"(?i)\bat (?P<n>1[6-9]|[2-9]\d)(?: years old)?,? (?=I(?:'m| am| feel| can| still)\b)",
+                  r"I'm \g<n> now and ", text)
+    # "As a 27-year-old I should know how to cook": the age, when what follows holds now ("as a 5-year-old I loved")
+    text = re.sub(r"(?i)\bas an? (?P<n>\d{1,3})[- ]year[- ]old,? (?=I(?:'m| am| should| have| can| still| need| want|"
+                  r" do| don't| feel| know)\b)", r"I'm \g<n> years old and ", text)
     # "took me down the pub for the big forty three", "celebrated the big 40": a milestone birthday, just had
     text = re.sub(rf"(?i)\b(?:for|celebrated|celebrating|hit|reached) the big (?P<n>{_AGE})\b",
                   r"for my birthday. I'm \g<n> now",
@@ -149,6 +155,18 @@ def normalise(text: str) -> str:
                   r"| (?:is )?(?:done|over|complete|finished|survived|down) at "
                   r"(?-i:[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*))",
                   lambda m: f"{m[1]}I finished my first {m[3]} at {_ORG_IN.search(m['at'])[0]}", text)
+    # "I don't eat meat - vegetarian since college": a fragment of its own after a dash
+    text = re.sub(rf"(?i)\s+[-\u2013\u2014]+\s+(?=(?:fully |strictly |mostly )?(?:{DIETS})\b"
+                  r"(?! (?:food|option|restaurant|recipe|dish|meal)s?\b))", ". ", text)
+    # "my title changed to Analytics Manager", "We got a new manager this week, Grace Kim": the new value
+    text = re.sub(r"(?i)\bmy (?:job )?(title|role|position) (?:has )?(?:changed|switched) to\b", r"my \1 is now", text)
+    text = re.sub(r"(?i)\b(?:we|I) (?:got|have|'ve got|have got) a new (?P<role>(?:line )?manager|boss|supervisor)"
+                  r"(?P<when>[^,.!?]{0,30}),\s+(?P<name>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))",
+                  r"my new \g<role> is \g<name>\g<when>", text)
+    # "First day at Revolut tomorrow!": where the speaker starts, and when
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(?:first|1st) day at (?P<org>(?-i:[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*)) "
+                  r"(?:is )?(?P<when>tomorrow|today|on \w+day|next \w+|this \w+day)\b",
+                  lambda m: f"{m[1]}I start at {m['org']} {m['when']}", text)
     # "Since I live in Kelowna, flights are limited": what the speaker says of themselves, apart from what follows
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:since|as|because|given that|now that) (?=(?:I|I'm|I've|we|we're|we've) "
                   r"(?!(?:was|were|said|mentioned|told|did|had)\b))([^,.!?;]+)[,;]\s*", r"\1\2. ", text)

@@ -229,8 +229,14 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
     participles |= {t.i: _subject_text(t.head) for t in doc if t.dep_ == "prep" and t.lower_ in ("at", "in", "with")
                     and t.head in heads and _subject_text(t.head) and t.left_edge.i > 0
                     and doc[t.left_edge.i - 1].text == "," and doc[t.left_edge.i].lower_ in ("now", "currently")}
+    # a verb in the present joined to the speaker's with "and" says a thing of its own: "the user lives in Denver and
+    # loves hiking" (not a story told in the past: "started at the Red Lion and ended up at a club")
+    shared = {t.i: _subject_text(t.head) for t in doc if t.dep_ == "conj" and t.pos_ == "VERB" and t.head in heads
+              and t.tag_ in ("VBZ", "VBP") and t.head.tag_ in ("VBZ", "VBP")
+              and _subject_text(t.head) in ("the user", "i")
+              and not any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)}
     # what a clause reports stays inside it ("I heard she moved", "so the letter should say I'm employed there")
-    heads = sorted([h for h in [*heads, *(doc[i] for i in participles)] if not (
+    heads = sorted([h for h in [*heads, *(doc[i] for i in (*participles, *shared))] if not (
         h.dep_ == "ccomp" and h.head.lemma_.lower() in _REPORTING and not _after_so(h))], key=lambda t: t.i)
     if len(heads) < 2 or any(any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in h.children) for h in heads):
         return []
@@ -251,6 +257,8 @@ def frame_clauses(doc, *, they_is: str = "") -> list[str]:
         subject = participles.get(head.i)
         words, said = ([subject.replace("i", "I") if subject == "i" else subject, _BE.get(subject, "is")]
                        if subject else []), False
+        if head.i in shared:
+            words = ["I" if shared[head.i] == "i" else shared[head.i]]
         for token in head.subtree:
             if clause_of(token) != head.i or (token.head.i == head.i and token.dep_ in ("cc", "mark", "punct")):
                 continue

@@ -18,10 +18,16 @@ from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
 
 
+_FORMER = {"old", "former", "previous", "ex", "ex-", "last"}
+
+
 def named_roles(doc) -> list[tuple[str, str]]:
     """(role, name) for each of the speaker's roles named in passing: "my wife Hana", "their boss, Tom"."""
     found = []
     for t in doc:
+        if any(c.lower_ in _FORMER for c in t.children) or (t.dep_ == "compound" and any(
+                c.lower_ in _FORMER for c in t.head.children)):
+            continue  # "my old boss Tom", "my ex-girlfriend Chloe": a role that was theirs
         if t.lower_ in ROLES and any(c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user")
                                      for c in t.children):
             names = [c for c in t.children if c.dep_ == "appos" and c.pos_ == "PROPN"]
@@ -35,6 +41,20 @@ def named_roles(doc) -> list[tuple[str, str]]:
                 c.dep_ == "poss" and c.lower_ in ("my", "our", "their", "user") for c in t.head.children):
             found.append((t.lower_, t.head.text.lower()))  # "my girlfriend Chloe": the role a compound of the name
     return found
+
+
+def introduced(token) -> str:
+    """The name the holder introduces themselves by ("The user is Maya", "I'm Maya Patel"): the name in lower case,
+    else "" (not "is Canadian", "is Maya's friend", "is a Maya fan")."""
+    verb = token.head if token is not None and token.dep_ == "nsubj" else None
+    attrs = [c for c in verb.children if c.dep_ == "attr"] if verb is not None and verb.lemma_ == "be" else []
+    if len(attrs) != 1 or attrs[0].pos_ != "PROPN" or attrs[0].ent_type_ in ("NORP", "GPE", "ORG", "LOC", "DATE"):
+        return ""
+    name = attrs[0]
+    if any(c.dep_ in ("det", "poss", "amod", "case", "prep") for c in name.children) or any(
+            c.dep_ not in ("nsubj", "attr", "punct", "advmod") for c in verb.children):
+        return ""
+    return " ".join(t.lower_ for t in name.subtree)
 
 
 def joined_with(token) -> str:

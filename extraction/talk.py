@@ -79,8 +79,8 @@ YOU_PHRASES = (
                r"delight|amazement|horror|relief|dismay|disbelief),?\s*"),
 )
 # "They bumped me up to senior accountant", "she hired me last week": said of the speaker, as "I got bumped up ..."
-DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)|the \w+(?<!s)) "
-                        r"(?:has |have |'ve |'s )?(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me"
+DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|company|firm|board|team)|the \w+(?<!s))"
+                        r"(?:'ve|'s)? (?:has |have )?(?:just |finally |officially )?(?P<verb>\w+ed|made|named) me"
                         r"(?P<rest>\b.*)$")
 # what "made me" a person who does something is: a role ("a loan processor"), not "a cake"
 ROLE_NOUN = re.compile(r"(?i) an? (?:\w+ ){0,2}\w{3,}(?:er|or|ist|ian|ant|ent|ee)\b")

@@ -10,11 +10,14 @@ from extraction import nlp
 from extraction.naming import speakers
 from extraction.slots import RELATIONS
 
-_WORK_VEHICLE = re.compile(r"(?i)\b(?:work|company|office|business|fleet|lease) (?:van|car|truck|vehicle|pickup)\b")
+_WORK_VEHICLE = re.compile(r"(?i)\b(?:work|company|office|business|fleet|lease) (?:van|car|truck|vehicle|pickup)\b"
+                           # "my work phone is a Samsung Galaxy" (not its number: "my work phone is 0207 ...")
+                           r"|\b(?:work|company|office|business) (?:phone|mobile|handset)(?:'s| is) (?:an?|the)\b")
 
 
 def work_vehicle(doc) -> bool:
-    """A vehicle of the holder's work ("my work van is a Ford Transit", "a company car"): beside their own car."""
+    """A vehicle or a phone of the holder's work ("my work van is a Ford Transit", "a company car", "my work phone
+    is a Galaxy"): beside their own."""
     return bool(_WORK_VEHICLE.search(doc.text))
 
 

@@ -406,6 +406,41 @@ def test_a_status_said_with_someone_names_them_as_the_partner():
 
 def test_a_work_vehicle_is_none_of_the_holders_own():
     assert not [f for f in statement_frames([("The user's work van is a Ford Transit.", "user")])[0] if f.single]
+    assert not [f for f in statement_frames([("The user's work phone is a Samsung Galaxy.", "user")])[0] if f.single]
+    assert frame("The user's work phone is 0207 946 0000.").attribute == "work phone"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The user is Maya.", ("name", "maya")),
+    ("The user is Maya Patel now.", ("name", "maya patel")),
+    ("The user is Maya's friend.", ("friend", "maya")),
+])
+def test_who_the_speaker_introduces_themselves_as_is_their_name_and_no_partner(text, expected):
+    assert (frame(text).attribute, frame(text).value) == expected
+
+
+def test_a_nationality_is_no_person():
+    assert frame("The user is Canadian.") is None
+
+
+def test_a_former_role_named_in_passing_is_not_the_speakers_now():
+    assert not [f for f in statement_frames([("The user's old boss Tom called them about a job.", "user")])[0]
+                if f.attribute == "manager" and not f.holder]
+
+
+def test_a_verb_in_the_present_joined_by_and_is_read_apart():
+    found = statement_frames([("The user lives in Denver and loves hiking.", "user")])[0]
+    assert ("home", "denver") in {(f.attribute, f.value) for f in found}
+
+
+def test_an_address_is_only_an_email():
+    assert {(f.attribute, f.value) for f in statement_frames(
+        [("The user has switched to ciara@byrne.ie for everything now.", "user")])[0]} == {("email", "ciara@byrne.ie")}
+
+
+def test_working_somewhere_as_something_names_the_employer():
+    for text in ("The user works at Deloitte as an auditor.", "The user works as an auditor at Deloitte."):
+        assert ("employer", "deloitte") in {(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]}
 
 
 def test_a_move_for_work_names_the_home_and_the_employer():

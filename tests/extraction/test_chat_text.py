@@ -56,6 +56,18 @@ from extraction.chat_text import normalise
     ("Paris from Tuesday!", "Paris from Tuesday!"),
     # someone, named after a comma
     ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
+    # a diet said after a dash is a fragment of its own
+    ("I don't eat meat - vegetarian since college.", "I don't eat meat. vegetarian since college."),
+    ("Cooking tonight - vegan recipes please", "Cooking tonight - vegan recipes please"),
+    # an age said as "as a N-year-old" about now; a new title or manager said as a change
+    ("As a 27-year-old I should know how to cook.", "I'm 27 years old and I should know how to cook."),
+    ("As a 5-year-old I loved trains.", "As a 5-year-old I loved trains."),
+    ("My title changed to Analytics Manager.", "my title is now Analytics Manager."),
+    ("We got a new manager this week, Grace Kim, so Oliver is out.",
+     "my new manager is Grace Kim this week, so Oliver is out."),
+    # a first day said with when
+    ("First day at Revolut tomorrow, wish me luck!", "I start at Revolut tomorrow, wish me luck!"),
+    ("First day at school today", "First day at school today"),
     # a couple's ending, said as an idiom
     ("Aoife and I called it quits in May.", "Aoife and I broke up in May."),
     ("We went our separate ways.", "We broke up."),
@@ -70,6 +82,8 @@ from extraction.chat_text import normalise
     ("birthday was friday, officially 30", "birthday was Friday. I'm 30 now"),
     ("they took me out for the big fifty", "they took me out for my birthday. I'm fifty now"),
     ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
+    ("Honestly, at 52 I'm slower.", "Honestly, I'm 52 now and I'm slower."),
+    ("at 10 I'm off to bed", "at 10 I'm off to bed"),
     # what someone helped the speaker get is theirs
     ("my uncle helped me get a used Fiat Panda", "I got a used Fiat Panda"),
     # what a change was to, said in the next sentence

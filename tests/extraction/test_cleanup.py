@@ -75,3 +75,5 @@ def test_a_trailing_clause_that_adds_a_fact_stays(sentence):
 def test_a_label_in_front_is_discourse():
     assert strip_discourse("hot take but ramen beats sushi") == "ramen beats sushi"
     assert strip_discourse("unpopular opinion: I love Mondays") == "I love Mondays"
+    assert strip_discourse("I'll be honest, I miss York") == "I miss York"
+    assert strip_discourse("I'll be honest with you") == "I'll be honest with you"

@@ -342,6 +342,7 @@ def test_partial_and_relative_dates_are_resolved_against_the_send_time(text, con
     ("She hired me on Monday!", "The user got hired on Monday, 17 June 2024."),
     ("They made me art director last week.", "The user was made art director in the week before 20 June 2024."),
     ("My boss named me team lead.", "The user was named team lead."),
+    ("They've made me shift supervisor, finally!", "The user was made shift supervisor, finally."),
     ("They made me a claims adjuster at Brightwell.", "The user was made a claims adjuster at Brightwell."),
 ])
 def test_what_someone_did_to_the_speaker_is_said_of_the_speaker(text, content):

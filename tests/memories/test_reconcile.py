@@ -31,6 +31,10 @@ UPDATES = [  # (old, new, old word, new word)
     ("My line manager is Harriet Okafor.", "Harriet's on maternity leave, so it's Phil Brennan I report to now.",
      "Harriet Okafor", "Phil Brennan"),
     ("I'm 41 and training for a 10k.", "Birthday yesterday: 42! Cake was wonky.", "41", "42"),
+    ("I work for Monzo.", "First day at Revolut tomorrow, wish me luck!", "Monzo", "Revolut"),
+    ("I'm a software engineer.", "They've made me team lead, finally!", "software", "team"),
+    ("I'm 51.", "I'll be honest, at 52 I'm slower than I used to be.", "51", "52"),
+    ("You can reach me at ciara.b@gmail.com.", "I've switched to ciara@byrne.ie for everything now.", "gmail", "byrne"),
     ("I'm vegetarian, so lunch ideas please.", "Since March I've been fully vegan, which means no eggs any more.",
      "vegetarian", "vegan"),
     ("You can list my contact address as ana.s@gmail.com on the form.",
@@ -177,6 +181,8 @@ COEXIST = [  # both statements stay current
     ("We live in Ripon.", "We keep talking about moving to Whitby one day, the kids love the beach."),
     ("My phone is an iPhone 13.", "bought my dad a pixel 8 for his birthday, he'll love it"),
     ("I've got a Galaxy A54.", "Just ordered an iPhone 15! It's for Maya's 16th birthday, shh."),
+    ("My phone is an iPhone 14.", "My work phone is a Samsung Galaxy."),
+    ("My boss is Sarah.", "My old boss Tom called me yesterday about a job."),
     ("I live in Hobart.", "Just back from a fortnight living in a flat in Kyoto, I miss it already."),
     ("I work at Northwind Freight.", "Guess who got a job at Deloitte! My sister Amy, so proud."),
     ("My phone is a Pixel 7.", "Just bought a Galaxy S24 - it's for my son's birthday, he'll be thrilled."),
@@ -263,6 +269,10 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
      "Zalando", "N26"),
     ("My girlfriend Lea and I have been together two years.",
      "Lea and I split up in the spring; I've been dating Nora since August.", "Lea", "Nora"),
+    ("I work at Deloitte as an auditor.", "Handed in my notice at Deloitte; starting at KPMG on Monday.", "Deloitte",
+     "KPMG"),
+    ("My girlfriend Aoife and I are off to Spain.", "Aoife and I called it quits. I've been seeing Niamh since May.",
+     "Aoife", "Niamh"),
 ])
 def test_an_end_and_the_new_value_in_one_message_leave_only_the_new_one_current(api, user, old, new, gone, kept):
     # the second statement retires what the first one of the same message wrote
