@@ -25,7 +25,7 @@ from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.naming import beside_names, names, nested_names, said_plainly
-from extraction.slots import OCCUPATIONS, SWITCHED_TO_ADDRESS, at_work
+from extraction.slots import SWITCHED_TO_ADDRESS, at_work
 from integrations import embeddings
 
 MIN_SCORE = 0.45  # below this cosine to the nearest prototype a statement fills no attribute
@@ -241,12 +241,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         if kind.value == "person" and frame.holder and frame.holder in frame.value.split() and any(
                 t.lower_ in ("my", "our", "user", "me", "us") for t in doc):
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
-        if kind.value == "person" and (roles.said_of_a_thing(doc, frame.value)
-                                       or frame.value.split()[-1:] and frame.value.split()[-1] in OCCUPATIONS
-                                       or any((e.label_ == "NORP" or in_passing and e.label_ in ("GPE", "LOC"))
-                                              and e.text.lower() == frame.value for e in doc.ents)):
-            continue  # "living in Lille with my partner", "has a Mini Cooper", "Senior Content Strategist", "off to
-            # Strasbourg": no person
+        if kind.value == "person" and roles.no_person(doc, frame.value, in_passing):
+            continue
         if "@" in frame.value and kind.value != "email":
             continue  # "switched to ciara@byrne.ie for everything": an address is no phone, car or place
         if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
@@ -331,7 +327,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         verbs = parts.main_verbs(doc)
         # "traded in the old car, now on a Kia EV6": what is said to hold now holds
         now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)
-        ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now
+        ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now or parts.changed_from(doc, value)
         denied = ended and all(parts.denies(v) for v in verbs)
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])

@@ -158,6 +158,9 @@ def normalise(text: str) -> str:
     # "I don't eat meat - vegetarian since college": a fragment of its own after a dash
     text = re.sub(rf"(?i)\s+[-\u2013\u2014]+\s+(?=(?:fully |strictly |mostly )?(?:{DIETS})\b"
                   r"(?! (?:food|option|restaurant|recipe|dish|meal)s?\b))", ". ", text)
+    # "Need a new gym since we moved to Brighton": the move, a statement of its own after a request
+    text = re.sub(r"(?i)(?<=\w)\s*,?\s+(?:since|because|as|now that) (?=(?:we|I)(?:'ve| have)? "
+                  r"(?:just |recently |finally )?(?:moved|relocated)\b)", ". ", text)
     # "my title changed to Analytics Manager", "We got a new manager this week, Grace Kim": the new value
     text = re.sub(r"(?i)\bmy (?:job )?(title|role|position) (?:has )?(?:changed|switched) to\b", r"my \1 is now", text)
     text = re.sub(r"(?i)\b(?:we|I) (?:got|have|'ve got|have got) a new (?P<role>(?:line )?manager|boss|supervisor)"
@@ -206,9 +209,11 @@ def normalise(text: str) -> str:
 
 
 _IT_FAVOURITE = re.compile(
-    r"(?P<before>\b(?i:watched|rewatched|read|reread|saw|heard|listened to|played|finished|discovered|tried|found)"
+    r"(?P<before>\b(?i:watched|rewatched|read|reread|saw|heard|listened to|played|finished|discovered|tried|found|"
+    r"something like|similar to)"  # "Recommend something like The Office - it's my favourite show"
     r"\s+(?P<name>[A-Z][\w'-]*"
-    r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*[.!]+\s+)It(?:'s| is) (?=my (?:new |current |absolute )?"
+    r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*?(?:[.!]+\s+|\s+[-\u2013\u2014]\s+))[Ii]t(?:'s| is) "
+    r"(?=my (?:new |current |absolute |all-time )?"
     r"(?:fav|favourite|favorite|top)\b)")
 # a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
 _OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"

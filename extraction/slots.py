@@ -124,8 +124,8 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls
                            r"\s*[:\-\u2013]"
                            # where things for the speaker go: "send the weekly summary to ...", "everything should
                            # go to ... now"
-                           r"|(?:please |pls |just )?send (?:it|them|this|that|everything|stuff|the [\w ]{1,30}?) to"
-                           r"(?= [\w.+\-]+@)"
+                           r"|(?:now |please |pls |just )*(?:send|forward) (?:it|them|this|that|everything|stuff|"
+                           r"the [\w ]{1,30}?|(?:my |all )?[\w-]+s) to(?= [\w.+\-]+@)"
                            # "drafts go to x@y.com": things of the speaker's, sent to the address
                            r"|(?:the )?(?:[\w-]+ ){0,2}[\w-]+s (?:should |can |will |must )?(?:go|be sent) to"
                            r"(?= [\w.+\-]+@)"
@@ -178,6 +178,7 @@ _OWN = re.compile(r"(?i)\b(?:personal|private|home)\b")
 def at_work(text: str) -> bool:
     """A contact detail said to be for work ("my office line"), not the speaker's own ("work mobile aside, my
     personal number is ...")."""
+    text = re.sub(r"\S+@\S+", "", text)  # not the words of an address ("amy@work.co.uk")
     return bool(_AT_WORK.search(text)) and not _OWN.search(text)
 
 

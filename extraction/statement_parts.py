@@ -120,6 +120,18 @@ def intended(doc) -> bool:
         for c in root.children)
 
 
+def changed_from(doc, value: str) -> bool:
+    """The value is what the holder changed from ("switched from Android", "moved over from the Galaxy"): the old
+    one, when no new one is said beside it."""
+    words = set(value.split())
+    return bool(words) and any(
+        t.dep_ == "prep" and t.lower_ == "from" and t.head.lemma_.lower() in _CHANGES
+        and words <= {w.lower_ for w in t.subtree} | {w.lemma_.lower() for w in t.subtree} for t in doc)
+
+
+_CHANGES = {"switch", "move", "upgrade", "change", "convert", "migrate", "go", "swap", "transition"}
+
+
 def denies(verb) -> bool:
     """The verb denies its value in the present, and no more ("I'm not going vegan", "isn't a manager"): not "not
     vegan anymore", "didn't", "used to"."""

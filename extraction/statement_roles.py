@@ -14,6 +14,7 @@ from extraction.attribute_kinds import ROLES
 from extraction.english import NOWADAYS
 from extraction.naming import speakers
 from extraction.slots import DIETS, OCCUPATIONS, RELATIONS
+from extraction.talk import TITLE_WORDS
 
 _DIET = re.compile(rf"(?i)(?:{DIETS})")
 
@@ -52,8 +53,9 @@ def introduced(token) -> str:
         return ""
     name = attrs[0]
     if any(c.dep_ in ("det", "poss", "amod", "case", "prep") for c in name.children) or any(
-            c.dep_ not in ("nsubj", "attr", "punct", "advmod") for c in verb.children):
-        return ""
+            c.dep_ not in ("nsubj", "attr", "punct", "advmod") for c in verb.children) or any(
+            t.lower_ in OCCUPATIONS or t.lower_ in TITLE_WORDS for t in name.subtree):
+        return ""  # "The user is Chief Operating Officer": a title
     return " ".join(t.lower_ for t in name.subtree)
 
 
@@ -63,6 +65,15 @@ def joined_with(token) -> str:
         return ""
     joined = any(c.dep_ == "conj" and c.lower_ in ("i", "me", "user", "we") for c in token.subtree)
     return token.lower_ if joined else ""
+
+
+def no_person(doc, value: str, in_passing: bool) -> bool:
+    """The name `value` is no person: a place or a thing ("living in Lille with my partner", "has a Mini Cooper"),
+    a job ("Senior Content Strategist"), a nationality ("is Canadian", not the tagger's "Priya"), or a place said
+    in passing ("off to Strasbourg")."""
+    return said_of_a_thing(doc, value) or bool(value.split()[-1:] and value.split()[-1] in OCCUPATIONS) or any(
+        (e.label_ == "NORP" and e.root.pos_ == "ADJ" or in_passing and e.label_ in ("GPE", "LOC"))
+        and e.text.lower() == value for e in doc.ents)
 
 
 def said_of_a_thing(doc, value: str) -> bool:

@@ -141,14 +141,20 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
     context = dict(reason=reason, conversation=conversation, message=message, source_ref=source_ref or {},
                    source=source, happened_at=happened_at, model_name=model_name)
     decisions: list[Decision] = []
+    # what a message says ended goes first ("my new Leaf ... Sold the Yaris last week"): the new value then
+    # retires the old one and the ending both, as when the ending is said first
+    order = sorted(range(len(candidates)), key=lambda i: not _only_endings(
+        known.candidate_frames[i] if known.candidate_frames else []))
     with transaction.atomic():
-        for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True)):
+        for index in order:
+            candidate, vector = candidates[index], vectors[index]
             scope = project if candidate.scope == "project" else None
             found = known.candidate_frames[index] if known.candidate_frames else []
             near = known.neighbours[index] if known.neighbours else (
                 _similar(owner, scope, vector) if vector is not None else [])
             # the LLM reconciler is asked about stored memories only: one reply already made the batch coherent
-            near = _live(near, decisions, vectors[:index] if llm_decide is None else None, vector)
+            near = _live(near, decisions, [vectors[i] for i in order[:len(decisions)]] if llm_decide is None
+                         else None, vector)
             plan = plan_for(owner, candidate, found, near, known, scope, llm_decide, when=timing(
                 candidate, happened_at))
             decision = _apply(owner, candidate, vector, plan, found, scope=scope, own_slot=llm_decide is not None,
@@ -159,7 +165,11 @@ def memories_reconcile(*, owner, candidates, project=None, reason: str, conversa
                 known.frames[decision.memory.pk] = found
                 known.written.add(decision.memory.pk)
             decisions.append(decision)
-    return decisions
+    return [decision for _, decision in sorted(zip(order, decisions, strict=True), key=lambda pair: pair[0])]
+
+
+def _only_endings(frames: list[dict]) -> bool:
+    return bool(frames) and all(f["single"] and f.get("ended") for f in frames)
 
 
 def _live(near, decisions, written_vectors, vector) -> list[tuple[Memory, float]]:

@@ -56,6 +56,11 @@ from extraction.chat_text import normalise
     ("Paris from Tuesday!", "Paris from Tuesday!"),
     # someone, named after a comma
     ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
+    # a move given as the reason for a request
+    ("Need a gym recommendation since we moved to Brighton.", "Need a gym recommendation. we moved to Brighton."),
+    # what "it" is, said before: a favourite
+    ("Recommend something like The Office - it's my favourite show.",
+     "Recommend something like The Office - The Office is my favourite show."),
     # a diet said after a dash is a fragment of its own
     ("I don't eat meat - vegetarian since college.", "I don't eat meat. vegetarian since college."),
     ("Cooking tonight - vegan recipes please", "Cooking tonight - vegan recipes please"),

@@ -32,6 +32,8 @@ UPDATES = [  # (old, new, old word, new word)
      "Harriet Okafor", "Phil Brennan"),
     ("I'm 41 and training for a 10k.", "Birthday yesterday: 42! Cake was wonky.", "41", "42"),
     ("I work for Monzo.", "First day at Revolut tomorrow, wish me luck!", "Monzo", "Revolut"),
+    ("Cafes near me? I'm in Shoreditch, London.", "Need a new gym since we moved to Brighton last month.",
+     "Shoreditch", "Brighton"),
     ("I'm a software engineer.", "They've made me team lead, finally!", "software", "team"),
     ("I'm 51.", "I'll be honest, at 52 I'm slower than I used to be.", "51", "52"),
     ("You can reach me at ciara.b@gmail.com.", "I've switched to ciara@byrne.ie for everything now.", "gmail", "byrne"),
@@ -273,6 +275,9 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
      "KPMG"),
     ("My girlfriend Aoife and I are off to Spain.", "Aoife and I called it quits. I've been seeing Niamh since May.",
      "Aoife", "Niamh"),
+    # the ending said after the new value
+    ("What tyre pressure should my Toyota Yaris have?",
+     "How often should I charge my new Nissan Leaf? Sold the Yaris last week.", "Yaris", "Leaf"),
 ])
 def test_an_end_and_the_new_value_in_one_message_leave_only_the_new_one_current(api, user, old, new, gone, kept):
     # the second statement retires what the first one of the same message wrote
@@ -493,6 +498,19 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
                    ("2024-06-01T10:00:00Z", "Sold my old bike to a neighbour. Now I drive a Kia Niro.")])
     live = current(api)
     assert any("bike" in text for text in live) and not any("Jazz" in text for text in live), live
+
+
+def test_what_the_speaker_switched_from_is_the_past(api, user):
+    converse(api, [("2024-02-01T10:00:00Z", "How do I take a screenshot on my Galaxy S21?"),
+                   ("2024-07-01T10:00:00Z", "How do I take a screenshot on my new iPhone 15? I switched from Android.")])
+    assert current(api) == ["The user's phone is an iPhone 15."]
+
+
+def test_the_name_a_speaker_introduces_themselves_by_is_no_partner(api, user):
+    converse(api, [("2024-02-01T10:00:00Z", "Hi! I'm Maya, I live in Denver and love hiking."),
+                   ("2024-07-01T10:00:00Z", "My partner Sam is a chef.")])
+    assert not Memory.objects.filter(owner=user, superseded_by__isnull=False).exists()
+    assert any("Maya" in text for text in current(api))
 
 
 def test_a_breakup_named_by_first_name_ends_the_partner_named_in_full(api, user):
