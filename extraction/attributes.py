@@ -327,7 +327,7 @@ def _with_value(kind, name, score, holder, token, doc, content, values) -> Frame
         verbs = parts.main_verbs(doc)
         # "traded in the old car, now on a Kia EV6": what is said to hold now holds
         now = any(t.lower_ == "now" and any(w.lower_ in value.split() for w in doc[t.i + 1:t.i + 5]) for t in doc)
-        ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now or parts.changed_from(doc, value)
+        ended = bool(verbs) and all(parts.ends(v) for v in verbs) and not now or roles.changed_from(doc, value)
         denied = ended and all(parts.denies(v) for v in verbs)
     else:
         found = values.get("name" if kind.value in ("place", "org", "person") else kind.value, [])

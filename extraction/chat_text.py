@@ -161,6 +161,23 @@ def normalise(text: str) -> str:
     # "Need a new gym since we moved to Brighton": the move, a statement of its own after a request
     text = re.sub(r"(?i)(?<=\w)\s*,?\s+(?:since|because|as|now that) (?=(?:we|I)(?:'ve| have)? "
                   r"(?:just |recently |finally )?(?:moved|relocated)\b)", ". ", text)
+    # "Caved and bought an iPhone 15, bye Samsung": a farewell after the news, no chatter that hides it
+    text = re.sub(r"(?i)\s*,\s*(?:bye(?: bye)?|goodbye|so long|farewell)\s+(?:old |my )?(?-i:[A-Z])[\w'-]*"
+                  r"(?: (?-i:[A-Z0-9])[\w'-]*)*\s*(?=[.!?]|$)", "", text)
+    # "The Mazda got written off, so now it's a Hyundai i30": "it" is the speaker's car (or phone) after one named
+    text = re.sub(rf"(?i)(?P<pre>\b(?:{_MAKES})\b[^?]*?\b(?:so |and )?(?:now )?)it(?:'s| is) (?:now )?"
+                  rf"(?=an? (?:new |used )?"
+                  rf"(?P<make>{_MAKES})\b)",
+                  lambda m: m["pre"] + ("my car is " if m["make"].lower() in MAKES["car"] else "my phone is "), text)
+    # "I got promoted - Lead UX Researcher now!": to what
+    text = re.sub(r"(?i)\b(promoted|bumped up)\s*[-\u2013\u2014:,]\s*(?=(?-i:[A-Z])[\w-]*(?: [\w-]+){0,4} now\b)",
+                  r"\1 to ", text)
+    # "Home is Melbourne for me": whose home is said already
+    text = re.sub(r"(?i)\b(home is (?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)*) for (?:me|us)\b", r"\1", text)
+    # "Top film for me is Heat": a favourite
+    text = re.sub(r"(?i)\b(?:my )?top (\w+) for me is\b", r"my favourite \1 is", text)
+    # "Thirty-three today!": an age said alone, in words
+    text = re.sub(rf"(?:^|(?<=[.!?]\s))(?P<n>(?i:(?=[a-z]){_AGE}))(?= (?:today|now|yesterday)\b)", r"I'm \g<n>", text)
     # "my title changed to Analytics Manager", "We got a new manager this week, Grace Kim": the new value
     text = re.sub(r"(?i)\bmy (?:job )?(title|role|position) (?:has )?(?:changed|switched) to\b", r"my \1 is now", text)
     text = re.sub(r"(?i)\b(?:we|I) (?:got|have|'ve got|have got) a new (?P<role>(?:line )?manager|boss|supervisor)"

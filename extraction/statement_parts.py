@@ -58,7 +58,10 @@ def ends(verb) -> bool:
     words = {c.lower_ for c in verb.children if c.dep_ in ("advmod", "neg") or (
         c.dep_ == "prep" and {g.lower_ for g in c.children} & {"that", "then", "this"})}
     past_state = (verb.tag_ == "VBD" and verb.lemma_.lower() in STATES  # not "drove home a Kia": it came
-                  and not any(c.dep_ == "auxpass" or c.lower_ == "home" for c in verb.children))
+                  and not any(c.dep_ == "auxpass" or c.lower_ == "home" for c in verb.children)
+                  # "my first day at Asda was in 2019": when it began, not that it ended
+                  and not any(c.dep_ == "nsubj" and any(g.lower_ in ("first", "1st") for g in c.children)
+                              for c in verb.children))
     used_to = verb.head.lemma_ == "use" and verb.dep_ == "xcomp"
     broke_up = verb.lemma_.lower() in ("break", "split") and any(c.dep_ == "prt" and c.lower_ == "up"
                                                                 for c in verb.children) or (
@@ -118,18 +121,6 @@ def intended(doc) -> bool:
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))
         for c in root.children)
-
-
-def changed_from(doc, value: str) -> bool:
-    """The value is what the holder changed from ("switched from Android", "moved over from the Galaxy"): the old
-    one, when no new one is said beside it."""
-    words = set(value.split())
-    return bool(words) and any(
-        t.dep_ == "prep" and t.lower_ == "from" and t.head.lemma_.lower() in _CHANGES
-        and words <= {w.lower_ for w in t.subtree} | {w.lemma_.lower() for w in t.subtree} for t in doc)
-
-
-_CHANGES = {"switch", "move", "upgrade", "change", "convert", "migrate", "go", "swap", "transition"}
 
 
 def denies(verb) -> bool:

@@ -67,12 +67,25 @@ def joined_with(token) -> str:
     return token.lower_ if joined else ""
 
 
+def changed_from(doc, value: str) -> bool:
+    """The value is what the holder changed from ("switched from Android", "moved over from the Galaxy"): the old
+    one, when no new one is said beside it."""
+    words = set(value.split())
+    return bool(words) and any(
+        t.dep_ == "prep" and t.lower_ == "from" and t.head.lemma_.lower() in _CHANGES
+        and words <= {w.lower_ for w in t.subtree} | {w.lemma_.lower() for w in t.subtree} for t in doc)
+
+
+_CHANGES = {"switch", "move", "upgrade", "change", "convert", "migrate", "go", "swap", "transition"}
+
+
 def no_person(doc, value: str, in_passing: bool) -> bool:
     """The name `value` is no person: a place or a thing ("living in Lille with my partner", "has a Mini Cooper"),
     a job ("Senior Content Strategist"), a nationality ("is Canadian", not the tagger's "Priya"), or a place said
     in passing ("off to Strasbourg")."""
     return said_of_a_thing(doc, value) or bool(value.split()[-1:] and value.split()[-1] in OCCUPATIONS) or any(
-        (e.label_ == "NORP" and e.root.pos_ == "ADJ" or in_passing and e.label_ in ("GPE", "LOC"))
+        (e.label_ == "NORP" and e.root.pos_ == "ADJ" or in_passing and e.label_ in ("GPE", "LOC")
+         or e.label_ == "ORG" and e.root.head.lower_ == "with")  # "I'm now with Canva": a company
         and e.text.lower() == value for e in doc.ents)
 
 
@@ -111,6 +124,9 @@ def left_behind(doc) -> bool:
 
 
 _AWAY = re.compile(r"(?i)(?<!moved )(?<!moving )(?<!move )\b(?:back|returned|home) from\b|\b(?:off|headed|heading) to\b"
+                   # a place kept for holidays or to let: "sold our holiday flat in Whitby"
+                   r"|\b(?:holiday|vacation|weekend|summer|second) (?:flat|home|house|cottage|apartment|cabin|villa)\b"
+                   r"|\bbuy-to-let\b|\brental propert"
                    r"|\b(?:doing|spending|taking|having|booked|planning) (?:a|the|our|my) (?:long )?(?:weekend|week|"
                    r"night|fortnight|holiday|trip|break|getaway|city break) (?:in|to|at|away in)\b")
 

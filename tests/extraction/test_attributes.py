@@ -438,6 +438,15 @@ def test_an_address_is_only_an_email():
         [("The user has switched to ciara@byrne.ie for everything now.", "user")])[0]} == {("email", "ciara@byrne.ie")}
 
 
+def test_a_first_day_in_the_past_ends_nothing():
+    assert not frame("The user's first day at Asda was in 2019.").ended
+
+
+def test_what_the_holder_switched_from_is_ended_and_what_to_is_not():
+    assert frame("The user switched from Android.").ended
+    assert not frame("The user switched from Android to an iPhone.").ended
+
+
 def test_working_somewhere_as_something_names_the_employer():
     for text in ("The user works at Deloitte as an auditor.", "The user works as an auditor at Deloitte."):
         assert ("employer", "deloitte") in {(f.attribute, f.value) for f in statement_frames([(text, "user")])[0]}

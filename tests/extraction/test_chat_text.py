@@ -56,6 +56,14 @@ from extraction.chat_text import normalise
     ("Paris from Tuesday!", "Paris from Tuesday!"),
     # someone, named after a comma
     ("I'm seeing someone now, Mira, and she's lovely.", "I'm seeing someone now named Mira, and she's lovely."),
+    # fragments and idioms of a change
+    ("Home is Melbourne for me.", "Home is Melbourne."),
+    ("Top film for me is Heat.", "my favourite film is Heat."),
+    ("Thirty-three today!", "I'm Thirty-three today!"),
+    ("I got promoted - Lead UX Researcher now!", "I got promoted to Lead UX Researcher now!"),
+    ("Caved and bought an iPhone 15, bye Samsung.", "Caved and bought an iPhone 15."),
+    ("The Mazda got written off, so now it's a Hyundai i30.",
+     "The Mazda got written off, so now my car is a Hyundai i30."),
     # a move given as the reason for a request
     ("Need a gym recommendation since we moved to Brighton.", "Need a gym recommendation. we moved to Brighton."),
     # what "it" is, said before: a favourite

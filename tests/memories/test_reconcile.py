@@ -184,6 +184,8 @@ COEXIST = [  # both statements stay current
     ("My phone is an iPhone 13.", "bought my dad a pixel 8 for his birthday, he'll love it"),
     ("I've got a Galaxy A54.", "Just ordered an iPhone 15! It's for Maya's 16th birthday, shh."),
     ("My phone is an iPhone 14.", "My work phone is a Samsung Galaxy."),
+    ("I live in Leeds.", "We sold our holiday flat in Whitby last month."),
+    ("My phone is a Pixel 8.", "I switched from Spotify to Apple Music."),
     ("My boss is Sarah.", "My old boss Tom called me yesterday about a job."),
     ("I live in Hobart.", "Just back from a fortnight living in a flat in Kyoto, I miss it already."),
     ("I work at Northwind Freight.", "Guess who got a job at Deloitte! My sister Amy, so proud."),
@@ -502,7 +504,7 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
 
 def test_what_the_speaker_switched_from_is_the_past(api, user):
     converse(api, [("2024-02-01T10:00:00Z", "How do I take a screenshot on my Galaxy S21?"),
-                   ("2024-07-01T10:00:00Z", "How do I take a screenshot on my new iPhone 15? I switched from Android.")])
+                   ("2024-07-01T10:00:00Z", "How do I screenshot on my new iPhone 15? I switched from Android.")])
     assert current(api) == ["The user's phone is an iPhone 15."]
 
 
