@@ -194,7 +194,8 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         return [Frame("name", True, name, holder, False, round(best["name"], 3))]
     if attribute_kinds.FAVOURITE.search(content) or attribute_kinds.BARE_FAVOURITE.search(content):
         # "favourite X" names its attribute outright, whatever the rest says; "X is my fav now" names none
-        frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holder, token, doc, content, values)
+        frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holders.whose_favourite(doc, holder),
+                            token, doc, content, values)
         if swap := roles.replaced(doc):  # "X have overtaken Y as my fave band"
             frame = replace(frame, value=swap[1], replaces=swap[0])
         return [frame]

@@ -40,9 +40,9 @@ def normalise(text: str) -> str:
             here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text)):
         text = f"{text.rstrip()} I live in {here['place']} now."
     # "Aoife and I called it quits", "we went our separate ways": a couple that broke up
-    text = re.sub(r"\b(?P<who>(?:[A-Z][a-z]+ and I|[Ww]e|[Mm]e and [A-Z][a-z]+)(?:'ve| have)?"
+    text = re.sub(r"\b(?P<who>(?:[A-Z][^\W\d_]+ and I|[Ww]e|[Mm]e and [A-Z][^\W\d_]+)(?:'ve| have)?"
                   r"(?: finally| officially)?) "
-                  r"(?:call(?:ed)? it quits|(?:went|gone) our separate ways)\b", r"\g<who> broke up", text)
+                  r"(?:call(?:ed)? it (?:quits|a day)|(?:went|gone) our separate ways)\b", r"\g<who> broke up", text)
     # "idk if i told u but they made me supervisor": the news, without the doubt about having said it
     text = re.sub(r"(?i)\b(?:I don't know|not sure|dunno) if I (?:told|mentioned|said)(?: (?:this|it))?(?: to)?"
                   r"(?: you)?(?: already)?(?:,? but)?,?\s+(?=\w)", "", text)
@@ -127,7 +127,7 @@ def normalise(text: str) -> str:
                   r"I am \1\2 years old", text)
     text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
     # "Birthday was on the weekend, 23 now and feeling ancient": the age, said after the birthday
-    text = re.sub(rf"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)(?:[,;]\s*(?:(?P<so>officially|finally) )?|"
+    text = re.sub(rf"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)(?:[,;]\s*(?:so )?(?:(?P<so>officially|finally) )?|"
                   rf"(?P<colon>:)\s*)(?P<n>{_AGE})(?(so)\b|(?(colon)(?=\s*(?:[!.]|$|now\b|today\b))|\s+now\b))",
                   r"\1. I'm \g<n> now", text)
     # "at 52 I'm slower than I used to be": the age the speaker is (not a time: "at 10 I'm off")
@@ -172,6 +172,8 @@ def normalise(text: str) -> str:
     # "I got promoted - Lead UX Researcher now!": to what
     text = re.sub(r"(?i)\b(promoted|bumped up)\s*[-\u2013\u2014:,]\s*(?=(?-i:[A-Z])[\w-]*(?: [\w-]+){0,4} now\b)",
                   r"\1 to ", text)
+    # "I'm ray.h@gmail.com now": the speaker's address
+    text = re.sub(r"\bI(?:'m| am) (?:now )?(?=[\w.+\-]+@[\w\-]+\.)", "my email is ", text)
     # "Home is Melbourne for me": whose home is said already
     text = re.sub(r"(?i)\b(home is (?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)*) for (?:me|us)\b", r"\1", text)
     # "Top film for me is Heat": a favourite

@@ -63,6 +63,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
         if subjects[0].lower_ in _STAND_INS and any(t.dep_ == "poss" and t.lower_ in SPEAKERS_OWN
                                                    for t in doc[:subjects[0].i]):
             return "", None  # "my favourite colour used to be blue but it's green now": the speaker's thing
+    if subjects and subjects[0].lower_ not in ("i", "we", "user") and any(
+            c.lower_ in ("himself", "herself") for c in subjects[0].head.children):
+        return subjects[0].lower_, subjects[0]  # "Pete just bought himself a Dodge Ram": Pete's, never the speaker's
     if subjects and received(subjects[0].head):
         return "", None  # "my daughter gave me a Galaxy A54": the speaker's now
     if subjects and subjects[0].head.lemma_ == "be" and any(
@@ -160,3 +163,13 @@ def stood_in(frames: list) -> list:
         return frames
     return [replace(f, attribute=ended.attribute, holder="", ended=False, restated="")
             if f.holder in _STAND_INS and f.single and f.value else f for f in frames]
+
+
+def whose_favourite(doc, holder: str) -> str:
+    """Who holds the favourite a statement names: the one named before "favourite" ("Tomás's favourite cafe is
+    Hazel & Rye, so the user is bringing him there": Tomás), else `holder`."""
+    for token in (t for t in doc if t.lower_ in FAVOURITE_WORDS):
+        owner = next((c for c in token.head.children if c.dep_ == "poss"), None)
+        if owner is not None and owner.lower_ not in (*SPEAKERS_OWN, "their", "his", "her", "its"):
+            return owner.lower_
+    return holder

@@ -154,6 +154,8 @@ SWITCHED_TO_ADDRESS = re.compile(r"(?i)\b(?:switch(?:ed|ing)?|mov(?:ed|ing)(?: o
 SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mobile|cell|e-?mail|address)'s)\w+'s"
                             # "its x@y.com now": "it's" typed without its apostrophe
                             r"|his|her|their|its(?!\s+(?:[\w.+\-]+@|[+(]?\d))|(?-i:[A-Z][a-z]+)'s)\b"
+                            # "Number for the rota is 086 447 2210, that's Gary from the mobile team": his
+                            r"|\bthat(?:'s| is) (?-i:[A-Z][a-z]+)\b(?!'s)(?! (?:number|phone|mobile))"
                             # "can you call 0612 ... and book a table?": whom the assistant is to reach
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"

@@ -242,6 +242,7 @@ _OWN_WORDS = {"new", "current", "old", "usual", "former", "latest", *FAVOURITE_W
 # "title's ops manager now"
 _OWN_BARE = ROLES | {"title", "job", "car", "phone", "number", "email", "address", "diet"}
 _BARE_IS = re.compile(r"(?i)^(title|number|email|address|diet)'s\b")  # words that rarely own something
+_WHOSE = re.compile(r"\bthat(?:'s| is) (?:[A-Z][a-z]+)\b(?!'s)(?! (?:number|phone|mobile))")
 _NOT_OWNED = {"year", "years", "day", "week", "month", "morning", "era", "chapter", "beginning", "start", "me",
               "normal"}
 
@@ -251,6 +252,8 @@ def bare_subject(sentence: str) -> str:
     food is pizza", "gary got sacked, new boss is Priti": the speaker's), else ""."""
     if not (_OWN_WORDS | _OWN_BARE) & set(re.findall(r"[\w-]+", sentence.lower())):
         return ""  # parsed only when one of the words is said
+    if _WHOSE.search(sentence):
+        return ""  # "Number for the rota is 086 447 2210, that's Gary": whose it is, said
     sentence = _BARE_IS.sub(lambda m: f"{m[1]} is", sentence)  # "title's ops manager now": is, not a possessive
     doc = nlp.parse(sentence)
     for token in doc:

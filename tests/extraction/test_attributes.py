@@ -438,6 +438,11 @@ def test_an_address_is_only_an_email():
         [("The user has switched to ciara@byrne.ie for everything now.", "user")])[0]} == {("email", "ciara@byrne.ie")}
 
 
+def test_a_favourite_named_as_someones_is_theirs_whatever_follows():
+    found = frame("Tomás's favourite cafe is Hazel & Rye, so the user is bringing him there for his birthday.")
+    assert found.holder == "tomás"
+
+
 def test_a_first_day_in_the_past_ends_nothing():
     assert not frame("The user's first day at Asda was in 2019.").ended
 

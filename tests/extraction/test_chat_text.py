@@ -81,7 +81,11 @@ from extraction.chat_text import normalise
     # a first day said with when
     ("First day at Revolut tomorrow, wish me luck!", "I start at Revolut tomorrow, wish me luck!"),
     ("First day at school today", "First day at school today"),
+    # an address said as "I'm ... now"; an age after "so"
+    ("I'm ray.h@gmail.com now, use that.", "my email is ray.h@gmail.com now, use that."),
+    ("Birthday was Tuesday, so 33 now.", "Birthday was Tuesday. I'm 33 now."),
     # a couple's ending, said as an idiom
+    ("Ciarán and I called it a day in April.", "Ciarán and I broke up in April."),
     ("Aoife and I called it quits in May.", "Aoife and I broke up in May."),
     ("We went our separate ways.", "We broke up."),
     # texting shorthand; a doubt about having said it before goes

@@ -185,6 +185,7 @@ COEXIST = [  # both statements stay current
     ("I've got a Galaxy A54.", "Just ordered an iPhone 15! It's for Maya's 16th birthday, shh."),
     ("My phone is an iPhone 14.", "My work phone is a Samsung Galaxy."),
     ("I live in Leeds.", "We sold our holiday flat in Whitby last month."),
+    ("I drive a Ford Ranger.", "Our son-in-law Pete just bought himself a brand new Dodge Ram, shiny red."),
     ("My phone is a Pixel 8.", "I switched from Spotify to Apple Music."),
     ("My boss is Sarah.", "My old boss Tom called me yesterday about a job."),
     ("I live in Hobart.", "Just back from a fortnight living in a flat in Kyoto, I miss it already."),
@@ -500,6 +501,12 @@ def test_a_sale_of_something_else_stays_beside_the_new_value(api, user):
                    ("2024-06-01T10:00:00Z", "Sold my old bike to a neighbour. Now I drive a Kia Niro.")])
     live = current(api)
     assert any("bike" in text for text in live) and not any("Jazz" in text for text in live), live
+
+
+def test_a_number_said_to_be_someone_elses_retires_nothing(api, user):
+    converse(api, [("2024-02-01T10:00:00Z", "My number's 085 931 4072."),
+                   ("2024-07-01T10:00:00Z", "Number for the rota is 086 447 2210, that's Gary from the mobile team.")])
+    assert current(api) == ["The user's phone number is 085 931 4072."]
 
 
 def test_what_the_speaker_switched_from_is_the_past(api, user):
