@@ -73,6 +73,7 @@ def changed_from(doc, value: str) -> bool:
     words = set(value.split())
     return bool(words) and any(
         t.dep_ == "prep" and t.lower_ == "from" and t.head.lemma_.lower() in _CHANGES
+        and not any(w.lower_ in ("to", "into") for w in t.head.subtree)  # "from vegetarian to vegan": a swap
         and words <= {w.lower_ for w in t.subtree} | {w.lemma_.lower() for w in t.subtree} for t in doc)
 
 

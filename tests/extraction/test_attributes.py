@@ -450,6 +450,7 @@ def test_a_first_day_in_the_past_ends_nothing():
 def test_what_the_holder_switched_from_is_ended_and_what_to_is_not():
     assert frame("The user switched from Android.").ended
     assert not frame("The user switched from Android to an iPhone.").ended
+    assert not frame("The user went from vegetarian to vegan in January.").ended
 
 
 def test_working_somewhere_as_something_names_the_employer():
