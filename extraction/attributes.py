@@ -244,10 +244,9 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
             frame = replace(frame, holder="")  # "Ingrid leads my team", "Chloe dumped me": of the speaker's
         if kind.value == "person" and roles.no_person(doc, frame.value, in_passing):
             continue
-        if "@" in frame.value and kind.value != "email":
-            continue  # "switched to ciara@byrne.ie for everything": an address is no phone, car or place
-        if name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name]):
-            continue  # "..., and I felt oddly emotional handing the old one across": no make or model in it
+        if ("@" in frame.value and kind.value != "email") or (
+                name in MAKES and frame.value and not parts.a_model(frame.value, content, MAKES[name])):
+            continue  # an address is no phone or place; "... handing the old one across": no make or model in it
         # a companion is a value of its own: not "clinical nurse" of the job title "clinical nurse manager"
         if found and (not frame.value or any(set(frame.value.split()) <= set(f.value.split()) for f in found)):
             continue
@@ -299,6 +298,8 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
         if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"])
                      or SWITCHED_TO_ADDRESS.search(content)):
             shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
+        elif live and all(parts.ends(v) for v in parts.main_verbs(doc)):  # "I've stopped using x@y.com"
+            shaped.append(Frame(name, True, live[-1], holder, True, round(best[name], 3)))
     return shaped
 
 

@@ -85,8 +85,7 @@ def no_person(doc, value: str, in_passing: bool) -> bool:
     a job ("Senior Content Strategist"), a nationality ("is Canadian", not the tagger's "Priya"), or a place said
     in passing ("off to Strasbourg")."""
     return said_of_a_thing(doc, value) or bool(value.split()[-1:] and value.split()[-1] in OCCUPATIONS) or any(
-        (e.label_ == "NORP" and e.root.pos_ == "ADJ" or in_passing and e.label_ in ("GPE", "LOC")
-         or e.label_ == "ORG" and e.root.head.lower_ == "with")  # "I'm now with Canva": a company
+        (e.label_ == "NORP" and e.root.pos_ == "ADJ" or in_passing and e.label_ in ("GPE", "LOC"))
         and e.text.lower() == value for e in doc.ents)
 
 

@@ -443,6 +443,10 @@ def test_a_favourite_named_as_someones_is_theirs_whatever_follows():
     assert found.holder == "tomás"
 
 
+def test_an_address_given_up_is_ended():
+    assert frame("The user has stopped using lena@fastmail.com.").ended
+
+
 def test_a_first_day_in_the_past_ends_nothing():
     assert not frame("The user's first day at Asda was in 2019.").ended
 

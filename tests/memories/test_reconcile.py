@@ -278,6 +278,9 @@ def test_things_that_coexist_both_stay_current(api, user, first, second):
      "KPMG"),
     ("My girlfriend Aoife and I are off to Spain.", "Aoife and I called it quits. I've been seeing Niamh since May.",
      "Aoife", "Niamh"),
+    ("I'm dating Marco.", "Marco and I broke up. I'm with Elena now.", "Marco", "Elena"),
+    ("My personal email is lena.h@fastmail.com.", "I've stopped using lena.h@fastmail.com; everything should go to "
+     "lh@proton.me now.", "fastmail", "proton"),
     # the ending said after the new value
     ("What tyre pressure should my Toyota Yaris have?",
      "How often should I charge my new Nissan Leaf? Sold the Yaris last week.", "Yaris", "Leaf"),
