@@ -294,12 +294,11 @@ def _shaped(doc, content: str, holder: str, token, best: dict[str, float], found
                                      for f in found):
         name = "work email" if at_work(content) else "email"
         live = [v for v, ended in values["email"] if not ended]
+        given_up = bool(verbs := parts.main_verbs(doc)) and all(map(parts.ends, verbs))  # "stopped using x@y.com"
         # one address given up and another given: a change of address, however the rest reads
-        if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"])
+        if live and (best[name] >= SHAPED_SCORE or len(live) < len(values["email"]) or given_up
                      or SWITCHED_TO_ADDRESS.search(content)):
-            shaped.append(Frame(name, True, live[-1], holder, False, round(best[name], 3)))
-        elif live and all(parts.ends(v) for v in parts.main_verbs(doc)):  # "I've stopped using x@y.com"
-            shaped.append(Frame(name, True, live[-1], holder, True, round(best[name], 3)))
+            shaped.append(Frame(name, True, live[-1], holder, given_up, round(best[name], 3)))
     return shaped
 
 
