@@ -193,9 +193,10 @@ BY_NAME = {kind.name: kind for kind in KINDS}
 MAKES = {
     "car": frozenset("""audi bmw byd chevrolet chevy citroen citroën cupra dacia fiat ford honda hyundai jaguar jeep kia
         lexus mazda mercedes mini mitsubishi nissan opel peugeot polestar porsche renault rivian seat skoda subaru
-        suzuki tesla toyota vauxhall volkswagen vw volvo""".split()),
+        suzuki tesla toyota vauxhall volkswagen vw volvo dodge chrysler cadillac buick gmc acura infiniti isuzu saab
+        lancia alfa maruti tata mahindra holden lada proton perodua""".split()),
     "phone model": frozenset("""iphone pixel galaxy samsung xiaomi oneplus nokia motorola huawei oppo fairphone
-        redmi""".split()),
+        redmi moto xperia realme poco""".split()),
 }
 # the relations that are an attribute of the speaker's ("my boss is Tom": the manager), by the frames above; "my
 # landlord is Ahmed", "my cat is Miso" name someone of the speaker's, no attribute of theirs

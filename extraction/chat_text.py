@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 
 from core import calendar_words
-from extraction import nlp
+from extraction import ages, nlp, possessions
+from extraction.ages import AGE
 from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLES
+from extraction.possessions import OTHERS_NUMBER
+from extraction.retold import retold
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
 from extraction.talk import EMOJI, NAME_AFTER, TITLE_WORDS
 
@@ -24,25 +27,54 @@ def normalise(text: str) -> str:
     # "My email's a@b.com": is, before an address
     text = re.sub(r"(?i)\b(my e-?mail)'s (?=[\w.+\-]+@)", r"\1 is ", text)
     text = re.sub(r"\batm\b", "at the moment", text)  # chat's "atm" (the parser reads a cash machine)
-    text = _SHORTHAND_WORD.sub(lambda m: SHORTHAND[m[0].lower()], text)
+    text = _SHORTHAND_WORD.sub(lambda m: m[0] if m[0] == "RN" else SHORTHAND[m[0].lower()], text)  # a nurse
     text = _LABEL_HERE.sub(_label_here, text)
+    # "Small correction to what I told you earlier: ...": what follows is the news
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:a )?(?:small |quick |slight )?(?:correction|update)(?: to| on| about) "
+                  r"(?:what|something) I (?:told|said to|mentioned to) you(?: [\w ]{1,30}?)?\s*[:\-\u2013\u2014]\s*"
+                  r"(?P<next>\w?)",
+                  lambda m: m[1] + m["next"].upper(), text)
+    # "fully vegan since June": a diet said without "I"
+    text = re.sub(rf"(?i)(^|[.!?:]\s+)(?=(?:(?:fully|strictly|mostly|now|officially) )?(?:{DIETS}) (?:since|now|these "
+                  rf"days|for)\b)(?P<first>\w)", lambda m: f"{m[1]}I'm {m['first'].lower()}", text)
+    # "I shifted to Hubballi last week": moved, as Indian English says it
+    text = re.sub(rf"(?i)\bshift(ed|ing)? (?:house )?to (?=(?!(?:{'|'.join(_DAYS)})\b)(?-i:[A-Z]))",
+                  lambda m: "moved to " if m[1] == "ed" else "moving to " if m[1] else "move to ", text)
+    text = retold(text)
+    # "I live in Wollongbar, so pls set reminders for 5:30": the request, a sentence of its own
+    text = re.sub(r"(?i)(?<=\w),\s+so (?=(?:please|pls|kindly|can you|could you|can u|could u)\b)", ". So ", text)
+    # "I must confess, these days pav bhaji ...": the news, without the speaker's lead-in
+    text = re.sub(rf"(?i)(^|[.!?]\s+)(?:{_LEAD_IN})\s*[,:!\-\u2013\u2014]*\s+(?P<next>\w?)",
+                  lambda m: m[1] + m["next"].upper(), text)
+    # "I'm product manager, based in Rennes, working on the app": where they are based, a statement of its own
+    text = re.sub(r"\b(I'm|I am) ([^,.!?;]{2,40}), based in (?=(?-i:[A-Z]))", r"\1 \2. I'm based in ",
+                  text)
+    # "so I've gone for a second-hand Skoda Octavia": what the speaker chose, got
+    text = re.sub(rf"(?i)\b(?:(?P<who>I|we)(?:'ve| have) )?(?:(?:gone|went|opted) for|took|chose) "
+                  rf"(?=an? (?:[\w-]+ ){{0,3}}(?:{_MAKES})\b)", lambda m: f"{m['who'] or ''} got ".lstrip(), text)
     # "so my dad helped me get a used Yaris": what the speaker got, with help
     text = re.sub(r"(?i)\b(?:(?:my|our) \w+|he|she|they|(?-i:[A-Z][a-z]+)) (?:kindly |finally )?helped me (?:to )?"
                   r"(?P<verb>get|buy|find|pick out|choose)\b",
                   lambda m: "I " + {"get": "got", "buy": "bought", "find": "found", "pick out": "picked out",
                                     "choose": "chose"}[m["verb"].lower()], text)
     # "correction on my email - ... its maya@proton.me now": the address it is, once the message calls it theirs
-    if re.search(r"(?i)\bmy (?:new |personal |main )?e-?mail\b", text):
+    if re.search(r"(?i)\bmy (?:new |personal |main )?e-?mail\b|\b(?:personal|private) (?:e-?)?mail\b", text):
         text = re.sub(r"(?i)(?:^|(?<=[^\w\s]\s))(?:its|it's|it is) (?=[\w.+\-]+@[\w\-]+\.)",
                       "my email is ", text)
     # "here in Malton" in news of a move: where the speaker lives now
-    if re.search(r"(?i)\b(?:unpacked|moved|the move|new (?:house|place|flat|home)|got the keys)\b", text) and (
-            here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text)):
-        text = f"{text.rstrip()} I live in {here['place']} now."
+    if re.search(r"(?i)\b(?:unpacked|moved|the move|new (?:house|place|flat|home)|got the keys)\b", text):
+        if here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text):
+            text = f"{text.rstrip()} I live in {here['place']} now."
+        # "we're in Alstonville now", "so it's Potsdam now instead of Kreuzberg": where they live, after the move
+        text = re.sub(rf"\b(?:we're|we are|I'm|I am|it's|it is) (?:in )?(?P<new>{_CAPITALISED}) now,? instead of "
+                      rf"(?P<old>{_CAPITALISED})", r"I moved from \g<old> to \g<new>", text)
+        text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={_CAPITALISED} now\b)",
+                      lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
     # "Aoife and I called it quits", "we went our separate ways": a couple that broke up
     text = re.sub(r"\b(?P<who>(?:[A-Z][^\W\d_]+ and I|[Ww]e|[Mm]e and [A-Z][^\W\d_]+)(?:'ve| have)?"
                   r"(?: finally| officially)?) "
-                  r"(?:call(?:ed)? it (?:quits|a day)|(?:went|gone) our separate ways)\b", r"\g<who> broke up", text)
+                  r"(?:call(?:ed)? it (?:quits|a day)|(?:went|gone) our separate ways|ended (?:things|it))\b",
+                  r"\g<who> broke up", text)
     # "idk if i told u but they made me supervisor": the news, without the doubt about having said it
     text = re.sub(r"(?i)\b(?:I don't know|not sure|dunno) if I (?:told|mentioned|said)(?: (?:this|it))?(?: to)?"
                   r"(?: you)?(?: already)?(?:,? but)?,?\s+(?=\w)", "", text)
@@ -122,36 +154,21 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?P<name>\b[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*\((?:she|he)(?:'s| is) (?P<rest>[^)]*)\)",
                   r"\g<name>; \g<name> is \g<rest>;", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)from now(?: on)?\b,?", r"\1Now", text)  # "From now (on) I am ...": now
-    # an age said as other languages say it: "I have now 43 years", "I have 41 years"
-    text = re.sub(r"(?i)\bI have (now |already )?(\d{1,3}) years\b(?! (?:of|ago|in|at|with|experience))",
-                  r"I am \1\2 years old", text)
-    text = re.sub(r"(?i)\b(years?) of age\b", r"\1 old", text)  # "seventy-one years of age"
-    # "Birthday was on the weekend, 23 now and feeling ancient": the age, said after the birthday
-    text = re.sub(rf"(?i)(\b(?:birthday|bday|b-day)\b[^.!?]*?)(?:[,;]\s*(?:so )?(?:(?P<so>officially|finally) )?|"
-                  rf"(?P<colon>:)\s*)(?P<n>{_AGE})(?(so)\b|(?(colon)(?=\s*(?:[!.]|$|now\b|today\b))|\s+now\b))",
-                  r"\1. I'm \g<n> now", text)
-    # "at 52 I'm slower than I used to be": the age the speaker is (not a time: "at 10 I'm off")
-    text = re.sub(r"(?i)\bat (?P<n>1[6-9]|[2-9]\d)(?: years old)?,? (?=I(?:'m| am| feel| can| still)\b)",
-                  r"I'm \g<n> now and ", text)
-    # "As a 27-year-old I should know how to cook": the age, when what follows holds now ("as a 5-year-old I loved")
-    text = re.sub(r"(?i)\bas an? (?P<n>\d{1,3})[- ]year[- ]old,? (?=I(?:'m| am| should| have| can| still| need| want|"
-                  r" do| don't| feel| know)\b)", r"I'm \g<n> years old and ", text)
-    # "took me down the pub for the big forty three", "celebrated the big 40": a milestone birthday, just had
-    text = re.sub(rf"(?i)\b(?:for|celebrated|celebrating|hit|reached) the big (?P<n>{_AGE})\b",
-                  r"for my birthday. I'm \g<n> now",
-                  text)
+    text = ages.said(text)
     # "... changed numbers. It's 0491 570 159 now": the number said as "it"
     # (someone else's number said before it is theirs: "my dad's number ... It's 07845 226 019")
     if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text):
         text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})",
-                      lambda m: m[0] if _OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)
+                      lambda m: m[0] if OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)
+    text = possessions.said(text)
     # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
     text = _OWNER_UNMARKED.sub(r"\g<owner>'s ", text)
     # a salutation to the assistant: "Dear assistant, I am employed ..."
     text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
     # "first week at Monzo done!": the speaker's first week there
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (day|week|month)(?P<at> at (?-i:[A-Z][\w&'.\-]*"
-                  r"(?: [A-Z][\w&'.\-]*)*) (?:is )?(?:done|over|complete|finished|survived|down)\b"
+                  r"(?: [A-Z][\w&'.\-]*)*) (?:is )?(?:done|over|complete|finished|survived|down"
+                  r"|went (?:fine|well|great|ok|okay|smoothly|alright))\b"
                   r"| (?:is )?(?:done|over|complete|finished|survived|down) at "
                   r"(?-i:[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*))",
                   lambda m: f"{m[1]}I finished my first {m[3]} at {_ORG_IN.search(m['at'])[0]}", text)
@@ -179,7 +196,7 @@ def normalise(text: str) -> str:
     # "Top film for me is Heat": a favourite
     text = re.sub(r"(?i)\b(?:my )?top (\w+) for me is\b", r"my favourite \1 is", text)
     # "Thirty-three today!": an age said alone, in words
-    text = re.sub(rf"(?:^|(?<=[.!?]\s))(?P<n>(?i:(?=[a-z]){_AGE}))(?= (?:today|now|yesterday)\b)", r"I'm \g<n>", text)
+    text = re.sub(rf"(?:^|(?<=[.!?]\s))(?P<n>(?i:(?=[a-z]){AGE}))(?= (?:today|now|yesterday)\b)", r"I'm \g<n>", text)
     # "my title changed to Analytics Manager", "We got a new manager this week, Grace Kim": the new value
     text = re.sub(r"(?i)\bmy (?:job )?(title|role|position) (?:has )?(?:changed|switched) to\b", r"my \1 is now", text)
     text = re.sub(r"(?i)\b(?:we|I) (?:got|have|'ve got|have got) a new (?P<role>(?:line )?manager|boss|supervisor)"
@@ -195,9 +212,12 @@ def normalise(text: str) -> str:
     # "My manager's Priya Nair, she's super chill": is, before a name said alone
     text = re.sub(rf"(?i)\b(my (?:\w+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))}))'s "
                   r"(?=(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?:[,.;!]|$|now\b|these days\b))", r"\1 is ", text)
-    # "things ended with Marcus in March": a break-up
-    text = re.sub(r"(?i)\b(?:things|it) (?:ended|fizzled out|(?:is|was|'s) over) (?:with|between) "
-                  r"(?P<who>(?-i:[A-Z])[a-z]+)(?: and (?:me|I))?\b", r"I broke up with \g<who>", text)
+    # "things ended with Marcus in March", "things with Hamish fizzled out": a break-up
+    text = re.sub(r"(?i)\b(?:things|it) (?:(?:ended|fizzled out|(?:is|was|'s) over) (?:with|between) "
+                  r"(?P<who>(?-i:[A-Z])[a-z]+)(?: and (?:me|I))?|with (?P<with>(?-i:[A-Z])[a-z]+) (?:ended|fizzled out|"
+                  r"(?:is|was|'s) over|didn't work out))\b", lambda m: f"I broke up with {m['who'] or m['with']}", text)
+    # "put me down as vegan": a diet said for a form
+    text = re.sub(rf"(?i)\b(?:put|mark|list|sign) me (?:down |up )?as (?=(?:an? )?(?:{DIETS})\b)", "I'm ", text)
     # "Guess who got a job at Kinross! My brother Josh, ...": whom the next sentence names; else the speaker
     text = re.sub(rf"(?i)(^|[.!?]\s+)guess who\b(?P<rest>[^.!?]*[.!?]+\s+)(?P<who>(?-i:My) (?:{'|'.join(RELATIONS)})"
                   r"(?: (?-i:[A-Z][a-z]+))?|(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*[,!.]|\s+(?:is|was)\b)",
@@ -205,6 +225,23 @@ def normalise(text: str) -> str:
     # "guess who got promoted!": the speaker did
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who(?:'s| is)\b", r"\1I'm", text)
     text = re.sub(r"(?i)(^|[.!?]\s+)guess who (?=\w+(?:ed|ot|ew|ought)\b|just\b|finally\b)", r"\1I ", text)
+    # "officially part of the Harlow Valley Health family now", "on the staff at Hollins Park": where the speaker works
+    text = re.sub(r"\bI(?:'m| am) (?:now |officially |finally )*(?:(?:a )?part of the (?P<org>(?-i:[A-Z])[\w&'-]*"
+                  r"(?: (?-i:[A-Z])[\w&'-]*)*) (?:family|team|crew|squad)\b|on the staff (?:at|of) (?=(?-i:[A-Z])))",
+                  lambda m: f"I work at {m['org'] or ''}", text)
+    # "favourite film in this house is Frozen": the household's, not the speaker's alone
+    text = re.sub(r"(?i)\b(?:my |our )?(favourite|fave?) (\w+) in (?:this|our|the) (?:house|household|family|home)\b",
+                  lambda m: f"our family's {m[1].lower()} {m[2]}", text)
+    # "my favourite is Beaufort, sorry Comté": the favourite, without the apology to the old one
+    text = re.sub(rf"(?i)\bmy (?P<what>(?:new )?favou?rite(?: \w+)?) is (?:now )?(?P<new>{_CAPITALISED}),\s*sorry,?\s+"
+                  rf"(?P<old>{_CAPITALISED})(?=\s*[.!]|$)",
+                  r"\g<new> has overtaken \g<old> as my \g<what>", text)
+    # "since June my evening RA work is with Tarangini Labs": where the speaker works
+    text = re.sub(r"\bmy (?:[\w-]+ ){0,3}(?:work|job) (?:is|has been) (?:now )?(?:with|at|for) (?=(?-i:[A-Z]))",
+                  "I work at ", text)
+    # "My boyfriend now is Theo": is now
+    text = re.sub(r"(?i)\b(my (?:\w+ )?(?:boyfriend|girlfriend|partner|wife|husband|boss|manager|car|phone|email|"
+                  r"number|title|job|diet|favourite \w+)) now is\b", r"\1 is now", text)
     # "Being a lab assistant is stressful": the speaker is one
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:being|working as) (an?) ((?:[\w-]+ ){0,6}?[\w-]+) (is|means|has been|was|can be|"
                   r"gets|feels|makes)\b", r"\1I'm \2 \3. It \4", text)
@@ -234,19 +271,19 @@ _IT_FAVOURITE = re.compile(
     r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*?(?:[.!]+\s+|\s+[-\u2013\u2014]\s+))[Ii]t(?:'s| is) "
     r"(?=my (?:new |current |absolute |all-time )?"
     r"(?:fav|favourite|favorite|top)\b)")
-# a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
-_OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
-                            r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
 _MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
-# an age, in digits or words ("20", "forty three", "forty-three")
-_AGE = (r"(?:\d{2,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
-        r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine)\b)?)")
+_CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words
+# what the speaker says before the news: "I must confess, ...", "For context ...", "Hot take incoming: ..."
+_LEAD_IN = ("I (?:must|have to|gotta|should|will) (?:confess|admit|say)|to be honest|honestly|truth be told"
+            "|hot take(?: incoming)?|fun fact|for context|fyi|just so you know|funny (?:thing|story)|funnily enough"
+            "|believe it or not")
 # chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
 SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
              "yday": "yesterday", "b/c": "because", "bc": "because", "idk": "I don't know", "u": "you", "ur": "your",
              "pls": "please", "plz": "please", "tmrw": "tomorrow", "dw": "don't worry", "im": "I'm", "ive": "I've",
              "dont": "don't", "didnt": "didn't", "cant": "can't", "doesnt": "doesn't", "isnt": "isn't",
-             "theyre": "they're", "hes": "he's", "shes": "she's", "thats": "that's", "whats": "what's"}
+             "theyre": "they're", "hes": "he's", "shes": "she's", "thats": "that's", "whats": "what's",
+             "outta": "out of"}
 # never inside an address: "aoifebrennan.rn@outlook.ie" keeps its "rn"
 _SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/.@])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/@]|\.\w)")
 _DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]

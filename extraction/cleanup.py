@@ -60,7 +60,14 @@ _REQUEST = re.compile(
     r"(?i)(?:,?\s+so\s+(?:(?:please|pls|plz|can you|could you|would you)\s+)*(?:give|tell|send|suggest|recommend|"
     r"find|show|write|explain|remind|help|make|plan|list|don't|do not|avoid|keep|skip|use|sign|put|add|include|"
     r"address|draft|fill|update|change)\b"
-    r"|,?\s+if (?:that|it) (?:matters|helps)\b).*$")
+    r"|,?\s+if (?:that|it) (?:matters|helps|asks|comes up)\b"
+    # "..., so at least he gets it" (the speaker's comfort), "..., so when you plan ..." (an instruction), "..., but
+    # honestly I do ..." (what it is like)
+    r"|,\s+so at least\b|,?\s+so (?:when|if|whenever) (?:you|u)\b|,\s+but (?:honestly|tbh|to be fair|in practice)\b"
+    # "..., so the school run's longer": what it means for them, no fact
+    r"|,\s+so (?:the|it's|it is|that's) [^,.;!?]{0,40}?\b(?:longer|shorter|easier|harder|better|worse|quicker|closer"
+    r"|nicer|cheaper|only)\b)"
+    r".*$")
 
 
 def strip_chatter(sentence: str) -> str:

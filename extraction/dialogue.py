@@ -33,7 +33,7 @@ from extraction.context import Setting
 from extraction.english import PLURAL, SINGULAR, has_verb, is_adverb, is_first_person, is_past_tense, third_person
 from extraction.entities import entities_in
 from extraction.sentences import split_sentences
-from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, category_of, contact, find_slots
+from extraction.slots import DIETS, OCCUPATIONS, RELATIONS, SOMEONE_ELSES, category_of, contact, find_slots
 from extraction.speaker import (
     LED,
     bare_subject,
@@ -176,7 +176,8 @@ def _sentence_candidates(sentence: str, name: str, when: datetime | None, strict
         sentence = pattern.sub("", sentence).strip()
     sentence = setting.resolve_places(strip_chatter(sentence), said)
     sentence = headed(sentence)
-    if label := talk.NEW_LABEL.match(sentence) or talk.NEW_CONTACT.match(sentence):
+    if (label := talk.NEW_LABEL.match(sentence) or talk.NEW_CONTACT.match(sentence)) and not SOMEONE_ELSES.search(
+            sentence):
         sentence = f"My {label['new'].lower()} {label['what']} is {label['value'].rstrip('.!')}{label['when'] or ''}"
     elif swap := talk.SWAP.match(sentence):
         if nlp.places(swap["old"]):  # "bye London, hello Berlin"

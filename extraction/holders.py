@@ -14,6 +14,7 @@ from extraction.statement_roles import received
 
 SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 _STAND_INS = ("it", "that", "this")
+_CONTACTS = {"number", "email", "address", "phone", "mobile", "cell"}
 _GROUPS = {"team", "company", "department", "group", "club", "shared", "joint"}
 _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
 
@@ -46,6 +47,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     # subject ("..., so pescatarian now they guess")
     every = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass") and t.ent_type_ not in TIME_LABELS and t.pos_ != "ADJ"]
     subjects = [t for t in every if t.head.dep_ == "ROOT"] or every
+    whose = next((p for t in doc if t.dep_ == "attr" and t.lower_ in _CONTACTS and t.head.lemma_ == "be"
+                  for p in t.children if p.dep_ == "poss" and p.lower_ not in (*SPEAKERS_OWN, "user")), None)
+    if whose is not None:
+        return whose.lower_, whose  # "(614) 555-0278 is Dana's number": Dana's
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(
             c.dep_ == "attr" and speakers(c) for c in subjects[0].head.children):
         return "", None  # "it was my 35th birthday": the speaker's
@@ -172,4 +177,7 @@ def whose_favourite(doc, holder: str) -> str:
         owner = next((c for c in token.head.children if c.dep_ == "poss"), None)
         if owner is not None and owner.lower_ not in (*SPEAKERS_OWN, "their", "his", "her", "its"):
             return owner.lower_
+        if owner is not None and owner.lower_ in ("his", "her") and (relation := next(
+                (t for t in reversed(doc[:owner.i]) if t.lower_ in RELATIONS), None)) is not None:
+            return relation.lower_  # "bought my dad beans for his birthday, it's his favourite coffee": the dad's
     return holder

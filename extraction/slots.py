@@ -101,7 +101,7 @@ PHONE = r"(?:\+|\()?\d[\d ().\-]{5,}\d"
 # a contact detail is recognised by its shape and a word that says it is one, in a sentence about the speaker's own
 # ("reach me at", "my new email:", "please use ... for email"); another person's ("my sister's number", "his
 # email") is left to the frames, which know whose it is
-_CONTACT_WORDS = {"email": r"e-?mails?|g?mail|inbox|address|reach|contact|write|use|send|go|goes|sent|put|list|sign|"
+_CONTACT_WORDS = {"email": r"e-?mails?|g?mail|inbox|address|id|reach|contact|write|use|send|go|goes|sent|put|list|sign|"
                            r"forget|set up|created?|opened",
                   "phone": r"number|phone|mobile|cell|reach|call|text|ring|whatsapp|contact|line|put|list|sign|"
                            r"landline|telephone|tel"}
@@ -160,7 +160,8 @@ SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mob
                             r"|\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:call|ring|dial|text|phone|"
                             r"e-?mail|message|contact|write to) (?!me\b|us\b)"
                             # whose address is given: "send the invoice to my boss at ...", "the address of my friend"
-                            r"|\b(?:to|for|of) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual) )"
+                            r"|\b(?:to|for|of) (?:my|our) (?!(?:new|own|personal|private|work|other|old|main|usual|"
+                            r"institute|university|uni|college|school|office|official) )"
                             r"(?!(?:e-?mail|address|inbox|g?mail|number|phone|mobile|cell)\b)\w+"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
@@ -173,8 +174,9 @@ _OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main 
                           r"e-?mail|address|landline|line|contact details)\b|\b(?:me|I|I'm|I've)\b")
 # a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
 _AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
-                      r"|\b(?:uni|university|school|college|student|campus) (?:e-?mail|address|account|number|phone)\b")
-_OWN = re.compile(r"(?i)\b(?:personal|private|home)\b")
+                      r"|\b(?:uni|university|school|college|student|campus|project|lab) "
+                      r"(?:e-?mail|address|account|number|phone)\b")
+_OWN = re.compile(r"(?i)\b(?:personal|private|home|my (?:mobile|cell))\b")  # "my mobile": no work line
 
 
 def at_work(text: str) -> bool:

@@ -18,6 +18,8 @@ STATES = {"live", "work", "be", "drive", "study", "date", "own", "use", "report"
 INTENTS = {"learn", "want", "plan", "hope", "try", "wish", "consider", "need", "intend", "dream", "think", "daydream",
            "imagine", "fantasise", "fantasize", "wonder"}
 _MULLING = {"talk", "toy", "mull", "debate", "chat"}  # "talking about moving", "toying with going vegan"
+_SEARCHING = {"look", "hunt", "browse", "search", "view", "scout", "tour"}
+_DWELLINGS = {"house", "flat", "apartment", "home", "place", "property", "condo", "rental", "bungalow"}
 _MAYBE = {"might", "may", "could", "would", "should"}
 _SPEAKING = {"i", "we", "they", "user"}  # the extractor says "they" for the user
 _TAKEN = {"accept", "take", "sign"}
@@ -117,6 +119,10 @@ def intended(doc) -> bool:
             c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB" for g in c.children) for c in t.children)
            for t in doc):
         return True  # "we keep talking about moving to Whitby one day, the kids love the beach": wherever it is said
+    if any(t.pos_ == "VERB" and t.lemma_.lower() in _SEARCHING and any(
+            g.lemma_.lower() in _DWELLINGS for c in t.children if c.dep_ in ("prep", "dobj") for g in (c, *c.children))
+           for t in doc):
+        return True  # "been looking at houses in Lennox Head": a search, no move
     return root is not None and root.lemma_.lower() in INTENTS and any(
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))

@@ -1,7 +1,7 @@
 """The roles and occupations a parsed statement names, for extraction.attributes: the speaker's roles named in
 passing ("their wife Hana"), an occupation said of the holder and where ("a backend developer at Spotify"), and a
 name said as a place or a thing rather than a person ("a Mini Cooper"), a diet said of the holder ("so
-pescatarian now", not "a vegan cake"), a replacement said outright ("swapped the Prius for a Polestar"), a make
+pescatarian now", not "a vegan cake"), a make
 said as a thing the holder has ("a secondhand Skoda"); and what makes a place, an employer or a car no attribute of
 the holder's: a stay ("in Rome for the weekend"), where they grew up, a thing left somewhere, a trip, a work
 vehicle."""
@@ -263,50 +263,6 @@ def said_diet(doc):
         t.dep_ not in ("amod", "compound") and (t.dep_ == "ROOT" or t.head.pos_ not in ("NOUN", "PROPN"))))), None)
 
 
-_SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
-
-
-_OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust", "knock"}  # subject: new
-
-
-def replaced(doc) -> tuple[str, str] | None:
-    """(old, new) of a replacement said outright: "swapped the Prius for an electric Polestar 2" -> ("prius",
-    "electric polestar 2"), "upgraded from the corsa to a golf gti", "replaced my iPhone with a Pixel", "ramen
-    has overtaken sushi as my favourite"."""
-    for verb in (t for t in doc if t.lemma_.lower() in _SWAPS | _OVERTAKES and t.pos_ == "VERB"):
-        old = next((c for c in verb.children if c.dep_ == "dobj"), None) or _object_of(verb, ("from",))
-        new = _object_of(verb, ("for", "with", "to", "into"))
-        if new is None and verb.lemma_.lower() in _OVERTAKES:
-            # a person (or a name tagged so) takes another's place only as something: "Sarah replaced Tom as my boss"
-            as_what = any(c.dep_ == "prep" and c.lower_ in ("as", "off") for c in verb.children)
-            new = next((c for c in verb.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN")
-                        and (c.ent_type_ != "PERSON" or as_what) and c.lower_ != "user"), None)
-        if old is not None and old.lower_ in ("it", "them", "that") and old.i > 0:
-            # "the polo got written off, the user replaced it with ...": what "it" stands for, said before
-            old = next((t for t in reversed(doc[:verb.i]) if t.dep_ in ("nsubj", "nsubjpass")
-                        and t.pos_ in ("NOUN", "PROPN") and t.lower_ != "user"), None)
-        if old is not None and new is not None:
-            return _words(old), _words(new)
-    if rise := _RISE.search(doc.text):  # the parser reads "to team lead" as "to lead"
-        return rise["old"].lower(), rise["new"].lower()
-    return None
-
-
-# a move up from one role to another: "bumped from junior analyst to team lead"
-_RISE = re.compile(r"(?i)\b(?:promoted|bumped|moved|stepped|went|graduated)(?: up)? from (?:an? |the )?"
-                   r"(?P<old>[\w -]+?) to (?:an? |the )?(?P<new>[\w -]+?)(?= (?:on|in|at|last|this|today|yesterday)\b"
-                   r"|\s*[,.;!?]|$)")
-
-
-def _object_of(verb, prepositions: tuple[str, ...]):
-    return next((g for c in verb.children if c.dep_ == "prep" and c.lower_ in prepositions
-                 for g in c.children if g.dep_ == "pobj"), None)
-
-
-def _words(token) -> str:
-    return " ".join(t.lower_ for t in token.subtree if t.dep_ not in ("det", "poss", "punct", "case"))
-
-
 def received(verb) -> bool:
     """The verb gives the speaker something: "my daughter gave me a Galaxy A54", "passed it down to me"."""
     speaker = ("me", "us", "them") if "user" in verb.doc.text.lower() else ("me", "us")  # "them": the user
@@ -314,6 +270,10 @@ def received(verb) -> bool:
         any(c.dep_ in ("dative", "dobj") and c.lower_ in speaker for c in verb.children)
         or any(t.lower_ == "to" and verb in (t.head, t.head.head) and any(g.lower_ in speaker for g in t.children)
                for t in verb.subtree))
+
+
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)|[a-z]*(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+                      r"|eleventh|twelfth|teenth|ieth)")
 
 
 def for_someone(doc) -> bool:
@@ -340,9 +300,8 @@ def for_someone(doc) -> bool:
                 g.dep_ == "pobj" and any(w.lemma_.lower() in RELATIONS or w.lower_ in RELATIONS for w in (g, *(
                     p for p in g.children if p.dep_ == "poss"))) for g in child.children):
             return True
-        # "an iPhone 15 for Jack's 16th birthday": a day of someone named
-        if child.dep_ == "prep" and child.lower_ == "for" and any(
-                g.dep_ == "pobj" and g.lemma_.lower() in ("birthday", "anniversary", "graduation", "christmas") and any(
-                    p.dep_ == "poss" and p.pos_ == "PROPN" for p in g.children) for g in child.children):
-            return True
-    return False
+    # "an iPhone 15 for Jack's 16th birthday", "a Pixel 8 for Isla's sixteenth": a day of someone named, wherever the
+    # parser hangs it
+    return any(t.dep_ == "pobj" and t.head.lower_ == "for" and (
+        t.lemma_.lower() in ("birthday", "anniversary", "graduation", "christmas") or _ORDINAL.fullmatch(t.lower_))
+        and any(p.dep_ == "poss" and p.pos_ == "PROPN" for p in t.children) for t in doc)

@@ -85,7 +85,7 @@ DONE_TO_ME = re.compile(r"(?i)^(?:they|he|she|(?:my|our|the) (?:boss|manager|com
 # what "made me" a person who does something is: a role ("a loan processor"), not "a cake"
 ROLE_NOUN = re.compile(r"(?i) an? (?:\w+ ){0,2}\w{3,}(?:er|or|ist|ian|ant|ent|ee)\b")
 # a label said bare in chat, of the speaker's: "New title as of Monday: design manager", "Home is a flat in Leeds"
-NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z][a-z ]{1,25}?)"
+NEW_LABEL = re.compile(r"(?i)^(?:my )?(?P<new>new|current) (?P<what>[a-z](?:(?! (?:is|was|are|has)\b)[a-z ]){1,25}?)"
                        r"(?P<when> (?:as of|from|since|starting) [^:]{1,25})?"
                        # a number or an address needs no colon: "new number 0151 555 0199"
                        r"(?:\s*[:\u2013\u2014]\s*|\s+(?=[+(\d]|\S+@))(?P<value>[\w+(].*)$")

@@ -92,14 +92,14 @@ from extraction.chat_text import normalise
     ("idk if i told u but im a dad now", "I'm a dad now"),
     ("pls call me tmrw", "please call me tomorrow"),
     # a month typed in lower case after "since"/"in"; "may" as a verb stays
-    ("vegan since may, no regrets", "vegan since May, no regrets"),
+    ("vegan since may, no regrets", "I'm vegan since May, no regrets"),
     ("I may be vegan", "I may be vegan"),
     # ages said at a birthday: after a colon, "officially", "the big ..."
     ("Birthday yesterday: 51! Cake was great.", "Birthday yesterday. I'm 51 now! Cake was great."),
     ("birthday was friday, officially 30", "birthday was Friday. I'm 30 now"),
     ("they took me out for the big fifty", "they took me out for my birthday. I'm fifty now"),
     ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
-    ("Honestly, at 52 I'm slower.", "Honestly, I'm 52 now and I'm slower."),
+    ("Honestly, at 52 I'm slower.", "I'm 52 now and I'm slower."),
     ("at 10 I'm off to bed", "at 10 I'm off to bed"),
     # what someone helped the speaker get is theirs
     ("my uncle helped me get a used Fiat Panda", "I got a used Fiat Panda"),
@@ -116,6 +116,41 @@ from extraction.chat_text import normalise
     # "here in X" in news of a move is the new home
     ("We've unpacked at last, the garden here in Malton is huge.",
      "We've unpacked at last, the garden here in Malton is huge. I live in Malton now."),
+    # ... and "we're in X now", "it's X now instead of Y" after one
+    ("Moved out of Ripon at last, we're in Thirsk now.", "Moved out of Ripon at last, we live in Thirsk now."),
+    ("The move is done, so it's Bonn now instead of Cologne.", "The move is done, so I moved from Cologne to Bonn."),
+    ("We're in Bonn now for the match.", "We're in Bonn now for the match."),
+    # moved, said as "shifted"; chat's "outta"; "RN" is a nurse, "rn" is now
+    ("I shifted to Mysuru in March.", "I moved to Mysuru in March."),
+    ("The meeting shifted to Monday.", "The meeting shifted to Monday."),
+    ("Finally moved outta Hull.", "Finally moved out of Hull."),
+    ("I'm an RN on nights rn", "I'm an RN on nights now"),
+    # the speaker's lead-in, a correction's preamble and a request after a comma come apart from the news
+    ("Truth be told, rugby has overtaken football as my favourite sport.",
+     "Rugby has overtaken football as my favourite sport."),
+    ("A quick correction to what I told you last week: pescatarian now, not vegan.", "I'm pescatarian now, not vegan."),
+    ("I live in Tralee, so pls plan routes from there.", "I live in Tralee. So please plan routes from there."),
+    # a couple that ended things, a first week that went well, a team one is part of, "my X now is"
+    ("Dev and I ended things in May.", "Dev and I broke up in May."),
+    ("First week at Halden Bank went great!", "I finished my first week at Halden Bank!"),
+    ("I'm officially part of the Corran Health team now.", "I work at Corran Health now."),
+    ("My girlfriend now is Ivy.", "My girlfriend is now Ivy."),
+    ("From Monday I'm on the staff at Brook Lane Academy.", "From Monday I work at Brook Lane Academy."),
+    ("Since May my weekend work is with Hartley Events.", "Since May I work at Hartley Events."),
+    # a car chosen or taken is got
+    ("The Fiesta died, so I've gone for a used Kia Picanto.", "The Fiesta died, so I got a used Kia Picanto."),
+    ("We sold the Clio and took a Dacia Sandero.", "We sold the Clio and got a Dacia Sandero."),
+    # a household's favourite is not the speaker's alone; an apology to the old favourite says which it replaced
+    ("Favourite song in this house is Tiny Dancer.", "our family's favourite song is Tiny Dancer."),
+    ("Since the trip my favourite is Gruyère, sorry Cheddar.",
+     "Since the trip Gruyère has overtaken Cheddar as my favourite."),
+    # where the speaker is based and how old they are, each a statement of its own
+    ("I'm a data analyst, based in Leeds, mostly on dashboards.",
+     "I'm a data analyst. I'm based in Leeds, mostly on dashboards."),
+    ("Doing the life insurance form, I'm 44 if they ask.", "Doing the life insurance form. I'm 44 if they ask."),
+    ("For context I teach maths at Oakfield.", "I teach maths at Oakfield."),
+    ("Things with Rory fizzled out in June.", "I broke up with Rory in June."),
+    ("Mark me down as vegetarian for the dinner.", "I'm vegetarian for the dinner."),
 ])
 def test_chat_is_read_as_it_is_meant(text, read):
     assert normalise(text) == read

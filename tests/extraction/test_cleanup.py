@@ -56,6 +56,10 @@ def test_a_marker_word_that_is_the_subject_stays(sentence):
     ("They made me art director last week, still can't believe it", "They made me art director last week"),
     ("We moved to Porto, loving it so far!", "We moved to Porto"),
     ("I started at Google, so excited.", "I started at Google"),
+    # a comfort or an instruction to the assistant after the fact
+    ("My girlfriend is Ana, a nurse, so at least someone cooks.", "My girlfriend is Ana, a nurse"),
+    ("I'm coeliac, so when you plan the menu leave out bread.", "I'm coeliac"),
+    ("I moved to Selby, so the drive is a bit longer now.", "I moved to Selby"),
 ])
 def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     assert strip_chatter(sentence) == cleaned
