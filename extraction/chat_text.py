@@ -51,7 +51,8 @@ def normalise(text: str) -> str:
                   text)
     # "so I've gone for a second-hand Skoda Octavia": what the speaker chose, got
     text = re.sub(rf"(?i)\b(?:(?P<who>I|we)(?:'ve| have) )?(?:(?:gone|went|opted) for|took|chose) "
-                  rf"(?=an? (?:[\w-]+ ){{0,3}}(?:{_MAKES})\b)", lambda m: f"{m['who'] or ''} got ".lstrip(), text)
+                  rf"(?=an? (?:[\w-]+ ){{0,3}}(?:{_MAKES})\b)", lambda m: m[0] if _TRIED.match(m.string, m.end()) else
+                  f"{m['who'] or ''} got ".lstrip(), text)
     # "so my dad helped me get a used Yaris": what the speaker got, with help
     text = re.sub(r"(?i)\b(?:(?:my|our) \w+|he|she|they|(?-i:[A-Z][a-z]+)) (?:kindly |finally )?helped me (?:to )?"
                   r"(?P<verb>get|buy|find|pick out|choose)\b",
@@ -272,6 +273,8 @@ _IT_FAVOURITE = re.compile(
     r"(?=my (?:new |current |absolute |all-time )?"
     r"(?:fav|favourite|favorite|top)\b)")
 _MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
+# "took a brand new Volvo XC40 out": a drive, not a car of one's own
+_TRIED = re.compile(r"[^.!?]{0,40}?\b(?:out|for a (?:spin|drive|test drive|test))\b")
 _CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words
 # what the speaker says before the news: "I must confess, ...", "For context ...", "Hot take incoming: ..."
 _LEAD_IN = ("I (?:must|have to|gotta|should|will) (?:confess|admit|say)|to be honest|honestly|truth be told"

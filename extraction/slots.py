@@ -176,7 +176,7 @@ _OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main 
 _AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
                       r"|\b(?:uni|university|school|college|student|campus|project|lab) "
                       r"(?:e-?mail|address|account|number|phone)\b")
-_OWN = re.compile(r"(?i)\b(?:personal|private|home|my (?:mobile|cell))\b")  # "my mobile": no work line
+_OWN = re.compile(r"(?i)\b(?:personal|private|home|my (?:mobile|cell)(?: number)? is)\b")  # "my mobile is": theirs
 
 
 def at_work(text: str) -> bool:

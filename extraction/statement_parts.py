@@ -119,10 +119,11 @@ def intended(doc) -> bool:
             c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB" for g in c.children) for c in t.children)
            for t in doc):
         return True  # "we keep talking about moving to Whitby one day, the kids love the beach": wherever it is said
-    if any(t.pos_ == "VERB" and t.lemma_.lower() in _SEARCHING and any(
+    if any(t.pos_ == "VERB" and (t.lemma_.lower() in _SEARCHING and any(
             g.lemma_.lower() in _DWELLINGS for c in t.children if c.dep_ in ("prep", "dobj") for g in (c, *c.children))
-           for t in doc):
-        return True  # "been looking at houses in Lennox Head": a search, no move
+            or (t.lemma_.lower() == "take" and any(c.lower_ == "out" and c.dep_ in ("prt", "advmod", "prep")
+                                                  for c in t.children))) for t in doc):
+        return True  # "been looking at houses in Lennox Head", "took a Volvo XC40 out": a search, a try
     return root is not None and root.lemma_.lower() in INTENTS and any(
         c.dep_ in ("xcomp", "dobj") or (c.dep_ == "prep" and any(g.dep_ == "pcomp" and g.pos_ == "VERB"
                                                                   for g in c.children))

@@ -19,7 +19,9 @@ MARKER = re.compile(
     r"congrats|congratulations|same here|me too|to be honest|tbh|ngl|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
     r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note)"
     r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
-    r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|\s+(?=[A-Za-z]))|$)", re.IGNORECASE)
+    # an adjective before a word modifies it ("Sweet peas are my favourite flower"): a marker only with punctuation
+    r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|(?<!sweet)(?<!nice)(?<!great)(?<!cool)(?<!amazing)(?<!awesome)\s+(?=[A-Za-z]))"
+    r"|$)", re.IGNORECASE)
 # a name said to someone, not one the speaker describes next ("Gloria, my supervisor at the CU, said ...")
 VOCATIVE = re.compile(r"^(?P<w>[A-Z][a-z]+)\s*[,!]\s+(?!(?:my|our)\b[^,.!?]{1,40},)(?=\S)")
 TRAILING_VOCATIVE = re.compile(r"(?<![A-Z][a-z])(?<![A-Z][a-z]{2})(?<!\b(?:in|to|at)),\s+[A-Z][a-z]+\s*([.!]*)$")

@@ -639,3 +639,9 @@ def test_a_favourite_overtaken_says_which_it_replaced_wherever_the_parser_hangs_
                                   "The user got a Fiat 500 for Oskar's 21st."])
 def test_a_thing_for_someone_named_on_their_day_is_a_gift(text):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.single]
+
+
+@pytest.mark.parametrize("text", ["The user took a new Kia EV6 out for a spin.",
+                                  "The user took Dan's Tesla out on Sunday morning."])
+def test_a_car_taken_out_for_a_try_is_no_car_of_theirs(text):
+    assert not [f for f in statement_frames([(text, "user")])[0] if f.single]

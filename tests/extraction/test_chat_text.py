@@ -140,6 +140,7 @@ from extraction.chat_text import normalise
     # a car chosen or taken is got
     ("The Fiesta died, so I've gone for a used Kia Picanto.", "The Fiesta died, so I got a used Kia Picanto."),
     ("We sold the Clio and took a Dacia Sandero.", "We sold the Clio and got a Dacia Sandero."),
+    ("Took a new Kia EV6 out for a spin today.", "Took a new Kia EV6 out for a spin today."),
     # a household's favourite is not the speaker's alone; an apology to the old favourite says which it replaced
     ("Favourite song in this house is Tiny Dancer.", "our family's favourite song is Tiny Dancer."),
     ("Since the trip my favourite is Gruyère, sorry Cheddar.",
