@@ -43,9 +43,6 @@ def normalise(text: str) -> str:
     text = retold(text)
     # "I live in Wollongbar, so pls set reminders for 5:30": the request, a sentence of its own
     text = re.sub(r"(?i)(?<=\w),\s+so (?=(?:please|pls|kindly|can you|could you|can u|could u)\b)", ". So ", text)
-    # "I must confess, these days pav bhaji ...": the news, without the speaker's lead-in
-    text = re.sub(rf"(?i)(^|[.!?]\s+)(?:{_LEAD_IN})\s*[,:!\-\u2013\u2014]*\s+(?P<next>\w?)",
-                  lambda m: m[1] + m["next"].upper(), text)
     # "I'm product manager, based in Rennes, working on the app": where they are based, a statement of its own
     text = re.sub(r"\b(I'm|I am) ([^,.!?;]{2,40}), based in (?=(?-i:[A-Z]))", r"\1 \2. I'm based in ",
                   text)
@@ -276,10 +273,6 @@ _MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
 # "took a brand new Volvo XC40 out": a drive, not a car of one's own
 _TRIED = re.compile(r"[^.!?]{0,40}?\b(?:out|for a (?:spin|drive|test drive|test))\b")
 _CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words
-# what the speaker says before the news: "I must confess, ...", "For context ...", "Hot take incoming: ..."
-_LEAD_IN = ("I (?:must|have to|gotta|should|will) (?:confess|admit|say)|to be honest|honestly|truth be told"
-            "|hot take(?: incoming)?|fun fact|for context|fyi|just so you know|funny (?:thing|story)|funnily enough"
-            "|believe it or not")
 # chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
 SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
              "yday": "yesterday", "b/c": "because", "bc": "because", "idk": "I don't know", "u": "you", "ur": "your",

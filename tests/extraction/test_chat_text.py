@@ -99,7 +99,7 @@ from extraction.chat_text import normalise
     ("birthday was friday, officially 30", "birthday was Friday. I'm 30 now"),
     ("they took me out for the big fifty", "they took me out for my birthday. I'm fifty now"),
     ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
-    ("Honestly, at 52 I'm slower.", "I'm 52 now and I'm slower."),
+    ("Honestly, at 52 I'm slower.", "Honestly, I'm 52 now and I'm slower."),
     ("at 10 I'm off to bed", "at 10 I'm off to bed"),
     # what someone helped the speaker get is theirs
     ("my uncle helped me get a used Fiat Panda", "I got a used Fiat Panda"),
@@ -125,9 +125,7 @@ from extraction.chat_text import normalise
     ("The meeting shifted to Monday.", "The meeting shifted to Monday."),
     ("Finally moved outta Hull.", "Finally moved out of Hull."),
     ("I'm an RN on nights rn", "I'm an RN on nights now"),
-    # the speaker's lead-in, a correction's preamble and a request after a comma come apart from the news
-    ("Truth be told, rugby has overtaken football as my favourite sport.",
-     "Rugby has overtaken football as my favourite sport."),
+    # a correction's preamble and a request after a comma come apart from the news
     ("A quick correction to what I told you last week: pescatarian now, not vegan.", "I'm pescatarian now, not vegan."),
     ("I live in Tralee, so pls plan routes from there.", "I live in Tralee. So please plan routes from there."),
     # a couple that ended things, a first week that went well, a team one is part of, "my X now is"
@@ -149,7 +147,6 @@ from extraction.chat_text import normalise
     ("I'm a data analyst, based in Leeds, mostly on dashboards.",
      "I'm a data analyst. I'm based in Leeds, mostly on dashboards."),
     ("Doing the life insurance form, I'm 44 if they ask.", "Doing the life insurance form. I'm 44 if they ask."),
-    ("For context I teach maths at Oakfield.", "I teach maths at Oakfield."),
     ("Things with Rory fizzled out in June.", "I broke up with Rory in June."),
     ("Mark me down as vegetarian for the dinner.", "I'm vegetarian for the dinner."),
 ])
