@@ -54,9 +54,9 @@ _REACTION = re.compile(
     r"surreal|fingers crossed|wish me luck|who knows|go figure)\b(?P<rest>[^,;]*)$")
 
 
-# a request to the assistant after what the speaker said: "I'm vegetarian so give me a lunch idea", "..., so please
-# don't suggest meat dishes", "I'm 34, if that matters for the quote"
-_REQUEST = re.compile(
+# what follows the fact and is none: a request to the assistant ("I'm vegetarian so give me a lunch idea", "..., so
+# please don't suggest meat dishes", "I'm 34, if that matters for the quote"), a comfort, a consequence
+_AFTERWORD = re.compile(
     r"(?i)(?:,?\s+so\s+(?:(?:please|pls|plz|can you|could you|would you)\s+)*(?:give|tell|send|suggest|recommend|"
     r"find|show|write|explain|remind|help|make|plan|list|don't|do not|avoid|keep|skip|use|sign|put|add|include|"
     r"address|draft|fill|update|change)\b"
@@ -80,7 +80,7 @@ def strip_chatter(sentence: str) -> str:
     if inside:
         sentence = re.sub(r"\s+([,;.!?])", r"\1", _LAUGH_INSIDE.sub("", sentence)).strip(" ,")
     laughed = laughed or inside
-    request = _REQUEST.search(sentence)
+    request = _AFTERWORD.search(sentence)
     # a request that gives the speaker's contact detail is kept for it: "..., so please put a@b.com on it instead"
     if request and request.start() > 0 and len(sentence[:request.start()].split()) > 1 and not re.search(
             f"{EMAIL}|{PHONE}", sentence[request.start():]):
