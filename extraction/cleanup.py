@@ -21,8 +21,9 @@ _DISCOURSE = re.compile(
     r"so yeah|anyway|psa|(?:quick|small|little|short|side) note|intro|introduction|about me)"
     r"(?: (?:for you|from me|on my end|on my side|here|time))?\s*(?:[:\-\u2013\u2014!]+|\.{2,}|,)\s*)+"
     # a label for what follows: "hot take but ...", "unpopular opinion: ..."
-    r"|(?i:^(?:hot take|unpopular opinion|plot twist|real talk|not gonna lie|ngl|I'll be honest|I must say|"
-    r"I have to say|to be fair|truth be told)"
+    r"|(?i:^(?:hot take(?: incoming| alert)?|unpopular opinion|plot twist|real talk|not gonna lie|ngl|I'll be honest|"
+    r"I (?:must|have to|gotta|should|will) (?:confess|admit|say)|to be fair|truth be told|just so you know|"
+    r"funny (?:thing|story)|funnily enough|believe it or not|quick one(?: before [^:,.!?\-\u2013\u2014]{1,30})?)"
     r"(?:\s*[:,\-\u2013\u2014!]+\s*|\s+but\s+))")
 _LAUGH = (r"(?:(?:so )?yeah|a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|"
           r";-?\)|<3|\^_?\^|ha|heh)")

@@ -17,10 +17,7 @@ MARKER = re.compile(
     r"actually|honestly|btw|by the way|guess what|you know what|you know|thanks|thank you|thx|definitely|totally|"
     r"absolutely|right|true|indeed|exactly|of course|for sure|no worries|gosh|man|dude|hm+|um+|uh+|oh no|"
     r"congrats|congratulations|same here|me too|to be honest|tbh|ngl|fyi|plus|yay|whew|phew|ha|oops|welp|sounds good|"
-    r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note|"
-    # what the speaker says before the news: "I must confess, ...", "For context ...", "Hot take incoming: ..."
-    r"I (?:must|have to|gotta|should|will) (?:confess|admit|say)|truth be told|hot take(?: incoming)?|fun fact|"
-    r"for context|just so you know|funny (?:thing|story)|funnily enough|believe it or not)"
+    r"sounds great|good to hear|glad to hear|as for me|speaking of which|on another note|for context)"
     r"(?:\s+(?:so much|a lot|a ton|again|too|there))?(?:\s*,?\s+(?!I\b)[A-Z][a-z]+(?=\s*[,!.:;\-]|$))?"
     # an adjective before a word modifies it ("Sweet peas are my favourite flower"): a marker only with punctuation
     r"(?:\s*[,:;!.\-\u2013\u2014]+\s*|(?<!sweet)(?<!nice)(?<!great)(?<!cool)(?<!amazing)(?<!awesome)\s+(?=[A-Za-z]))"

@@ -20,6 +20,11 @@ from extraction.cleanup import strip_chatter, strip_discourse
     ("PSA: I changed jobs", "I changed jobs"),
     ("Quick note: my new email is ana@example.com", "my new email is ana@example.com"),
     ("quick intro: I'm Nadia and I live in Lille", "I'm Nadia and I live in Lille"),
+    # what the speaker says before the news
+    ("Quick one before I forget - I'm vegan now", "I'm vegan now"),
+    ("Hot take incoming: jazz is my favourite genre", "jazz is my favourite genre"),
+    ("I have to admit, tea has overtaken coffee as my favourite", "tea has overtaken coffee as my favourite"),
+    ("Funnily enough, I live in Derby now", "I live in Derby now"),
 ])
 def test_discourse_markers_come_off_the_front(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned
