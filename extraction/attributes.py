@@ -20,12 +20,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extraction import attribute_kinds, clauses, holders, nlp, talk, vehicles
+from extraction import attribute_kinds, clauses, holders, nlp, replacements, talk, vehicles
 from extraction import statement_parts as parts
 from extraction import statement_roles as roles
 from extraction.attribute_kinds import BY_NAME, EXAMPLES, FAVOURITE_WORDS, KINDS, MAKES, MASKS, NAMED, ROLE_KINDS
 from extraction.naming import beside_names, names, nested_names, said_plainly
-from extraction.replacements import replaced
 from extraction.slots import SWITCHED_TO_ADDRESS, at_work
 from integrations import embeddings
 
@@ -197,7 +196,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         # "favourite X" names its attribute outright, whatever the rest says; "X is my fav now" names none
         frame = _with_value(BY_NAME["favourite"], "favourite", best["favourite"], holders.whose_favourite(doc, holder),
                             token, doc, content, values)
-        if swap := replaced(doc):  # "X have overtaken Y as my fave band"
+        if swap := replacements.replaced(doc):  # "X have overtaken Y as my fave band"
             frame = replace(frame, value=swap[1], replaces=swap[0])
         return [frame]
     ranked = [(n, s) for n, s in sorted(best.items(), key=lambda item: -item[1]) if s >= MIN_SCORE]
@@ -260,7 +259,7 @@ def _frames(doc, content: str, holder: str, token, row: np.ndarray, owners: tupl
         found.append(Frame("partner", True, person, holder, found[0].ended,
                            round(max(best["partner"], found[0].score), 3)))
     shaped = _shaped(doc, content, holder, token, best, found, values) if not not_held else []
-    if swap := replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
+    if swap := replacements.replaced(doc):  # "swapped the Prius for a Polestar 2": the new value, and what it retires
         if found and found[0].single and BY_NAME[found[0].attribute].value in ("thing", "person"):
             found[0] = replace(found[0], value=swap[1], replaces=swap[0])
         elif not found and not shaped:  # the kind is the replaced thing's, known to the reconciler

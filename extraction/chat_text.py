@@ -10,7 +10,7 @@ from core import calendar_words
 from extraction import ages, nlp, possessions
 from extraction.ages import AGE
 from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLES
-from extraction.possessions import OTHERS_NUMBER
+from extraction.possessions import MAKE_WORDS, OTHERS_NUMBER
 from extraction.retold import retold
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
 from extraction.talk import EMOJI, NAME_AFTER, TITLE_WORDS
@@ -48,8 +48,8 @@ def normalise(text: str) -> str:
                   text)
     # "so I've gone for a second-hand Skoda Octavia": what the speaker chose, got
     text = re.sub(rf"(?i)\b(?:(?P<who>I|we)(?:'ve| have) )?(?:(?:gone|went|opted) for|took|chose) "
-                  rf"(?=an? (?:[\w-]+ ){{0,3}}(?:{_MAKES})\b)", lambda m: m[0] if _TRIED.match(m.string, m.end()) else
-                  f"{m['who'] or ''} got ".lstrip(), text)
+                  rf"(?=an? (?:[\w-]+ ){{0,3}}(?:{MAKE_WORDS})\b)",
+                  lambda m: m[0] if _TRIED.match(m.string, m.end()) else f"{m['who'] or ''} got ".lstrip(), text)
     # "so my dad helped me get a used Yaris": what the speaker got, with help
     text = re.sub(r"(?i)\b(?:(?:my|our) \w+|he|she|they|(?-i:[A-Z][a-z]+)) (?:kindly |finally )?helped me (?:to )?"
                   r"(?P<verb>get|buy|find|pick out|choose)\b",
@@ -116,7 +116,7 @@ def normalise(text: str) -> str:
                   r"swapped|changed|joined|started|picked up|got|signed|went)\b)", " so I ", text)
     # "finally upgraded!! samsung galaxy s23 from the refurb shop": what to, said in the next sentence
     text = re.sub(rf"(?i)\b(?P<verb>upgraded|switched|changed phones|changed cars|treated myself)\s*[!.]+\s+"
-                  rf"(?P<what>(?:(?:a|an|the|new|shiny|used|second-hand|refurbished) )*(?:{_MAKES})\b)",
+                  rf"(?P<what>(?:(?:a|an|the|new|shiny|used|second-hand|refurbished) )*(?:{MAKE_WORDS})\b)",
                   r"\g<verb> to \g<what>", text)
     # "quit brewhaus, been at the tillerman bookshop since june": where the speaker has been since, a statement
     text = re.sub(r"(?i)(?<=\w)\s*,\s+(?:and )?(?=been (?:at|with|working|living|in|on|based)\b)", ". I've ", text)
@@ -180,9 +180,9 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)\s*,\s*(?:bye(?: bye)?|goodbye|so long|farewell)\s+(?:old |my )?(?-i:[A-Z])[\w'-]*"
                   r"(?: (?-i:[A-Z0-9])[\w'-]*)*\s*(?=[.!?]|$)", "", text)
     # "The Mazda got written off, so now it's a Hyundai i30": "it" is the speaker's car (or phone) after one named
-    text = re.sub(rf"(?i)(?P<pre>\b(?:{_MAKES})\b[^?]*?\b(?:so |and )?(?:now )?)it(?:'s| is) (?:now )?"
+    text = re.sub(rf"(?i)(?P<pre>\b(?:{MAKE_WORDS})\b[^?]*?\b(?:so |and )?(?:now )?)it(?:'s| is) (?:now )?"
                   rf"(?=an? (?:new |used )?"
-                  rf"(?P<make>{_MAKES})\b)",
+                  rf"(?P<make>{MAKE_WORDS})\b)",
                   lambda m: m["pre"] + ("my car is " if m["make"].lower() in MAKES["car"] else "my phone is "), text)
     # "I got promoted - Lead UX Researcher now!": to what
     text = re.sub(r"(?i)\b(promoted|bumped up)\s*[-\u2013\u2014:,]\s*(?=(?-i:[A-Z])[\w-]*(?: [\w-]+){0,4} now\b)",
@@ -238,8 +238,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"\bmy (?:[\w-]+ ){0,3}(?:work|job) (?:is|has been) (?:now )?(?:with|at|for) (?=(?-i:[A-Z]))",
                   "I work at ", text)
     # "My boyfriend now is Theo": is now
-    text = re.sub(r"(?i)\b(my (?:\w+ )?(?:boyfriend|girlfriend|partner|wife|husband|boss|manager|car|phone|email|"
-                  r"number|title|job|diet|favourite \w+)) now is\b", r"\1 is now", text)
+    text = re.sub(rf"(?i)\b(my (?:\w+ )?(?:{_ROLE_WORDS}|car|phone|email|number|title|job|diet|favourite \w+))"
+                  r" now is\b", r"\1 is now", text)
     # "Being a lab assistant is stressful": the speaker is one
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:being|working as) (an?) ((?:[\w-]+ ){0,6}?[\w-]+) (is|means|has been|was|can be|"
                   r"gets|feels|makes)\b", r"\1I'm \2 \3. It \4", text)
@@ -269,7 +269,6 @@ _IT_FAVOURITE = re.compile(
     r"(?: (?:[A-Z][\w'-]*|of|and|the|a|in|on|to))*)[^.!?]*?(?:[.!]+\s+|\s+[-\u2013\u2014]\s+))[Ii]t(?:'s| is) "
     r"(?=my (?:new |current |absolute |all-time )?"
     r"(?:fav|favourite|favorite|top)\b)")
-_MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
 # "took a brand new Volvo XC40 out": a drive, not a car of one's own
 _TRIED = re.compile(r"[^.!?]{0,40}?\b(?:out|for a (?:spin|drive|test drive|test))\b")
 _CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words

@@ -13,7 +13,8 @@ from extraction.slots import EMAIL, PHONE
 # a number said to be someone else's: "my dad's number ... It's 07845 226 019" is his
 OTHERS_NUMBER = re.compile(r"(?i)\b(?:my|our) \w+'s\b|\b(?:his|her|their) (?:new )?(?:number|phone|mobile|cell)\b"
                            r"|(?-i:[A-Z][a-z]+)'s (?:new )?(?:number|phone|mobile|cell)\b")
-_MAKES = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
+# the makes of cars and phones, as one pattern (extraction.chat_text uses it too)
+MAKE_WORDS = "|".join(sorted(MAKES["car"] | MAKES["phone model"]))
 _PHONES = "|".join(sorted(MAKES["phone model"]))
 _FROM_NOW = re.compile(rf"(?i)(^|[.!?;]\s+|\s[-\u2013\u2014]\s+)(?:(?:so|and|ok|okay|anyway),?\s+)?"
                        r"(?:(?:going forward|from now on),?\s+)?"
@@ -43,7 +44,7 @@ def said(text: str) -> str:
                   rf"(?:through|to|via) (?={EMAIL})", "my email is ", text)
     # "Dropped the Samsung in the milk jug. Replacement's a Pixel 8": the speaker's new one
     text = re.sub(rf"(?i)(^|[.!?]\s+|,\s+)(?:the |my |a |its )?replacement(?: phone| car)?(?:'s| is| was| will be) "
-                  rf"(?:now )?(?=an? (?:new |used |second-hand |refurbished )?(?P<make>{_MAKES})\b)",
+                  rf"(?:now )?(?=an? (?:new |used |second-hand |refurbished )?(?P<make>{MAKE_WORDS})\b)",
                   lambda m: m[1] + ("My new car is " if m["make"].lower() in MAKES["car"] else "My new phone is "),
                   text)
     # "typing this from my Redmi Note 10": the speaker's phone

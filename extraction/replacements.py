@@ -8,8 +8,6 @@ import re
 import lemminflect
 
 _SWAPS = {"swap", "trade", "replace", "exchange", "switch", "upgrade", "change", "downgrade"}
-
-
 _OVERTAKES = {"overtake", "replace", "displace", "dethrone", "surpass", "supplant", "oust", "knock"}  # subject: new
 
 
@@ -36,6 +34,7 @@ def replaced(doc) -> tuple[str, str] | None:
     return None
 
 
+# the overtaking verbs' past participles, for a statement whose parse hides the verb
 _PARTICIPLES = "|".join(lemminflect.getInflection(verb, "VBN")[0] for verb in sorted(_OVERTAKES))
 # "these days pav bhaji has overtaken masala dosa as my favourite", wherever the parser hangs "overtaken"
 _OVERTAKEN = re.compile(r"(?i)(?:^|[,;:]\s*)(?:(?:these days|nowadays|lately|now),?\s+)?(?P<new>[\w' -]+?) "
