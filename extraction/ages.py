@@ -1,6 +1,6 @@
 """An age as chat says it, rewritten as "I'm <n>" (for extraction.chat_text.normalise): "Birthday was on the weekend,
-23 now", "at 52 I'm slower", "as a 27-year-old I ...", "celebrated the big 40", "I have 41 years", "Thirty-three
-today!"."""
+23 now", "at 52 I'm slower", "as a 27-year-old I ...", "celebrated the big 40", "big 4-0 last sat", "I have 41
+years", "Thirty-three today!"."""
 
 from __future__ import annotations
 
@@ -34,4 +34,6 @@ def said(text: str) -> str:
     text = re.sub(rf"(?i)\b(?:for|celebrated|celebrating|hit|reached) the big (?P<n>{AGE})\b",
                   r"for my birthday. I'm \g<n> now",
                   text)
+    # "big 4-0 last sat!": the same milestone, said as news of its own
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:(?:it was|it's) )?(?:the )?big (?P<n>[2-9])-0\b", r"\1I turned \g<n>0", text)
     return text

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 
 from core import calendar_words
-from extraction import ages, nlp, possessions
+from extraction import ages, moves, nlp, possessions
 from extraction.ages import AGE
 from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLES
+from extraction.moves import CAPITALISED as _CAPITALISED
 from extraction.possessions import MAKE_WORDS, OTHERS_NUMBER
 from extraction.retold import retold
 from extraction.slots import DIETS, EMAIL, OCCUPATIONS, PHONE, RELATIONS
@@ -43,6 +44,8 @@ def normalise(text: str) -> str:
     text = retold(text)
     # "I live in Wollongbar, so pls set reminders for 5:30": the request, a sentence of its own
     text = re.sub(r"(?i)(?<=\w),\s+so (?=(?:please|pls|kindly|can you|could you|can u|could u)\b)", ". So ", text)
+    # "... for us now chur can you find me a swimming class": a request run on without punctuation (voice typing)
+    text = re.sub(r"(?<=[a-z])(?: (?:so|and|but|or|also))? (?=(?:[Cc]an|[Cc]ould) (?:you|u) )", ". ", text)
     # "I'm product manager, based in Rennes, working on the app": where they are based, a statement of its own
     text = re.sub(r"\b(I'm|I am) ([^,.!?;]{2,40}), based in (?=(?-i:[A-Z]))", r"\1 \2. I'm based in ",
                   text)
@@ -59,15 +62,7 @@ def normalise(text: str) -> str:
     if re.search(r"(?i)\bmy (?:new |personal |main )?e-?mail\b|\b(?:personal|private) (?:e-?)?mail\b", text):
         text = re.sub(r"(?i)(?:^|(?<=[^\w\s]\s))(?:its|it's|it is) (?=[\w.+\-]+@[\w\-]+\.)",
                       "my email is ", text)
-    # "here in Malton" in news of a move: where the speaker lives now
-    if re.search(r"(?i)\b(?:unpacked|moved|the move|new (?:house|place|flat|home)|got the keys)\b", text):
-        if here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text):
-            text = f"{text.rstrip()} I live in {here['place']} now."
-        # "we're in Alstonville now", "so it's Potsdam now instead of Kreuzberg": where they live, after the move
-        text = re.sub(rf"\b(?:we're|we are|I'm|I am|it's|it is) (?:in )?(?P<new>{_CAPITALISED}) now,? instead of "
-                      rf"(?P<old>{_CAPITALISED})", r"I moved from \g<old> to \g<new>", text)
-        text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={_CAPITALISED} now\b)",
-                      lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
+    text = moves.said(text)
     # "Aoife and I called it quits", "we went our separate ways": a couple that broke up
     text = re.sub(r"\b(?P<who>(?:[A-Z][^\W\d_]+ and I|[Ww]e|[Mm]e and [A-Z][^\W\d_]+)(?:'ve| have)?"
                   r"(?: finally| officially)?) "
@@ -176,6 +171,9 @@ def normalise(text: str) -> str:
     # "Need a new gym since we moved to Brighton": the move, a statement of its own after a request
     text = re.sub(r"(?i)(?<=\w)\s*,?\s+(?:since|because|as|now that) (?=(?:we|I)(?:'ve| have)? "
                   r"(?:just |recently |finally )?(?:moved|relocated)\b)", ". ", text)
+    # "can you check the roadworks tonight because we live out in Papakura": where they live, said as a reason
+    text = re.sub(r"(?i)(?<=\w)\s*,?\s+because (?=(?:we|I)(?:'re|'m| are| am)? (?:live|living|work|working|drive|"
+                  r"driving)\b)", ". ", text)
     # "Caved and bought an iPhone 15, bye Samsung": a farewell after the news, no chatter that hides it
     text = re.sub(r"(?i)\s*,\s*(?:bye(?: bye)?|goodbye|so long|farewell)\s+(?:old |my )?(?-i:[A-Z])[\w'-]*"
                   r"(?: (?-i:[A-Z0-9])[\w'-]*)*\s*(?=[.!?]|$)", "", text)
@@ -271,14 +269,13 @@ _IT_FAVOURITE = re.compile(
     r"(?:fav|favourite|favorite|top)\b)")
 # "took a brand new Volvo XC40 out": a drive, not a car of one's own
 _TRIED = re.compile(r"[^.!?]{0,40}?\b(?:out|for a (?:spin|drive|test drive|test))\b")
-_CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words
 # chat shorthand the parser does not know, spelt out; "gf" and "bf" are read as they are
 SHORTHAND = {"mgr": "manager", "bday": "birthday", "wk": "week", "wks": "weeks", "rn": "now",
              "yday": "yesterday", "b/c": "because", "bc": "because", "idk": "I don't know", "u": "you", "ur": "your",
              "pls": "please", "plz": "please", "tmrw": "tomorrow", "dw": "don't worry", "im": "I'm", "ive": "I've",
              "dont": "don't", "didnt": "didn't", "cant": "can't", "doesnt": "doesn't", "isnt": "isn't",
              "theyre": "they're", "hes": "he's", "shes": "she's", "thats": "that's", "whats": "what's",
-             "outta": "out of"}
+             "outta": "out of", "cos": "because", "coz": "because", "cuz": "because"}
 # never inside an address: "aoifebrennan.rn@outlook.ie" keeps its "rn"
 _SHORTHAND_WORD = re.compile(rf"(?i)(?<![\w/.@])(?:{'|'.join(map(re.escape, SHORTHAND))})(?![\w/@]|\.\w)")
 _DAYS = [d for d in (*calendar_words.WEEKDAYS, *calendar_words.MONTHS) if d not in ("may", "march")]

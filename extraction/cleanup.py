@@ -23,7 +23,8 @@ _DISCOURSE = re.compile(
     # a label for what follows: "hot take but ...", "unpopular opinion: ..."
     r"|(?i:^(?:hot take(?: incoming| alert)?|unpopular opinion|plot twist|real talk|not gonna lie|ngl|I'll be honest|"
     r"I (?:must|have to|gotta|should|will) (?:confess|admit|say)|to be fair|truth be told|just so you know|"
-    r"funny (?:thing|story)|funnily enough|believe it or not|quick one(?: before [^:,.!?\-\u2013\u2014]{1,30})?)"
+    r"funny (?:thing|story)|funnily enough|believe it or not|long story(?: short)?|"
+    r"quick one(?: before [^:,.!?\-\u2013\u2014]{1,30})?)"
     r"(?:\s*[:,\-\u2013\u2014!]+\s*|\s+but\s+))")
 _LAUGH = (r"(?:(?:so )?yeah|a?(?:ha){2,}h?|(?:he){2,}|(?:hi){2,}|lo+l+|lmf?ao+|rofl|xd+|jk|smh|tbh|ikr|:-?[)(dp]|"
           r";-?\)|<3|\^_?\^|ha|heh)")
@@ -67,7 +68,10 @@ _AFTERWORD = re.compile(
     r"|,\s+so at least\b|,?\s+so (?:when|if|whenever) (?:you|u)\b|,\s+but (?:honestly|tbh|to be fair|in practice)\b"
     # "..., so the school run's longer": what it means for them, no fact
     r"|,\s+so (?:the|it's|it is|that's) [^,.;!?]{0,40}?\b(?:longer|shorter|easier|harder|better|worse|quicker|closer"
-    r"|nicer|cheaper|only)\b)"
+    r"|nicer|cheaper|only)\b"
+    # "I'm a senior associate so I end up reviewing everyone's work": what it means for them
+    r"|,?\s+so (?:I|we) (?:end up|have to|get to|always|usually|keep|spend)\b"
+    r"|,\s+(?:(?:it's|it is) )?(?:early days|still early)\b)"
     r".*$")
 
 

@@ -133,6 +133,9 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
             c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):
         return head.lower_, head  # "the user's teammate Ravi reports to Jonas": Ravi's manager
+    name = next((c for c in head.children if c.dep_ in ("appos", "compound") and c.ent_type_ == "PERSON"), None)
+    if head.pos_ == "NOUN" and name is not None:
+        return f"{head.lower_} {name.lower_}", head  # "my irmã Juliana got hired at ...": a named person of theirs
     if head.lower_ == "ex" and head.i + 2 < len(doc) and doc[head.i + 2].lower_ in RELATIONS:
         return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:

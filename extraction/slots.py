@@ -36,7 +36,7 @@ manager director founder entrepreneur writer author journalist editor artist mus
 barista student intern pilot firefighter officer mechanic electrician plumber carpenter farmer driver librarian
 paramedic veterinarian vet banker freelancer coach trainer instructor tutor actor actress dancer singer producer
 strategist specialist coordinator administrator executive copywriter marketer recruiter auditor technician
-supervisor assistant receptionist cashier clerk
+supervisor assistant receptionist cashier clerk lead
 """.split())
 DIETS = (r"vegan|vegetarian|veggie|pescatarian|pescetarian|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|"
          r"plant[- ]based")
@@ -165,7 +165,9 @@ SOMEONE_ELSES = re.compile(r"(?i)\b(?:my (?:\w+ (?:of )?)?(?!(?:number|phone|mob
                             r"(?!(?:e-?mail|address|inbox|g?mail|number|phone|mobile|cell)\b)\w+"
                             # "call the restaurant at ...", "text Anna on ...": the number of whom is called
                             r"|\b(?:call|text|ring|reach|contact|e-?mail|mail|message|whatsapp|write to) (?!me\b|us\b)"
-                            r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b")
+                            r"(?:the|a|an|my|our|your|(?-i:[A-Z][a-z]+))\b"
+                            # "add Duarte below me, he's my colleague: +351 ...": the colleague's
+                            r"|\b(?:he|she)(?:'s| is) (?:my|our)\b")
 
 # "add my brother Diego as emergency contact: ...": a relation's number, unless the speaker calls one theirs or says
 # themselves ("my grandson set me up with an email address, ...")

@@ -181,7 +181,7 @@ def values_of(doc, text: str) -> dict[str, list[tuple[str, bool]]]:
             found.setdefault("phone", []).append((digits, False))
     ages = _ages(doc)  # "turned 35 on Tuesday": the tagger may read the age into the date
     nums = [t for t in doc if t.like_num and (t.ent_type_ not in TIME_LABELS or t.i in ages)
-            and not _PHONE.search(t.text)
+            and not _PHONE.search(t.text) and not (t.lower_ == "one" and t.i not in ages)  # "how to run one"
             and not (t.dep_ == "nummod" and t.head.lemma_.lower() not in _AGE_UNITS)  # "two kids" counts kids
             and not (t.dep_ == "pobj" and t.head.lower_ in _CLOCK)]  # "put the kids to bed at 8": a time
     if nums:  # the first that holds: "turned 35, so I'm no longer 34"

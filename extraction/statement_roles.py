@@ -298,10 +298,10 @@ def for_someone(doc) -> bool:
         # "for my wife", "for the kids", "for my dad's birthday"; not "works for Ubisoft"
         if child.dep_ in ("dative", "prep") and child.lower_ == "for" and any(
                 g.dep_ == "pobj" and any(w.lemma_.lower() in RELATIONS or w.lower_ in RELATIONS for w in (g, *(
-                    p for p in g.children if p.dep_ == "poss"))) for g in child.children):
+                    p for p in g.children if p.dep_ in ("poss", "amod")))) for g in child.children):
             return True
-    # "an iPhone 15 for Jack's 16th birthday", "a Pixel 8 for Isla's sixteenth": a day of someone named, wherever the
-    # parser hangs it
+    # "an iPhone 15 for Jack's 16th birthday", "a Pixel 8 for Isla's sixteenth", "for my mãe's birthday": someone
+    # else's day, wherever the parser hangs it
     return any(t.dep_ == "pobj" and t.head.lower_ == "for" and (
         t.lemma_.lower() in ("birthday", "anniversary", "graduation", "christmas") or _ORDINAL.fullmatch(t.lower_))
-        and any(p.dep_ == "poss" and p.pos_ == "PROPN" for p in t.children) for t in doc)
+        and any(p.dep_ == "poss" and p.pos_ in ("PROPN", "NOUN") for p in t.children) for t in doc)
