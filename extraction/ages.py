@@ -34,6 +34,8 @@ def said(text: str) -> str:
     text = re.sub(rf"(?i)\b(?:for|celebrated|celebrating|hit|reached) the big (?P<n>{AGE})\b",
                   r"for my birthday. I'm \g<n> now",
                   text)
+    # "Hoje é meu aniversário, 30 years old today": the age, a fragment of its own
+    text = re.sub(rf"(?i)(^|[,.!?]\s+)(?P<n>{AGE}) years? old (?=today\b|now\b)", r"\1I'm \g<n> years old ", text)
     # "big 4-0 last sat!": the same milestone, said as news of its own
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:(?:it was|it's) )?(?:the )?big (?P<n>[2-9])-0\b", r"\1I turned \g<n>0", text)
     return text

@@ -124,6 +124,10 @@ def normalise(text: str) -> str:
     text = re.sub(r"(?i)\bit(?:'s| is) (?P<who>(?-i:(?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?)) "
                   r"(?:that |who )?"
                   r"I (?P<verb>report to|work for|answer to)\b", r"I \g<verb> \g<who>", text)
+    # "the person I report to now is Tiago Mourão": whom, said as what the person is
+    text = re.sub(r"(?i)\bthe (?:new )?(?:\w+ )?(?:person|one|guy|woman|man|lady|manager|boss|supervisor) (?:that |who )?"
+                  r"I (?:now )?(?P<verb>report to|answer to)"
+                  r"(?: now)? is (?=(?-i:[A-Z]))", r"I \g<verb> ", text)
     # "New SIM, new number: 07700 900652": the label after what came with it
     text = re.sub(r"(?im)(?:^|(?<=[.!?]\s))new (?:sim|phone|contract|provider|network),\s+"
                   r"(?=new (?:number|mobile)\b)", "",
@@ -151,7 +155,7 @@ def normalise(text: str) -> str:
     # "... changed numbers. It's 0491 570 159 now": the number said as "it"
     # (someone else's number said before it is theirs: "my dad's number ... It's 07845 226 019")
     if re.search(r"(?i)\b(?:number|phone|mobile|cell)s?\b", text):
-        text = re.sub(rf"(?i)\bit(?:'s| is) (?=(?:now )?{PHONE})",
+        text = re.sub(rf"(?i)\bit(?:'s| is|s) (?=(?:now )?{PHONE})",
                       lambda m: m[0] if OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)
     text = possessions.said(text)
     # a possessive typed without its apostrophe: "my sons favourite book", "my wifes new car"
@@ -214,6 +218,12 @@ def normalise(text: str) -> str:
                   r"(?:is|was|'s) over|didn't work out))\b", lambda m: f"I broke up with {m['who'] or m['with']}", text)
     # "put me down as vegan": a diet said for a form
     text = re.sub(rf"(?i)\b(?:put|mark|list|sign) me (?:down |up )?as (?=(?:an? )?(?:{DIETS})\b)", "I'm ", text)
+    # "my girl stopped eating meat so the whole house went vegetarian": the household, the speaker with them
+    text = re.sub(rf"(?i)\bthe (?:whole )?(?:house|household|family)(?: has)? (?:went|gone|is|turned) (?=(?:{DIETS})\b)",
+                  "we went ", text)
+    # "no more cheese, no more eggs, so it's fully vegan now": the speaker's diet, said as what it is now
+    text = re.sub(rf"(?i)[,;]\s*so (?:it's|it is|its) (?=(?:fully |strictly |completely |100% )?(?:{DIETS}) now\b)",
+                  ". So I'm ", text)
     # "Guess who got a job at Kinross! My brother Josh, ...": whom the next sentence names; else the speaker
     text = re.sub(rf"(?i)(^|[.!?]\s+)guess who\b(?P<rest>[^.!?]*[.!?]+\s+)(?P<who>(?-i:My) (?:{'|'.join(RELATIONS)})"
                   r"(?: (?-i:[A-Z][a-z]+))?|(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*[,!.]|\s+(?:is|was)\b)",
