@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from core import calendar_words
-from extraction import ages, moves, nlp, possessions
+from extraction import ages, jobs, moves, nlp, possessions
 from extraction.ages import AGE
 from extraction.attribute_kinds import FAVOURITE_WORDS, MAKES, ROLES
 from extraction.moves import CAPITALISED as _CAPITALISED
@@ -104,8 +104,7 @@ def normalise(text: str) -> str:
     # "Traded in the old Pilot. The new Subaru Outback is easier on fuel": the new one of a change is the speaker's
     if re.search(r"(?i)\b(?:the old|traded|sold|swapped|replaced|got rid of|gave up)\b", text):
         text = re.sub(r"(?:^|(?<=[.!?]\s))The new (?=[A-Z])", "My new ", text)
-    # "Declan Whitby is running our team now and I report to him": to whom, by name
-    text = _REPORT_TO.sub(_report_to, text)
+    text = jobs.said(text)
     # "tax return came through so upgraded to a Pixel 8": the change is the speaker's
     text = re.sub(r"(?i)(?:(?<=,)|(?<=\w))\s+so\s+(?=(?:just |finally |then )?(?:upgraded|switched|moved|bought|traded|"
                   r"swapped|changed|joined|started|picked up|got|signed|went)\b)", " so I ", text)
@@ -115,19 +114,6 @@ def normalise(text: str) -> str:
                   r"\g<verb> to \g<what>", text)
     # "quit brewhaus, been at the tillerman bookshop since june": where the speaker has been since, a statement
     text = re.sub(r"(?i)(?<=\w)\s*,\s+(?:and )?(?=been (?:at|with|working|living|in|on|based)\b)", ". I've ", text)
-    # "I'm in accounts at Pennine Freight": a department at an employer, not a place
-    text = re.sub(r"\b(?:I'm|I am|I've been|I was) (?:now |still |currently )?in "
-                  r"(?=(?:accounts|finance|sales|marketing|HR|IT|"
-                  r"payroll|legal|admin|operations|logistics|procurement|engineering|customer service|support|R&D|"
-                  r"compliance|research) (?:at|for|with) (?-i:[A-Z]))", "I work in ", text)
-    # "so it's Phil Brennan I report to now": whom, said as a cleft
-    text = re.sub(r"(?i)\bit(?:'s| is) (?P<who>(?-i:(?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?)) "
-                  r"(?:that |who )?"
-                  r"I (?P<verb>report to|work for|answer to)\b", r"I \g<verb> \g<who>", text)
-    # "the person I report to now is Tiago Mourão": whom, said as what the person is
-    text = re.sub(r"(?i)\bthe (?:new )?(?:\w+ )?(?:person|one|guy|woman|man|lady|manager|boss|supervisor) (?:that |who )?"
-                  r"I (?:now )?(?P<verb>report to|answer to)"
-                  r"(?: now)? is (?=(?-i:[A-Z]))", r"I \g<verb> ", text)
     # "New SIM, new number: 07700 900652": the label after what came with it
     text = re.sub(r"(?im)(?:^|(?<=[.!?]\s))new (?:sim|phone|contract|provider|network),\s+"
                   r"(?=new (?:number|mobile)\b)", "",
@@ -219,8 +205,8 @@ def normalise(text: str) -> str:
     # "put me down as vegan": a diet said for a form
     text = re.sub(rf"(?i)\b(?:put|mark|list|sign) me (?:down |up )?as (?=(?:an? )?(?:{DIETS})\b)", "I'm ", text)
     # "my girl stopped eating meat so the whole house went vegetarian": the household, the speaker with them
-    text = re.sub(rf"(?i)\bthe (?:whole )?(?:house|household|family)(?: has)? (?:went|gone|is|turned) (?=(?:{DIETS})\b)",
-                  "we went ", text)
+    text = re.sub(rf"(?i)\bthe (?:whole )?(?:house|household|family)(?: has)? (?:went|gone|is|turned) "
+                  rf"(?=(?:{DIETS})\b)", "we went ", text)
     # "no more cheese, no more eggs, so it's fully vegan now": the speaker's diet, said as what it is now
     text = re.sub(rf"(?i)[,;]\s*so (?:it's|it is|its) (?=(?:fully |strictly |completely |100% )?(?:{DIETS}) now\b)",
                   ". So I'm ", text)
@@ -307,17 +293,6 @@ _TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>[A-Z][\w\-]*(?:\s+[\w\-]+){0,
 _ROLE_WORDS = "|".join(sorted(ROLES, key=len, reverse=True))  # the roles that are an attribute of the speaker's
 _FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
 _ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")
-_REPORT_TO = re.compile(r"[^.!?]*\b(?:report(?:s|ing)?|answer(?:s|ing)?) (?:directly )?to (?P<who>him|her)\b")
-
-
-def _report_to(match: re.Match) -> str:
-    """ "Declan Whitby is running our team now and I report to him": to the last one named before."""
-    before = match[0][:match.start("who") - match.start()]
-    named = [m[0] for m in re.finditer(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*\b(?!'s)", before)
-             if m[0] not in ("So", "And", "But", "Now", "Since", "Then")]
-    return before + named[-1] if named else match[0]
-
-
 def _title_from(match: re.Match) -> str:
     last = match["last"].lower()
     # a title of two words or more whose last names a job: "Senior Buyer", "Team Lead", "Nurse Manager 1"

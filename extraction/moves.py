@@ -24,6 +24,9 @@ def said(text: str) -> str:
                   rf"(?P<old>{CAPITALISED})", r"I moved from \g<old> to \g<new>", text)
     text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={CAPITALISED} now\b)",
                   lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
+    # "so the new home is in Pozuelo de Alarcón now"
+    text = re.sub(rf"(?i)\b(?:the |my |our )?new (?:home|place|house|flat|apartment) is (?:now )?in (?={CAPITALISED})",
+                  "I live in ", text)
     # "now we are in Matosinhos", "so its Mount Albert for us now"
     text = re.sub(rf"(?i)\bnow (?:(?P<we>we're|we are)|I'm|I am) (?:living )?in (?={CAPITALISED})",
                   lambda m: "we live in " if m["we"] else "I live in ", text)

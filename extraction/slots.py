@@ -118,7 +118,9 @@ _SPEAKERS_OWN = re.compile(r"(?i)^(?:.*\b(?:me|my|i)\b|.*[,;]\s+(?:(?:please|pls
                            r"|(?:my |new )?(?:cell|mobile|phone|e-?mail)(?: number| address| no\.?)?\s+(?=[+(\d]|"
                            r"[\w.+\-]+@)"
                            # "New number: ...": a bare "number" is the speaker's only when said to be a new one
-                           r"|(?:my |our )?(?:new|updated|current|changed) (?:number|address)\s*[:\-\u2013]"
+                           # (after a label of its own: "Small correction for all the forms: new number, ...")
+                           r"|(?:[^:]*:\s*)?(?:my |our )?(?:new|updated|current|changed) (?:number|address)"
+                           r"\s*[:,\-\u2013]"
                            # "New phone, new number: ...": labels said one after another
                            r"|(?:new|updated) (?:phone|mobile|cell|e-?mail),? (?:new |updated )?(?:number|address)"
                            r"\s*[:\-\u2013]"
@@ -175,7 +177,8 @@ _RELATION_NAMED = re.compile(rf"(?i)\b(?:my|our) (?:{'|'.join(sorted(RELATIONS, 
 _OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main |usual )?(?:number|phone|mobile|cell|"
                           r"e-?mail|address|landline|line|contact details)\b|\b(?:me|I|I'm|I've)\b")
 # a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
-_AT_WORK = re.compile(r"(?i)\b(?:work|office|business|company|desk|direct line|extension)\b"
+_AT_WORK = re.compile(r"(?i)\b(?:(?<!not )(?<!n't )work(?! anymore| any more)|office|business|company|desk|direct line|"
+                      r"extension)\b"
                       r"|\b(?:uni|university|school|college|student|campus|project|lab) "
                       r"(?:e-?mail|address|account|number|phone)\b")
 _OWN = re.compile(r"(?i)\b(?:personal|private|home|my (?:mobile|cell)(?: number)? is)\b")  # "my mobile is": theirs

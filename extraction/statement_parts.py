@@ -106,8 +106,9 @@ def intended(doc) -> bool:
     """The statement says what the speaker wants, learns or plans, not what holds ("learning to drive a truck",
     "thinking about moving to Portland", "considering a move to Leuven")."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is not None and any(c.dep_ == "aux" and c.lower_ in _MAYBE for c in root.children):
-        return True  # "we might move to Bergen one day"
+    wishes = [t for t in doc if t.lemma_.lower() in ("love", "like") and any(c.dep_ == "xcomp" for c in t.children)]
+    if any(c.dep_ == "aux" and c.lower_ in _MAYBE for t in [root] * (root is not None) + wishes for c in t.children):
+        return True  # "we might move to Bergen one day", "I would love to live there one day, maybe when I retire"
     if any(t.dep_ == "mark" and t.lower_ == "if" and t.head.dep_ == "advcl" and any(
             c.dep_ == "nsubj" and c.lower_ in _SPEAKING for c in t.head.children) and any(
             c.dep_ == "aux" and c.lower_ in _MAYBE for c in t.head.head.children) for t in doc):
