@@ -39,7 +39,7 @@ _ADVERBS = set("so really pretty super very quite just such a an bit kinda kind 
 
 
 # the same markers inside a sentence, where they cannot be a word: "new number btw: ...", "I'm vegan now fyi"
-_MARKER_INSIDE = re.compile(r"(?i)\s*,?\s+(?<![\w'])(?:btw|fyi|tbh|ngl|imo|imho|tho)(?![\w'])")
+_MARKER_INSIDE = re.compile(r"(?i)\s*,?\s+(?<![\w'])(?:btw|fyi|tbh|ngl|imo|imho|tho|fr)(?![\w'])")
 
 
 def strip_discourse(sentence: str) -> str:

@@ -74,7 +74,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if subjects and received(subjects[0].head):
         return "", None  # "my daughter gave me a Galaxy A54": the speaker's now
     if subjects and subjects[0].head.lemma_ == "be" and any(
-            c.dep_ == "attr" and speakers(c) and any(g.lower_ in FAVOURITE_WORDS for g in c.children)
+            c.dep_ == "attr" and speakers(c) and (c.lower_ in FAVOURITE_WORDS or any(
+                g.lower_ in FAVOURITE_WORDS for g in c.children))
             for c in subjects[0].head.children):
         return "", None  # "Bunny chow is my favourite dish of all time": the subject is the value
     if subjects and (_names_a_relation(subjects[0]) or _relation_named(subjects[0])):

@@ -9,7 +9,7 @@ import re
 CAPITALISED = r"(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?"  # a name: one or two capitalised words
 # news of a move: what makes "we're in X now" a home, not a visit
 _MOVED = re.compile(r"(?i)\b(?:unpacked|moved|the move|new (?:house|place|flat|home)|got the keys|shifted house|"
-                    r"relocated)\b|\b(?-i:[Ll]eft [A-Z])\w+ for good\b")
+                    r"relocated|signed a lease)\b|\b(?-i:[Ll]eft [A-Z])\w+ for good\b")
 
 
 def said(text: str) -> str:
@@ -24,6 +24,8 @@ def said(text: str) -> str:
                   rf"(?P<old>{CAPITALISED})", r"I moved from \g<old> to \g<new>", text)
     text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={CAPITALISED} now\b)",
                   lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
+    # "signed a lease in Dellmont": where they live now
+    text = re.sub(rf"(?i)\bsigned a lease (?:on (?:a|an|the) \w+ )?in (?={CAPITALISED})", "moved to ", text)
     # "so the new home is in Pozuelo de Alarcón now"
     text = re.sub(rf"(?i)\b(?:the |my |our )?new (?:home|place|house|flat|apartment) is (?:now )?in (?={CAPITALISED})",
                   "I live in ", text)
