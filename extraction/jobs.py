@@ -26,8 +26,9 @@ def said(text: str) -> str:
                   r"(?=(?:accounts|finance|sales|marketing|HR|IT|"
                   r"payroll|legal|admin|operations|logistics|procurement|engineering|customer service|support|R&D|"
                   r"compliance|research) (?:at|for|with) (?-i:[A-Z]))", "I work in ", text)
-    # "so it's Phil Brennan I report to now": whom, said as a cleft
-    text = re.sub(r"(?i)\bit(?:'s| is) (?P<who>(?-i:(?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?)) "
+    # "so it's Phil Brennan I report to now", "it's a fella called Colm I report to": whom, said as a cleft
+    text = re.sub(r"(?i)\bit(?:'s| is) (?:a (?:fella|guy|bloke|man|woman|lady) (?:called|named) )?"
+                  r"(?P<who>(?-i:(?:(?:Mr|Mrs|Ms|Dr)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?)) "
                   r"(?:that |who )?"
                   r"I (?P<verb>report to|work for|answer to)\b", r"I \g<verb> \g<who>", text)
     # "the person I report to now is Tiago Mourão": whom, said as what the person is

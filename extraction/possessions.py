@@ -40,13 +40,21 @@ def said(text: str) -> str:
                          f"{m[1]}My {'email' if '@' in m['v'] else 'number'} is {m['v']}"
                          + ("" if m["rest"].endswith("to use") else m["rest"]), text)
     # "from now on all client mail should go through hello@studio.ca": the speaker's address
-    text = re.sub(rf"(?i)\b(?:all )?(?:[\w-]+ )?(?:e-?)?mail (?:should|will|can|must) (?:now )?(?:go|come|be sent) "
-                  rf"(?:through|to|via) (?={EMAIL})", "my email is ", text)
+    # ("Correspondence from now on to heinrich@posteo.de")
+    text = re.sub(rf"(?i)\b(?:all )?(?:[\w-]+ )?(?:(?:e-?)?mail|correspondence) (?:(?:should|will|can|must) (?:now )?"
+                  rf"(?:go|come|be sent) (?:through|to|via)|(?:from now on|henceforth),? (?:goes )?to) (?={EMAIL})",
+                  "my email is ", text)
     # "Dropped the Samsung in the milk jug. Replacement's a Pixel 8": the speaker's new one
     text = re.sub(rf"(?i)(^|[.!?]\s+|,\s+)(?:the |my |a |its )?replacement(?: phone| car)?(?:'s| is| was| will be) "
                   rf"(?:now )?(?=an? (?:new |used |second-hand |refurbished )?(?P<make>{MAKE_WORDS})\b)",
                   lambda m: m[1] + ("My new car is " if m["make"].lower() in MAKES["car"] else "My new phone is "),
                   text)
+    # "Samsung Galaxy A54 finally here!": the speaker's new phone, arrived
+    text = re.sub(rf"(?i)(^|[.!?]\s+)(?:my |the )?(?:new )?(?P<p>(?:{_PHONES})(?: [\w+]+){{0,3}}?) (?:is )?"
+                  r"(?:finally |at last )?(?:here|arrived|came)\b", lambda m: f"{m[1]}My new phone is a {m['p']}", text)
+    # "Since the move the line is 06422 91 56 03": the speaker's number, said as the line
+    text = re.sub(rf"(?i)\bthe (?:new )?line is (?={PHONE})",
+                  lambda m: m[0] if OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)
     # "typing this from my Redmi Note 10": the speaker's phone
     text = re.sub(rf"(?i)\b(?:I'm |I am )?(?:typing|texting|writing|messaging) (?:this |to you )?(?:from|on) "
                   rf"(?:my |a |an )(?:new )?(?=(?:{_PHONES})\b)", "my phone is a ", text)

@@ -292,6 +292,8 @@ def for_someone(doc) -> bool:
                 and any(d.dep_ == "det" and d.lower_ in ("a", "an") for d in t.children)
                 for t in (*root.children, *person.children)):
             return True
+    if re.search(r"(?i)\bas an? (?:\w+ )?(?:present|gift)\b", doc.text):
+        return True  # "ordered an iPhone 15, not for myself, but as a birthday present for my granddaughter"
     for child in root.children:
         if child.dep_ == "dative" and child.pos_ in ("NOUN", "PROPN"):
             return True
