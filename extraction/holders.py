@@ -16,6 +16,8 @@ SELF_WORDS = {"", "user", "the user", "i", "me", "we", "us", "myself"}
 _STAND_INS = ("it", "that", "this")
 _CONTACTS = {"number", "email", "address", "phone", "mobile", "cell"}
 _GROUPS = {"team", "company", "department", "group", "club", "shared", "joint"}
+_NOT_PEOPLE = _GROUPS | _CONTACTS | {"firm", "employer", "car", "phone", "flat", "house", "band", "shop", "business",
+                                     "school", "office", "brand", "startup", "restaurant", "cafe", "bar", "app"}
 _THINGS = {"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "NORP"}  # entity labels of no person
 
 
@@ -97,6 +99,15 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
             return opening[1].lower(), None
         return "", None  # "Lives in Paris", "Got promoted to team lead": the speaker, implied
     head = subjects[0]
+    # "my irmã Juliana got hired at ...", "the user's prima Beatriz": a named person of theirs, in any word
+    # (a word the parser knows nothing of, in lower case, just before a name: no relation word nor a thing's)
+    said_as = next((c for c in head.children if c.dep_ in ("appos", "compound") and abs(c.i - head.i) == 1 and (
+        (word := min(c, head, key=lambda t: t.i)).is_lower and max(c, head, key=lambda t: t.i).is_title
+        and word.lower_ not in _NOT_PEOPLE and word.lemma_.lower() not in RELATIONS and word.lower_ not in RELATIONS)),
+        None)
+    if said_as is not None and any(p.dep_ == "poss" and p.lower_ in (*SPEAKERS_OWN, "user")
+                                   for p in (*head.children, *said_as.children)):
+        return " ".join(t.lower_ for t in sorted((head, said_as), key=lambda t: t.i)), head
     if head.ent_type_ in _THINGS:
         # a thing is nobody: "The Civic died so the user bought a Mazda", "Ramen overtook pizza as my favourite"
         speaker = next((t for t in every + [c for t in every for c in t.children if c.dep_ == "conj"]
@@ -138,9 +149,6 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if head.pos_ == "PROPN" and head.ent_type_ == "PERSON" and any(
             c.dep_ == "compound" and c.lower_ in RELATIONS for c in head.children):
         return head.lower_, head  # "the user's teammate Ravi reports to Jonas": Ravi's manager
-    name = next((c for c in head.children if c.dep_ in ("appos", "compound") and c.ent_type_ == "PERSON"), None)
-    if head.pos_ == "NOUN" and name is not None:
-        return f"{head.lower_} {name.lower_}", head  # "my irmã Juliana got hired at ...": a named person of theirs
     if head.lower_ == "ex" and head.i + 2 < len(doc) and doc[head.i + 2].lower_ in RELATIONS:
         return f"ex-{doc[head.i + 2].lower_}", head  # "my ex-wife lives in Nice": hers, no partner of the speaker's
     if head.lemma_.lower() in RELATIONS or head.lower_ in RELATIONS:

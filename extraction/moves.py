@@ -25,7 +25,8 @@ def said(text: str) -> str:
     text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={CAPITALISED} now\b)",
                   lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
     # "signed a lease in Dellmont": where they live now
-    text = re.sub(rf"(?i)\bsigned a lease (?:on (?:a|an|the) \w+ )?in (?={CAPITALISED})", "moved to ", text)
+    text = re.sub(rf"(?i)\bsigned a lease (?:on (?:a|an|the) \w+ )?in (?={CAPITALISED})",
+                  lambda m: "Moved to " if m[0][0] == "S" else "moved to ", text)
     # "so the new home is in Pozuelo de Alarcón now"
     text = re.sub(rf"(?i)\b(?:the |my |our )?new (?:home|place|house|flat|apartment) is (?:now )?in (?={CAPITALISED})",
                   "I live in ", text)

@@ -645,3 +645,39 @@ def test_a_thing_for_someone_named_on_their_day_is_a_gift(text):
                                   "The user took Dan's Tesla out on Sunday morning."])
 def test_a_car_taken_out_for_a_try_is_no_car_of_theirs(text):
     assert not [f for f in statement_frames([(text, "user")])[0] if f.single]
+
+
+@pytest.mark.parametrize("text", [
+    "The user bought a Nokia G42 for their avó's birthday.",  # a relation in any language: someone else's day
+    "The user picked up a Moto G24 for their youngest, his first phone.",
+    "The user just ordered a Galaxy A25, not for themselves, but as a Christmas present for their nephew.",
+])
+def test_a_thing_given_as_a_present_or_for_someone_elses_day_is_a_gift(text):
+    assert not [f for f in statement_frames([(text, "user")])[0] if f.single]
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("The user's prima Beatriz just got hired at Norvia Labs.", "prima beatriz"),
+    ("The user's cunhado Paulo started at Norvia Labs last week.", "cunhado paulo"),
+    ("Please add Grandad's number to the school form: 085 204 7731.", "grandad's"),
+    ("For the rota add Nuno under the user, he's their colleague: +351 934 220 118.", None),
+])
+def test_a_named_person_or_a_number_said_to_be_someone_elses_is_not_the_speakers(text, holder):
+    found = [f for f in statement_frames([(text, "user")])[0] if f.single]
+    if holder is None:  # the colleague's number: nobody's single value of the speaker's
+        assert not [f for f in found if f.holder == "" and f.attribute == "phone"], found
+    else:
+        assert found and all(f.holder.startswith(holder.rstrip("'s")) for f in found), found
+
+
+@pytest.mark.parametrize("text", ["The user would love to live in Porto one day, maybe when the kids are grown.",
+                                  "The user would like to move to Galway, if the job allows it."])
+def test_a_wish_is_no_home(text):
+    assert not [f for f in statement_frames([(text, "user")])[0] if f.attribute == "home"]
+
+
+def test_a_title_ending_in_lead_is_a_title_and_one_is_no_age():
+    assert frame("The user is Data Lead now.").attribute == "job title"
+    assert not [f for f in statement_frames([("The user has no idea how to fix one.", "user")])[0]
+                if f.attribute == "age"]
+    assert frame("Noor Haddad is the user's favorite now.").holder == ""  # the value, not the holder

@@ -98,6 +98,8 @@ from extraction.chat_text import normalise
     ("Birthday yesterday: 51! Cake was great.", "Birthday yesterday. I'm 51 now! Cake was great."),
     ("birthday was friday, officially 30", "birthday was Friday. I'm 30 now"),
     ("they took me out for the big fifty", "they took me out for my birthday. I'm fifty now"),
+    ("big 5-0 on sunday, send help", "I turned 50 on Sunday, send help"),
+    ("Feliz aniversário to me, 45 years old today!", "Feliz aniversário to me, I'm 45 years old today!"),
     ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
     ("Honestly, at 52 I'm slower.", "Honestly, I'm 52 now and I'm slower."),
     ("at 10 I'm off to bed", "at 10 I'm off to bed"),
@@ -149,6 +151,15 @@ from extraction.chat_text import normalise
     ("Doing the life insurance form, I'm 44 if they ask.", "Doing the life insurance form. I'm 44 if they ask."),
     ("Things with Rory fizzled out in June.", "I broke up with Rory in June."),
     ("Mark me down as vegetarian for the dinner.", "I'm vegetarian for the dinner."),
+    # a diet said as what the household or "it" is now
+    ("No more milk, no more honey, so it's fully vegan now.", "No more milk, no more honey. So I'm fully vegan now."),
+    ("My son stopped eating meat so the whole family went vegetarian.",
+     "My son stopped eating meat so we went vegetarian."),
+    # a request run on without stops, and where they live said as the reason for one
+    ("we got the keys today can you find me a removal van", "we got the keys today. can you find me a removal van"),
+    ("any good dentists nearby cos we live in Hove now", "any good dentists nearby. we live in Hove now"),
+    ("New sim so my number changed, its 0612 448 907 now.",
+     "New sim so my number changed, my number is 0612 448 907 now."),
 ])
 def test_chat_is_read_as_it_is_meant(text, read):
     assert normalise(text) == read

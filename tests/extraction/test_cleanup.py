@@ -25,6 +25,8 @@ from extraction.cleanup import strip_chatter, strip_discourse
     ("Hot take incoming: jazz is my favourite genre", "jazz is my favourite genre"),
     ("I have to admit, tea has overtaken coffee as my favourite", "tea has overtaken coffee as my favourite"),
     ("Funnily enough, I live in Derby now", "I live in Derby now"),
+    ("Long story short, I left Nordwind in May", "I left Nordwind in May"),
+    ("long story but Ines and I split up", "Ines and I split up"),
 ])
 def test_discourse_markers_come_off_the_front(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned
@@ -34,6 +36,7 @@ def test_discourse_markers_come_off_the_front(sentence, cleaned):
     ("new number btw: 07700 900456", "new number: 07700 900456"),
     ("I'm vegan now, fyi.", "I'm vegan now."),
     ("Moved to Leeds tbh", "Moved to Leeds"),
+    ("Rosalía is my favourite now fr, her voice is unreal", "Rosalía is my favourite now, her voice is unreal"),
 ])
 def test_marker_words_come_out_inside_a_sentence(sentence, cleaned):
     assert strip_discourse(sentence) == cleaned
@@ -65,6 +68,9 @@ def test_a_marker_word_that_is_the_subject_stays(sentence):
     ("My girlfriend is Ana, a nurse, so at least someone cooks.", "My girlfriend is Ana, a nurse"),
     ("I'm coeliac, so when you plan the menu leave out bread.", "I'm coeliac"),
     ("I moved to Selby, so the drive is a bit longer now.", "I moved to Selby"),
+    # what it means for them, and how new it is
+    ("I'm a shift supervisor so I end up covering every sick day", "I'm a shift supervisor"),
+    ("Dating someone new, Kofi, early days but he's sweet", "Dating someone new, Kofi"),
 ])
 def test_laughter_and_evaluative_remarks_come_off_the_end(sentence, cleaned):
     assert strip_chatter(sentence) == cleaned

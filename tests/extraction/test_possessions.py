@@ -36,6 +36,10 @@ from extraction.possessions import said
      "Pop this in the contacts: 0161 496 0000 is Ruth's number from the allotment."),
     ("Save this as well: +44 7700 900111. It is my neighbour Omar's.",
      "Save this as well: +44 7700 900111 is my neighbour Omar's number."),
+    # a phone that arrived, a line, correspondence from now on
+    ("Pixel 9 finally arrived! Setting it up now.", "My new phone is a Pixel 9! Setting it up now."),
+    ("After the move the line is 0161 496 0321.", "After the move my number is 0161 496 0321."),
+    ("Correspondence from now on to j.voss@posteo.de, please.", "my email is j.voss@posteo.de, please."),
 ])
 def test_what_the_speaker_has_is_said_as_a_statement(text, read):
     assert said(text) == read

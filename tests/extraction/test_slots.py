@@ -23,6 +23,11 @@ from extraction.slots import find_slots
     ("Since last month home is Leeds for us", "location", "{name} lives in Leeds."),
     ("Reach me at the office on 0144 556 677", "work phone", "{name}'s work phone number is 0144 556 677."),
     ("New number: 0698 765 432.", "phone", "{name}'s phone number is 0698 765 432."),  # a label, no "phone"
+    # after a label of its own, with a comma
+    ("Update for the forms: new number, 0698 765 433.", "phone", "{name}'s phone number is 0698 765 433."),
+    # "work" as a verb says nothing of a workplace
+    ("Mail goes to kim@north.dev from now on, the old one doesn't work anymore", "email",
+     "{name}'s email address is kim@north.dev."),
 ])
 def test_statements_without_a_subject(sentence, attribute, content):
     slots = find_slots(sentence)
@@ -36,7 +41,8 @@ def test_statements_without_a_subject(sentence, attribute, content):
                                       "Text Anna on 0612 345 678 if you're late",
                                       "You can reach my assistant at 020 7946 0958",
                                       "Email the landlord at rent@flat.example about it",
-                                      "Number: 0698 765 432"])  # a bare label: whose is not said
+                                      "Number: 0698 765 432",  # a bare label: whose is not said
+                                      "Put Omar under me on the list, he's my colleague: 0612 777 888"])
 def test_look_alikes_are_no_contact_or_age(sentence):
     assert not [s for s in find_slots(sentence) if s.attribute in ("phone", "email", "age")]
 
