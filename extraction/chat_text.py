@@ -104,6 +104,10 @@ def normalise(text: str) -> str:
     # "Traded in the old Pilot. The new Subaru Outback is easier on fuel": the new one of a change is the speaker's
     if re.search(r"(?i)\b(?:the old|traded|sold|swapped|replaced|got rid of|gave up)\b", text):
         text = re.sub(r"(?:^|(?<=[.!?]\s))The new (?=[A-Z])", "My new ", text)
+        # "Traded in the old Civic. A used Subaru Outback now, ...": what it is now
+        text = re.sub(rf"(?:^|(?<=[.!?]\s))An? (?=(?:(?:new|used|second-hand|secondhand) )?"
+                      rf"(?P<make>(?i:{MAKE_WORDS}))\b[^.!?,]{{0,30}}? now\b)",
+                      lambda m: "My car is a " if m["make"].lower() in MAKES["car"] else "My phone is a ", text)
     text = jobs.said(text)
     # "tax return came through so upgraded to a Pixel 8": the change is the speaker's
     text = re.sub(r"(?i)(?:(?<=,)|(?<=\w))\s+so\s+(?=(?:just |finally |then )?(?:upgraded|switched|moved|bought|traded|"
@@ -149,7 +153,7 @@ def normalise(text: str) -> str:
     # a salutation to the assistant: "Dear assistant, I am employed ..."
     text = re.sub(r"(?i)^(?:dear|hi|hello|hey) (?:assistant|bot|chatgpt|claude|ai|there)\s*[,!:.]\s*", "", text)
     # "first week at Monzo done!": the speaker's first week there
-    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (day|week|month)(?P<at> at (?-i:[A-Z][\w&'.\-]*"
+    text = re.sub(r"(?i)(^|[.!?]\s+)(?:my )?(first|1st) (?:full )?(day|week|month)(?P<at> at (?-i:[A-Z][\w&'.\-]*"
                   r"(?: [A-Z][\w&'.\-]*)*) (?:is )?(?:done|over|complete|finished|survived|down"
                   r"|went (?:fine|well|great|ok|okay|smoothly|alright))\b"
                   r"| (?:is )?(?:done|over|complete|finished|survived|down) at "
@@ -207,6 +211,9 @@ def normalise(text: str) -> str:
     # "my girl stopped eating meat so the whole house went vegetarian": the household, the speaker with them
     text = re.sub(rf"(?i)\bthe (?:whole )?(?:house|household|family)(?: has)? (?:went|gone|is|turned) "
                   rf"(?=(?:{DIETS})\b)", "we went ", text)
+    # "Doctor's orders: fully vegan from now on": the speaker's diet, said alone
+    text = re.sub(rf"(?i)(^|[:.!?]\s+)(?=(?:fully |strictly |completely )?(?:{DIETS}) "
+                  r"(?:from now on|from today|now)\b)", r"\1I'm ", text)
     # "no more cheese, no more eggs, so it's fully vegan now": the speaker's diet, said as what it is now
     text = re.sub(rf"(?i)[,;]\s*so (?:it's|it is|its) (?=(?:fully |strictly |completely |100% )?(?:{DIETS}) now\b)",
                   ". So I'm ", text)

@@ -35,6 +35,11 @@ def said(text: str) -> str:
     text = re.sub(r"(?i)\bthe (?:new )?(?:\w+ )?(?:person|one|guy|woman|man|lady|manager|boss|supervisor) "
                   r"(?:that |who )?I (?:now )?(?P<verb>report to|answer to)"
                   r"(?: now)? is (?=(?-i:[A-Z]))", r"I \g<verb> ", text)
+    # "so it's Lead UX Researcher on my badge now", "my badge says Clinical Team Leader now": the title
+    text = re.sub(r"(?i)\b(?:it's|it is) (?P<t>(?-i:[A-Z][\w-]*(?: (?:of |for |and )?[A-Z][\w-]*)*)) on my "
+                  r"(?:badge|business cards?|door|email signature)\b", r"My title is \g<t>", text)
+    text = re.sub(r"(?i)\b(?:the|my) (?:badge|business card|door|email signature) (?:now )?says (?=(?-i:[A-Z]))",
+                  "My title is ", text)
     # "Sign everything as Director of Marketing from now on": the title the speaker goes by
     text = re.sub(r"(?i)\bsign (?:everything|it all|all (?:my )?(?:e-?mails|mails|letters)|(?:my |the )?(?:e-?mails?|"
                   r"letters?)|off) as (?=(?-i:[A-Z]))", "My title is ", text)

@@ -24,6 +24,9 @@ def said(text: str) -> str:
                   rf"(?P<old>{CAPITALISED})", r"I moved from \g<old> to \g<new>", text)
     text = re.sub(rf"\b(?:(?P<we>we're|we are)|I'm|I am|(?P<it>it's|it is)) (?P<in>in )?(?={CAPITALISED} now\b)",
                   lambda m: "we live in " if m["we"] else "I live in " if m["in"] or m["it"] else m[0], text)
+    # "Boxes finally unpacked in Porto!": the move done
+    text = re.sub(rf"(?i)\b(?:the )?(?:boxes|last box(?:es)?|everything) (?:are |is )?(?:finally |all )?unpacked in "
+                  rf"(?={CAPITALISED})", "I moved to ", text)
     # "signed a lease in Dellmont": where they live now
     text = re.sub(rf"(?i)\bsigned a lease (?:on (?:a|an|the) \w+ )?in (?={CAPITALISED})",
                   lambda m: "Moved to " if m[0][0] == "S" else "moved to ", text)

@@ -52,6 +52,9 @@ def said(text: str) -> str:
     # "Samsung Galaxy A54 finally here!": the speaker's new phone, arrived
     text = re.sub(rf"(?i)(^|[.!?]\s+)(?:my |the )?(?:new )?(?P<p>(?:{_PHONES})(?: [\w+]+){{0,3}}?) (?:is )?"
                   r"(?:finally |at last )?(?:here|arrived|came)\b", lambda m: f"{m[1]}My new phone is a {m['p']}", text)
+    # "The iPhone 15 I switched to lasts all day": what the speaker switched to
+    text = re.sub(rf"(?i)\b[Tt]he (?P<p>(?:{_PHONES})(?: [\w+]+){{0,3}}?) (?:I|we)(?:'ve)? (?:switched|changed|moved|"
+                  r"upgraded) to\b", r"I switched to the \g<p> and it", text)
     # "Since the move the line is 06422 91 56 03": the speaker's number, said as the line
     text = re.sub(rf"(?i)\bthe (?:new )?line is (?={PHONE})",
                   lambda m: m[0] if OTHERS_NUMBER.search(m.string[:m.start()]) else "my number is ", text)

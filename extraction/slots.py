@@ -179,7 +179,8 @@ _OWN_CONTACT = re.compile(r"(?i)\bmy (?:own |new |personal |private |work |main 
 # a place of study's address is kept beside the speaker's own as a workplace's is ("my uni email")
 _AT_WORK = re.compile(r"(?i)\b(?:(?<!not )(?<!n't )work(?! anymore| any more)|office|business|company|desk|direct line|"
                       r"extension)\b"
-                      r"|\b(?:uni|university|school|college|student|campus|project|lab) "
+                      r"|\b(?:school|work|job|business|office)-related\b"  # "for anything school-related, use ..."
+                      r"|\b(?:uni|university|school|college|student|campus|project|lab|board) "
                       r"(?:e-?mail|address|account|number|phone)\b")
 _OWN = re.compile(r"(?i)\b(?:personal|private|home|my (?:mobile|cell)(?: number)? is)\b")  # "my mobile is": theirs
 

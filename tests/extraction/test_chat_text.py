@@ -100,7 +100,8 @@ from extraction.chat_text import normalise
     ("they took me out for the big fifty", "they took me out for my birthday. I'm 50 now"),
     ("big 5-0 on sunday, send help", "I turned 50 on Sunday, send help"),
     # an age in words, said in digits (not a count: "Twenty, maybe thirty people came")
-    ("Cake last night. Sixty-four now, and still no grey hair.", "Cake last night. I'm 64 now, and still no grey hair."),
+    ("Cake last night. Sixty-four now, and still no grey hair.",
+     "Cake last night. I'm 64 now, and still no grey hair."),
     ("Twenty, maybe thirty people came.", "Twenty, maybe thirty people came."),
     ("Feliz aniversário to me, 45 years old today!", "Feliz aniversário to me, I'm 45 years old today!"),
     ("Birthday party on Saturday: 3 pm start", "Birthday party on Saturday: 3 pm start"),
@@ -155,7 +156,13 @@ from extraction.chat_text import normalise
     ("Things with Rory fizzled out in June.", "I broke up with Rory in June."),
     ("Mark me down as vegetarian for the dinner.", "I'm vegetarian for the dinner."),
     # a diet said as what the household or "it" is now
-    ("No more milk, no more honey, so it's fully vegan now.", "No more milk, no more honey. So I'm fully vegan now."),
+    ("No more milk, no more honey, so it's fully vegan now.",
+     "No more milk, no more honey. So I'm fully vegan now."),
+    ("GP's advice after my bloods: vegetarian from now on.",
+     "GP's advice after my bloods: I'm vegetarian from now on."),
+    # what the speaker has now, said alone after what they traded
+    ("Sold the old Polo. A second-hand Skoda Fabia now, cheaper to run.",
+     "Sold the old Polo. My car is a second-hand Skoda Fabia now, cheaper to run."),
     ("My son stopped eating meat so the whole family went vegetarian.",
      "My son stopped eating meat so we went vegetarian."),
     # a request run on without stops, and where they live said as the reason for one

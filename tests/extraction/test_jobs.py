@@ -13,6 +13,9 @@ from extraction.jobs import said
     ("Promoted! Sign all my emails as Head of Partnerships please.",
      "Promoted! My title is Head of Partnerships please."),
     ("I'm in finance at Halden Group now.", "I work in finance at Halden Group now."),
+    ("It went through, so it's Senior Data Engineer on my badge now.",
+     "It went through, so My title is Senior Data Engineer now."),
+    ("My email signature now says Head of Design.", "My title is Head of Design."),
 ])
 def test_work_said_as_statements(text, read):
     assert said(text) == read

@@ -13,6 +13,7 @@ from extraction.moves import said
     ("Moved at last, so the new flat is in Kirkstall now.", "Moved at last, so I live in Kirkstall now."),
     ("Signed a lease in Brookhaven with two friends!", "Moved to Brookhaven with two friends!"),
     ("Got the keys yesterday, we're in Otley now.", "Got the keys yesterday, we live in Otley now."),
+    ("Last boxes unpacked in Tavira! Loving the terrace.", "I moved to Tavira! Loving the terrace."),
 ])
 def test_where_they_live_after_news_of_a_move(text, read):
     assert said(text) == read

@@ -39,6 +39,7 @@ from extraction.possessions import said
     # a phone that arrived, a line, correspondence from now on
     ("Pixel 9 finally arrived! Setting it up now.", "My new phone is a Pixel 9! Setting it up now."),
     ("After the move the line is 0161 496 0321.", "After the move my number is 0161 496 0321."),
+    ("The Galaxy S24 I switched to charges fast.", "I switched to the Galaxy S24 and it charges fast."),
     ("Correspondence from now on to j.voss@posteo.de, please.", "my email is j.voss@posteo.de, please."),
 ])
 def test_what_the_speaker_has_is_said_as_a_statement(text, read):

@@ -55,6 +55,8 @@ def test_sayings_about_home_name_no_home(sentence):
 def test_a_personal_number_said_beside_a_work_one_is_the_speakers_own():
     assert [s.attribute for s in find_slots("Work mobile aside, my personal number is 0780 111 2222.")] == ["phone"]
     assert [s.attribute for s in find_slots("My office number is 0207 444 555.")] == ["work phone"]
+    assert [s.attribute for s in find_slots("For anything school-related, use my board address, jo@board.ca.")] == [
+        "work email"]
 
 
 @pytest.mark.parametrize(("text", "value"), [
