@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-from core.number_words import in_digits
-
 # an age, in digits or words ("20", "forty three", "forty-three")
 AGE = (r"(?:\d{2,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
        r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine)\b)?)")
@@ -38,10 +36,6 @@ def said(text: str) -> str:
                   text)
     # "Hoje é meu aniversário, 30 years old today": the age, a fragment of its own
     text = re.sub(rf"(?i)(^|[,.!?]\s+)(?P<n>{AGE}) years? old (?=today\b|now\b)", r"\1I'm \g<n> years old ", text)
-    # "Seventy-three now, or 73 as the doctor writes it", "I'm forty-one": an age in words, said in digits
-    text = re.sub(rf"(?i)(?:(?P<start>^|[.!?;]\s+)|(?P<am>\bI'm |\bI am ))(?P<n>{AGE})"
-                  r"(?(am)(?= now\b| years\b| today\b|[,.!?]|$)|(?= now\b| years old\b))",
-                  lambda m: (m["am"] or f"{m['start']}I'm ") + (in_digits(m["n"]) or m["n"]), text)
     # "big 4-0 last sat!": the same milestone, said as news of its own
     text = re.sub(r"(?i)(^|[.!?]\s+)(?:(?:it was|it's) )?(?:the )?big (?P<n>[2-9])-0\b", r"\1I turned \g<n>0", text)
     return text

@@ -77,9 +77,8 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     if subjects and subjects[0].lower_ not in ("i", "we", "user") and any(
             c.lower_ in ("himself", "herself") for c in subjects[0].head.children):
         return subjects[0].lower_, subjects[0]  # "Pete just bought himself a Dodge Ram": Pete's, never the speaker's
-    if subjects and any(received(v) for v in (subjects[0].head, *(c for c in subjects[0].head.children
-                                                                     if c.dep_ == "conj"))):
-        return "", None  # "my daughter gave me a Galaxy A54", "the kids chipped in and got me a Pixel 8": theirs now
+    if subjects and received(subjects[0].head):
+        return "", None  # "my daughter gave me a Galaxy A54": the speaker's now
     if subjects and subjects[0].head.lemma_ == "be" and any(
             c.dep_ == "attr" and speakers(c) and (c.lower_ in FAVOURITE_WORDS or any(
                 g.lower_ in FAVOURITE_WORDS for g in c.children))
