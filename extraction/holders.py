@@ -53,7 +53,7 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
                   for p in t.children if p.dep_ == "poss" and p.lower_ not in (*SPEAKERS_OWN, "user")), None)
     # "Put Gran's number on the babysitter sheet: 087 ...": Gran's, when the speaker names no contact of their own
     whose = whose or next((p for t in doc if t.lower_ in _CONTACTS for p in t.children if p.dep_ == "poss" and (
-        p.lower_ not in (*SPEAKERS_OWN, "user"))), None) if not any(
+        p.lower_ not in (*SPEAKERS_OWN, "user", "their"))), None) if not any(
         t.lower_ in _CONTACTS and any(p.lower_ in ("my", "our") for p in t.children) for t in doc) else whose
     if whose is not None:
         return whose.lower_, whose  # "(614) 555-0278 is Dana's number": Dana's

@@ -661,11 +661,14 @@ def test_a_thing_given_as_a_present_or_for_someone_elses_day_is_a_gift(text):
     ("The user's cunhado Paulo started at Norvia Labs last week.", "cunhado paulo"),
     ("Please add Grandad's number to the school form: 085 204 7731.", "grandad's"),
     ("For the rota add Nuno under the user, he's their colleague: +351 934 220 118.", None),
+    ("The user upgraded their phone to a Nothing Phone 2.", ""),  # "their": the extractor's word for the user's
 ])
 def test_a_named_person_or_a_number_said_to_be_someone_elses_is_not_the_speakers(text, holder):
     found = [f for f in statement_frames([(text, "user")])[0] if f.single]
     if holder is None:  # the colleague's number: nobody's single value of the speaker's
         assert not [f for f in found if f.holder == "" and f.attribute == "phone"], found
+    elif not holder:
+        assert found and all(f.holder == "" for f in found), found
     else:
         assert found and all(f.holder.startswith(holder.rstrip("'s")) for f in found), found
 
