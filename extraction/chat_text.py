@@ -160,7 +160,7 @@ def normalise(text: str) -> str:
                   r"(?-i:[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*))",
                   lambda m: f"{m[1]}I finished my first {m[3]} at {_ORG_IN.search(m['at'])[0]}", text)
     # "I don't eat meat - vegetarian since college": a fragment of its own after a dash
-    text = re.sub(rf"(?i)\s+[-\u2013\u2014]+\s+(?=(?:fully |strictly |mostly )?(?:{DIETS})\b"
+    text = re.sub(rf"(?i)\s+[-\u2013\u2014]+\s+(?={_WHOLLY}(?:{DIETS})\b"
                   r"(?! (?:food|option|restaurant|recipe|dish|meal)s?\b))", ". ", text)
     # "Need a new gym since we moved to Brighton": the move, a statement of its own after a request
     text = re.sub(r"(?i)(?<=\w)\s*,?\s+(?:since|because|as|now that) (?=(?:we|I)(?:'ve| have)? "
@@ -212,10 +212,10 @@ def normalise(text: str) -> str:
     text = re.sub(rf"(?i)\bthe (?:whole )?(?:house|household|family)(?: has)? (?:went|gone|is|turned) "
                   rf"(?=(?:{DIETS})\b)", "we went ", text)
     # "Doctor's orders: fully vegan from now on": the speaker's diet, said alone
-    text = re.sub(rf"(?i)(^|[:.!?]\s+)(?=(?:fully |strictly |completely )?(?:{DIETS}) "
+    text = re.sub(rf"(?i)(^|[:.!?]\s+)(?={_WHOLLY}(?:{DIETS}) "
                   r"(?:from now on|from today|now)\b)", r"\1I'm ", text)
     # "no more cheese, no more eggs, so it's fully vegan now": the speaker's diet, said as what it is now
-    text = re.sub(rf"(?i)[,;]\s*so (?:it's|it is|its) (?=(?:fully |strictly |completely |100% )?(?:{DIETS}) now\b)",
+    text = re.sub(rf"(?i)[,;]\s*so (?:it's|it is|its) (?={_WHOLLY}(?:{DIETS}) now\b)",
                   ". So I'm ", text)
     # "Guess who got a job at Kinross! My brother Josh, ...": whom the next sentence names; else the speaker
     text = re.sub(rf"(?i)(^|[.!?]\s+)guess who\b(?P<rest>[^.!?]*[.!?]+\s+)(?P<who>(?-i:My) (?:{'|'.join(RELATIONS)})"
@@ -297,6 +297,7 @@ _LABEL_HERE = re.compile(r"(?im)(?:^|(?<=[.!?]\s))(?:(?:just |another |fellow )?
 _TITLE_FROM = re.compile(r"(?:^|(?<=[.!?]\s))(?P<t>[A-Z][\w\-]*(?:\s+[\w\-]+){0,4}?\s+(?P<last>[A-Za-z]+)(?: \d)?)\s+"
                          r"(?=(?i:from|starting|as of) (?i:next|tomorrow|today|the \d|\d|"
                          rf"{'|'.join((*calendar_words.WEEKDAYS, *calendar_words.MONTHS))}))")
+_WHOLLY = r"(?:fully |strictly |completely |mostly |100% )?"  # how wholly a diet is kept: "fully vegan"
 _ROLE_WORDS = "|".join(sorted(ROLES, key=len, reverse=True))  # the roles that are an attribute of the speaker's
 _FIRST_PERSON = re.compile(r"(?i)\b(?:I|I'm|I've|my|we|we're|we've|our)\b")
 _ORG_IN = re.compile(r"(?<= at )[A-Z][\w&'.\-]*(?: [A-Z][\w&'.\-]*)*")

@@ -52,9 +52,10 @@ def holder(doc, subject: str, self_names: set[str]) -> tuple[str, object]:
     whose = next((p for t in doc if t.dep_ == "attr" and t.lower_ in _CONTACTS and t.head.lemma_ == "be"
                   for p in t.children if p.dep_ == "poss" and p.lower_ not in (*SPEAKERS_OWN, "user")), None)
     # "Put Gran's number on the babysitter sheet: 087 ...": Gran's, when the speaker names no contact of their own
-    whose = whose or next((p for t in doc if t.lower_ in _CONTACTS for p in t.children if p.dep_ == "poss" and (
-        p.lower_ not in (*SPEAKERS_OWN, "user", "their"))), None) if not any(
-        t.lower_ in _CONTACTS and any(p.lower_ in ("my", "our") for p in t.children) for t in doc) else whose
+    if whose is None and not any(t.lower_ in _CONTACTS and any(p.lower_ in ("my", "our") for p in t.children)
+                                 for t in doc):
+        whose = next((p for t in doc if t.lower_ in _CONTACTS for p in t.children
+                      if p.dep_ == "poss" and p.lower_ not in (*SPEAKERS_OWN, "user", "their")), None)
     if whose is not None:
         return whose.lower_, whose  # "(614) 555-0278 is Dana's number": Dana's
     if subjects and subjects[0].lower_ in _STAND_INS and subjects[0].head.lemma_ == "be" and any(

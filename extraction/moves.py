@@ -17,7 +17,7 @@ def said(text: str) -> str:
     if not _MOVED.search(text):
         return text
     # "here in Malton": where the speaker lives now
-    if here := re.search(r"\bhere in (?P<place>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", text):
+    if here := re.search(rf"\bhere in (?P<place>{CAPITALISED})", text):
         text = f"{text.rstrip()} I live in {here['place']} now."
     # "we're in Alstonville now", "so it's Potsdam now instead of Kreuzberg": where they live, after the move
     text = re.sub(rf"\b(?:we're|we are|I'm|I am|it's|it is) (?:in )?(?P<new>{CAPITALISED}) now,? instead of "
